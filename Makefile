@@ -1,0 +1,37 @@
+# Common commands. `make demo` and `make test` are the README's two set-up commands: each creates
+# .venv when it is missing and installs what it needs.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test test-fast lint realapi bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/fhpa simulate --out out/demo
+
+test: $(STAMP)
+	bash scripts/realapi-build.sh
+	$(BIN)/pytest -q
+
+test-fast: $(STAMP)
+	$(BIN)/pytest -q -m "not realapi and not slow"
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy fhpa fhpa_api controller webhook certs simulator
+
+realapi:
+	bash scripts/realapi-build.sh
+
+bench: $(STAMP)
+	$(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf out build *.egg-info .pytest_cache .mypy_cache .ruff_cache

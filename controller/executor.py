@@ -1,0 +1,116 @@
+"""Carries out a plan through the ports: the only place where planning turns into side effects.
+
+Order matters while capacity moves between clusters: member HPAs whose max rises are written before
+those whose max falls (the fleet never dips below what it had), creations before deletions, replica
+writes after the HPAs that bound them, and status last, so that a crash part-way leaves the previous
+status in the API and the next pass redoes what is missing (every action is idempotent).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from controller.errors import ClusterUnreachableError, ConflictError, NotFoundError, NotOwnedError, PortError
+from controller.plan import HPAAction, Plan
+from controller.ports import ControlPlane, MemberCluster
+from fhpa_api.models import FederatedHPA
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ExecutionResult:
+    done: list[str] = field(default_factory=list)  # "create/member1", "scale/member2=3", ...
+    failed: dict[str, str] = field(default_factory=dict)  # action -> error message
+    conflict: bool = False  # the FederatedHPA changed under us: re-read and re-plan
+    updated: FederatedHPA | None = None  # the object as stored after the status write
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.conflict
+
+
+ActionHook = Callable[[str, str, bool], None]
+"""Called per member action with (kind, cluster, succeeded): metrics and the simulator's counters."""
+
+
+def _order(actions: list[HPAAction], current_max: Mapping[str, int]) -> list[HPAAction]:
+    def key(action: HPAAction) -> tuple[int, int, str]:
+        if action.op == "delete":
+            return (2, 0, action.cluster)
+        delta = (action.max_replicas or 0) - current_max.get(action.cluster, 0)
+        return (0 if delta >= 0 else 1, -delta, action.cluster)
+
+    return sorted(actions, key=key)
+
+
+def execute(
+    plan: Plan,
+    fhpa: FederatedHPA,
+    members: Mapping[str, MemberCluster],
+    control_plane: ControlPlane,
+    current_max: Mapping[str, int] | None = None,
+    on_action: ActionHook | None = None,
+) -> ExecutionResult:
+    """Apply ``plan`` for ``fhpa``. ``current_max`` is each member HPA's max as observed."""
+    result = ExecutionResult()
+    ref = f"{fhpa.metadata.namespace}/{fhpa.metadata.name}"
+
+    def attempt(kind: str, cluster: str, call: Callable[[], None]) -> bool:
+        label = f"{kind}/{cluster}"
+        try:
+            call()
+        except (ClusterUnreachableError, NotOwnedError, ConflictError, PortError) as exc:
+            result.failed[label] = str(exc)
+            log.warning("member action failed", extra={"object": ref, "action": label, "error": str(exc)})
+            if on_action:
+                on_action(kind, cluster, False)
+            return False
+        result.done.append(label)
+        if on_action:
+            on_action(kind, cluster, True)
+        return True
+
+    for action in _order(plan.hpa_actions, current_max or {}):
+        member = members.get(action.cluster)
+        if member is None:
+            result.failed[f"{action.op}/{action.cluster}"] = "cluster is no longer registered"
+            continue
+        if action.op == "delete":
+            attempt("delete", action.cluster, lambda m=member: m.delete_hpa(fhpa))
+        else:
+            spec = action.spec or {}
+            attempt(action.op, action.cluster, lambda m=member, s=spec: m.apply_hpa(fhpa, s))
+
+    for write in plan.replica_writes:
+        member = members.get(write.cluster)
+        if member is None:
+            result.failed[f"scale/{write.cluster}"] = "cluster is no longer registered"
+            continue
+        namespace = fhpa.metadata.namespace or "default"
+        attempt(
+            "scale",
+            write.cluster,
+            lambda m=member, r=write.replicas: m.scale_workload(namespace, fhpa.spec.scale_target_ref, r),
+        )
+
+    try:
+        result.updated = control_plane.update_federated_hpa_status(fhpa, plan.status)
+    except ConflictError:
+        result.conflict = True
+    except NotFoundError:
+        result.conflict = True  # deleted meanwhile; the next pass sees it gone
+
+    for event in plan.events:
+        try:
+            control_plane.emit_event(fhpa, event.type, event.reason, event.message)
+        except PortError as exc:  # an Event is best effort; never fail a reconcile on it
+            log.warning("event not recorded", extra={"object": ref, "error": str(exc)})
+    for label, message in result.failed.items():
+        try:
+            control_plane.emit_event(fhpa, "Warning", "MemberActionFailed", f"{label}: {message}")
+        except PortError:
+            pass
+    return result

@@ -1,0 +1,60 @@
+"""How a FederatedHPA becomes one member cluster's autoscaling/v2 HPA: name, labels, spec, digest.
+
+The labels are how a restarted controller recognises its own HPAs (DESIGN §1), the digest is how the
+planner tells whether a member HPA's template (target, metrics, behavior) is already what it would write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from fhpa_api.models import FederatedHPA, to_json
+
+FIELD_MANAGER = "federated-hpa"
+LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
+LABEL_OWNER_NAMESPACE = "autoscaling.karmada.io/federatedhpa-namespace"
+LABEL_OWNER_NAME = "autoscaling.karmada.io/federatedhpa-name"
+LABEL_OWNER_UID = "autoscaling.karmada.io/federatedhpa-uid"
+ANNOTATION_DIGEST = "autoscaling.karmada.io/template-digest"
+DEFAULT_METRICS: list[dict[str, Any]] = [
+    {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}
+]
+
+
+def hpa_name(fhpa: FederatedHPA) -> str:
+    """The member HPA has the FederatedHPA's name, in the same namespace."""
+    assert fhpa.metadata.name
+    return fhpa.metadata.name
+
+
+def owner_labels(fhpa: FederatedHPA) -> dict[str, str]:
+    return {
+        LABEL_MANAGED_BY: FIELD_MANAGER,
+        LABEL_OWNER_NAMESPACE: fhpa.metadata.namespace or "",
+        LABEL_OWNER_NAME: fhpa.metadata.name or "",
+        LABEL_OWNER_UID: fhpa.metadata.uid or "",
+    }
+
+
+def template(fhpa: FederatedHPA) -> dict[str, Any]:
+    """The part of the member HPA spec that does not depend on the cluster: target, metrics, behavior."""
+    spec = fhpa.spec
+    body: dict[str, Any] = {
+        "scaleTargetRef": to_json(spec.scale_target_ref),
+        "metrics": [to_json(m) for m in spec.metrics] if spec.metrics else DEFAULT_METRICS,
+    }
+    if spec.behavior is not None:
+        body["behavior"] = to_json(spec.behavior)
+    return body
+
+
+def template_digest(fhpa: FederatedHPA) -> str:
+    raw = json.dumps(template(fhpa), sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+def render_spec(fhpa: FederatedHPA, min_replicas: int, max_replicas: int) -> dict[str, Any]:
+    """The full autoscaling/v2 HorizontalPodAutoscalerSpec for one cluster."""
+    return {**template(fhpa), "minReplicas": min_replicas, "maxReplicas": max_replicas}

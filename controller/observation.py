@@ -1,0 +1,73 @@
+"""What the controller sees of one member cluster at one instant: the planner's input.
+
+Counts and member-HPA status only: the controller never reads pod metrics (DESIGN §1).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from fhpa_api.models import Condition
+
+
+class Taint(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    value: str | None = None
+    effect: str  # NoSchedule, PreferNoSchedule, NoExecute
+
+
+class MemberHPAObservation(BaseModel):
+    """The member HPA that targets the workload, if any."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    owned: bool  # labelled with this FederatedHPA's uid
+    min_replicas: int
+    max_replicas: int
+    current_replicas: int = 0
+    desired_replicas: int = 0
+    template_digest: str | None = None  # digest of metrics/behavior/target we wrote (see member_hpa.py)
+    conditions: list[Condition] = Field(default_factory=list)
+
+    def condition(self, type_: str) -> Condition | None:
+        return next((c for c in self.conditions if c.type == type_), None)
+
+    @property
+    def scaling_limited(self) -> bool:
+        """True when the HPA wants more (or fewer) replicas than its bounds allow."""
+        cond = self.condition("ScalingLimited")
+        return cond is not None and cond.status == "True"
+
+    @property
+    def wants_more_than_max(self) -> bool:
+        return self.desired_replicas >= self.max_replicas and self.scaling_limited
+
+
+class ClusterObservation(BaseModel):
+    """One member cluster, as observed for one FederatedHPA."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    labels: dict[str, str] = Field(default_factory=dict)
+    provider: str | None = None
+    region: str | None = None
+    zone: str | None = None
+    taints: list[Taint] = Field(default_factory=list)
+    healthy: bool = True
+    workload_found: bool = True
+    current_replicas: int = 0  # the workload's spec.replicas
+    ready_replicas: int = 0
+    pending_replicas: int = 0  # pods unschedulable (PodScheduled False, reason Unschedulable)
+    available_replicas: int | None = None  # replicas of this workload the cluster can hold; None: unknown/unlimited
+    hpa: MemberHPAObservation | None = None
+
+    @property
+    def no_execute(self) -> bool:
+        return any(t.effect == "NoExecute" for t in self.taints)
+
+    def available_or(self, default: int) -> int:
+        return default if self.available_replicas is None else self.available_replicas

@@ -1,0 +1,110 @@
+"""The interfaces the controller's logic talks to. The simulator and the real clusters both implement them.
+
+Every method may raise the errors in controller.errors; none of them returns HTTP-library types.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from controller.observation import ClusterObservation, Taint
+from fhpa_api.models import (
+    CronFederatedHPA,
+    CronFederatedHPAStatus,
+    CrossVersionObjectReference,
+    FederatedHPA,
+    FederatedHPAStatus,
+)
+
+
+class ClusterIdentity(BaseModel):
+    """What the registry knows of a cluster without asking it: used for affinity even when it is down."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    labels: dict[str, str] = Field(default_factory=dict)
+    provider: str | None = None
+    region: str | None = None
+    zone: str | None = None
+    taints: list[Taint] = Field(default_factory=list)
+
+
+class Clock(Protocol):
+    def now(self) -> datetime:
+        """Timezone-aware UTC now. Virtual in the simulator."""
+        ...
+
+
+class MemberCluster(Protocol):
+    """One member cluster's API, as far as this controller uses it."""
+
+    @property
+    def identity(self) -> ClusterIdentity: ...
+
+    def probe(self) -> bool:
+        """A cheap health check (e.g. GET /readyz) with a short timeout."""
+        ...
+
+    def observe(self, fhpa: FederatedHPA) -> ClusterObservation:
+        """Workload counts, capacity and the member HPA for this FederatedHPA.
+
+        Raises ClusterUnreachableError when the cluster does not answer.
+        """
+        ...
+
+    def apply_hpa(self, fhpa: FederatedHPA, spec: dict[str, object]) -> None:
+        """Create or update the member HPA (autoscaling/v2 spec body) labelled as owned by ``fhpa``.
+
+        Raises NotOwnedError when an HPA of that name exists and is not ours, ConflictError on a 409.
+        """
+        ...
+
+    def delete_hpa(self, fhpa: FederatedHPA) -> None:
+        """Delete the member HPA if it is ours; absent is fine."""
+        ...
+
+    def scale_workload(self, namespace: str, target: CrossVersionObjectReference, replicas: int) -> None:
+        """Set replicas through the scale subresource."""
+        ...
+
+
+class ControlPlane(Protocol):
+    """The API server that stores FederatedHPA and CronFederatedHPA objects."""
+
+    def get_federated_hpa(self, namespace: str, name: str) -> FederatedHPA | None: ...
+
+    def list_federated_hpas(self) -> list[FederatedHPA]: ...
+
+    def update_federated_hpa_status(self, fhpa: FederatedHPA, status: FederatedHPAStatus) -> FederatedHPA:
+        """Write status through the status subresource, guarded by fhpa's resourceVersion (ConflictError)."""
+        ...
+
+    def patch_federated_hpa_bounds(
+        self, namespace: str, name: str, min_replicas: int | None, max_replicas: int | None
+    ) -> FederatedHPA:
+        """Set spec.minReplicas and/or spec.maxReplicas (a None leaves the field as it is)."""
+        ...
+
+    def get_cron_federated_hpa(self, namespace: str, name: str) -> CronFederatedHPA | None: ...
+
+    def list_cron_federated_hpas(self) -> list[CronFederatedHPA]: ...
+
+    def update_cron_federated_hpa_status(
+        self, cron: CronFederatedHPA, status: CronFederatedHPAStatus
+    ) -> CronFederatedHPA: ...
+
+    def scale_workload(self, namespace: str, target: CrossVersionObjectReference, replicas: int) -> None:
+        """Set a workload's replicas through its scale subresource on the control plane."""
+        ...
+
+    def emit_event(
+        self,
+        obj: FederatedHPA | CronFederatedHPA,
+        type_: Literal["Normal", "Warning"],
+        reason: str,
+        message: str,
+    ) -> None: ...

@@ -1,0 +1,58 @@
+"""One reconcile of one FederatedHPA: observe every member cluster, plan, execute.
+
+The simulator and the real controller both call this function; only the ports differ.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+from controller.errors import ClusterUnreachableError
+from controller.executor import ActionHook, ExecutionResult, execute
+from controller.observation import ClusterObservation
+from controller.plan import Plan
+from controller.planner import PlannerConfig, plan
+from controller.ports import Clock, ControlPlane, MemberCluster
+from fhpa_api.models import FederatedHPA
+
+log = logging.getLogger(__name__)
+
+
+def observe_all(fhpa: FederatedHPA, members: Mapping[str, MemberCluster]) -> list[ClusterObservation]:
+    """Observe every registered cluster; one that does not answer is reported unhealthy, not skipped."""
+    observations = []
+    for name in sorted(members):
+        member = members[name]
+        try:
+            observations.append(member.observe(fhpa))
+        except ClusterUnreachableError as exc:
+            ident = member.identity
+            log.info("cluster unreachable", extra={"cluster": name, "error": exc.detail})
+            observations.append(
+                ClusterObservation(
+                    name=ident.name,
+                    labels=ident.labels,
+                    provider=ident.provider,
+                    region=ident.region,
+                    zone=ident.zone,
+                    taints=ident.taints,
+                    healthy=False,
+                )
+            )
+    return observations
+
+
+def reconcile_federated_hpa(
+    fhpa: FederatedHPA,
+    members: Mapping[str, MemberCluster],
+    control_plane: ControlPlane,
+    clock: Clock,
+    config: PlannerConfig | None = None,
+    on_action: ActionHook | None = None,
+) -> tuple[Plan, ExecutionResult]:
+    observations = observe_all(fhpa, members)
+    the_plan = plan(fhpa, observations, clock.now(), config or PlannerConfig())
+    current_max = {o.name: o.hpa.max_replicas for o in observations if o.hpa is not None}
+    result = execute(the_plan, fhpa, members, control_plane, current_max, on_action)
+    return the_plan, result

@@ -1,0 +1,5 @@
+import sys
+
+from fhpa.cli import main
+
+sys.exit(main())

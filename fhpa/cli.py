@@ -1,0 +1,47 @@
+"""`fhpa` entry point. Each subcommand lives in fhpa/commands/<name>.py and exposes
+``register(subparsers)``; the subcommand sets ``func`` on its parser, which returns the exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+# In the order `fhpa --help` lists them. `simulate` is the main job and the default.
+COMMANDS = ("simulate", "validate", "assign", "cron", "controller", "webhook", "certs")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fhpa",
+        description="Federated Horizontal Pod Autoscaling across Kubernetes clusters.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        module_name = f"fhpa.commands.{name}"
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:
+                continue  # not built yet
+            raise
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        args = parser.parse_args(["simulate", *(argv or [])])
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_help()
+        return 2
+    return int(func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
