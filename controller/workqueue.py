@@ -1,0 +1,231 @@
+"""A work queue of object keys, the shape client-go's workqueue made standard for controllers.
+
+Why not a plain queue.Queue: a burst of watch events for one object must cause one reconcile, not one
+per event (dedup); two workers must never reconcile the same object at once (an event arriving while
+a key is being processed marks it dirty and it is queued again when the worker calls ``done``); a key
+that keeps failing must back off exponentially instead of spinning (``add_rate_limited``); and a
+reconcile that asks to be called again later (a planner's ``requeue_after``, a cron fire) needs a
+delayed add that does not occupy a thread while it waits.
+
+Everything here is thread-safe. Time comes from an injectable monotonic clock so tests need no sleeps.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import random
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+
+DEFAULT_BASE_DELAY_SECONDS = 0.05
+DEFAULT_MAX_DELAY_SECONDS = 300.0
+
+
+@dataclass
+class ExponentialBackoff:
+    """Delays base, 2*base, 4*base, ... capped at ``maximum``, each spread by +/- ``jitter`` (a fraction).
+
+    Jitter keeps many clients that failed together (an API server restart) from retrying together.
+    """
+
+    base: float = DEFAULT_BASE_DELAY_SECONDS
+    maximum: float = DEFAULT_MAX_DELAY_SECONDS
+    jitter: float = 0.0
+    rng: random.Random = field(default_factory=random.Random)
+
+    def __post_init__(self) -> None:
+        if self.base <= 0 or self.maximum < self.base:
+            raise ValueError(f"backoff needs 0 < base <= maximum, got base={self.base} maximum={self.maximum}")
+        if not 0 <= self.jitter < 1:
+            raise ValueError(f"backoff jitter is a fraction in [0, 1), got {self.jitter}")
+
+    def delay(self, failures: int) -> float:
+        """The delay after ``failures`` consecutive failures (1 = the first failure)."""
+        exponent = min(max(failures - 1, 0), 64)
+        raw = min(self.base * (2**exponent), self.maximum)
+        if self.jitter:
+            raw *= 1 + self.rng.uniform(-self.jitter, self.jitter)
+        return max(0.0, raw)
+
+
+class ShutDown(Exception):
+    """Raised by ``get`` once the queue is shut down and empty of ready work."""
+
+
+class WorkQueue(Generic[K]):
+    """Deduplicating, delay-capable, per-key rate-limited queue of keys (e.g. ``namespace/name``)."""
+
+    def __init__(
+        self,
+        *,
+        backoff: ExponentialBackoff | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        on_depth: Callable[[int], None] | None = None,
+    ) -> None:
+        self._backoff = backoff or ExponentialBackoff()
+        self._clock = clock
+        self._on_depth = on_depth
+        self._cond = threading.Condition()
+        self._ready: deque[K] = deque()
+        self._dirty: set[K] = set()  # queued, or to be queued again when its processing ends
+        self._processing: set[K] = set()
+        self._delayed: list[tuple[float, int, K]] = []  # heap of (due, seq, key)
+        self._due: dict[K, float] = {}  # earliest pending delayed add per key
+        self._seq = itertools.count()
+        self._failures: dict[K, int] = {}
+        self._shutting_down = False
+
+    # -- adding -------------------------------------------------------------------------------------
+
+    def add(self, key: K) -> None:
+        """Queue ``key`` now, unless it is already waiting; if it is being processed, once more afterwards."""
+        with self._cond:
+            if self._shutting_down:
+                return
+            self._add_locked(key)
+
+    def add_after(self, key: K, delay_seconds: float) -> None:
+        """Queue ``key`` once ``delay_seconds`` have passed; an earlier pending delayed add wins."""
+        if delay_seconds <= 0:
+            self.add(key)
+            return
+        with self._cond:
+            if self._shutting_down:
+                return
+            due = self._clock() + delay_seconds
+            if key in self._due and self._due[key] <= due:
+                return
+            self._due[key] = due
+            heapq.heappush(self._delayed, (due, next(self._seq), key))
+            self._cond.notify()
+
+    def add_rate_limited(self, key: K) -> float:
+        """Queue ``key`` after its next exponential backoff step; returns the delay chosen."""
+        with self._cond:
+            self._failures[key] = self._failures.get(key, 0) + 1
+            delay = self._backoff.delay(self._failures[key])
+        self.add_after(key, delay)
+        return delay
+
+    def forget(self, key: K) -> None:
+        """Reset ``key``'s backoff: call it when a reconcile succeeds."""
+        with self._cond:
+            self._failures.pop(key, None)
+
+    def num_requeues(self, key: K) -> int:
+        with self._cond:
+            return self._failures.get(key, 0)
+
+    # -- taking -------------------------------------------------------------------------------------
+
+    def get(self, timeout: float | None = None) -> K | None:
+        """Take the next ready key and mark it processing; None when ``timeout`` passes first.
+
+        Raises ShutDown when the queue is shut down (keys still processing are finished by their workers).
+        """
+        deadline = None if timeout is None else self._clock() + timeout
+        with self._cond:
+            while True:
+                self._promote_due_locked()
+                if self._shutting_down:
+                    raise ShutDown()
+                if self._ready:
+                    key = self._ready.popleft()
+                    self._dirty.discard(key)
+                    self._processing.add(key)
+                    self._report_depth_locked()
+                    return key
+                wait = self._seconds_to_next_due_locked()
+                if deadline is not None:
+                    left = deadline - self._clock()
+                    if left <= 0:
+                        return None
+                    wait = left if wait is None else min(wait, left)
+                self._cond.wait(wait)
+
+    def done(self, key: K) -> None:
+        """End processing of ``key``; if it was added meanwhile, it is queued again now."""
+        with self._cond:
+            self._processing.discard(key)
+            if key in self._dirty and not self._shutting_down:
+                self._ready.append(key)
+                self._report_depth_locked()
+                self._cond.notify()
+            self._cond.notify_all()  # wake wait_idle callers
+
+    # -- lifecycle and introspection ----------------------------------------------------------------
+
+    def shut_down(self) -> None:
+        """Stop handing out keys; workers' ``get`` raises ShutDown. Keys in flight may still call ``done``."""
+        with self._cond:
+            self._shutting_down = True
+            self._cond.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no key is being processed (graceful shutdown); False if ``timeout`` passed first."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._processing:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+            return True
+
+    @property
+    def shutting_down(self) -> bool:
+        with self._cond:
+            return self._shutting_down
+
+    def __len__(self) -> int:
+        """Keys ready to be taken now (the queue-depth metric)."""
+        with self._cond:
+            self._promote_due_locked()
+            return len(self._ready)
+
+    def pending_delayed(self) -> int:
+        with self._cond:
+            return len(self._due)
+
+    def processing(self) -> set[K]:
+        with self._cond:
+            return set(self._processing)
+
+    # -- internals ----------------------------------------------------------------------------------
+
+    def _add_locked(self, key: K) -> None:
+        if key in self._dirty:
+            return
+        self._dirty.add(key)
+        if key in self._processing:
+            return  # done() queues it again, so one key never runs twice at once
+        self._ready.append(key)
+        self._report_depth_locked()
+        self._cond.notify()
+
+    def _promote_due_locked(self) -> None:
+        now = self._clock()
+        while self._delayed and self._delayed[0][0] <= now:
+            due, _, key = heapq.heappop(self._delayed)
+            if self._due.get(key) != due:
+                continue  # superseded by an earlier add_after for the same key
+            del self._due[key]
+            self._add_locked(key)
+
+    def _seconds_to_next_due_locked(self) -> float | None:
+        while self._delayed and self._due.get(self._delayed[0][2]) != self._delayed[0][0]:
+            heapq.heappop(self._delayed)  # drop superseded entries
+        if not self._delayed:
+            return None
+        return max(0.0, self._delayed[0][0] - self._clock())
+
+    def _report_depth_locked(self) -> None:
+        if self._on_depth is not None:
+            self._on_depth(len(self._ready))
