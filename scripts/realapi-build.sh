@@ -42,6 +42,7 @@ trap 'fail "unexpected error at line $LINENO (command: $BASH_COMMAND)"' ERR
 
 mkdir -p "$DIR" || fail "cannot create $DIR"
 [ -f "$PATCH" ] || fail "patch file missing: $PATCH"
+grep -q '^+++ ' "$PATCH" || fail "$PATCH contains no diff"
 PATCH_SHA="$(sha256sum "$PATCH" | cut -d' ' -f1)"
 
 # One build at a time per cache directory (several engineers / sessions may run `make test`).
@@ -197,6 +198,12 @@ if ! (cd "$OVERLAY/src/k8s.io/apiextensions-apiserver" \
   fail "scripts/realapi/server.patch does not apply to $SRC_PKG $K8S_VER (sid moved?); update the patch"
 fi
 sed 's/^/    /' "$DIR/patch.log"
+want="$(grep -c '^+++ ' "$PATCH")"
+got="$(grep -c '^patching file ' "$DIR/patch.log" || true)"
+[ "$got" = "$want" ] || fail "patch touched $got of $want files (see $DIR/patch.log)"
+if grep -qiE 'hunk|fuzz|offset|reversed|ignor' "$DIR/patch.log"; then
+  say "note: the patch applied with offsets/fuzz; check it still does what it says"
+fi
 
 # --------------------------------------------------------------------------------------------
 # 4. go build (GOPATH mode, no network, static).
