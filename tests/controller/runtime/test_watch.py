@@ -1,0 +1,208 @@
+"""The list-then-watch loop: resourceVersion handling, bookmarks, 410 relists, backoff, stop."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from kubernetes.client.exceptions import ApiException
+
+from controller.watch import Watcher, WatchEvent
+from controller.workqueue import ExponentialBackoff
+
+
+def obj(name: str, rv: str, ns: str = "ns") -> dict[str, Any]:
+    return {"metadata": {"namespace": ns, "name": name, "resourceVersion": rv}}
+
+
+class ListResponse:
+    def __init__(self, items: list[dict[str, Any]], rv: str) -> None:
+        self.data = json.dumps({"metadata": {"resourceVersion": rv}, "items": items}).encode()
+
+
+class StreamResponse:
+    """Stands in for the urllib3 response of a watch: a chunked stream of JSON lines."""
+
+    def __init__(self, events: list[dict[str, Any]], on_end: threading.Event | None = None) -> None:
+        self.events = events
+        self.closed = False
+        self.on_end = on_end
+
+    def stream(self, amt: Any = None, decode_content: Any = None) -> Iterator[bytes]:
+        for event in self.events:
+            line = json.dumps(event) + "\n"
+            yield line[:5].encode()  # split across chunks on purpose
+            yield line[5:].encode()
+        if self.on_end is not None:
+            self.on_end.set()
+
+    def close(self) -> None:
+        self.closed = True
+
+    def release_conn(self) -> None:
+        pass
+
+
+class FakeServer:
+    """A scripted list function: each call takes the next scripted answer and records its kwargs."""
+
+    def __init__(self, script: list[Any], stop: threading.Event) -> None:
+        self.script = script
+        self.calls: list[dict[str, Any]] = []
+        self.stop = stop
+
+    def __call__(self, **kwargs: Any) -> Any:
+        self.calls.append(kwargs)
+        if not self.script:
+            self.stop.set()
+            return StreamResponse([])
+        answer = self.script.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+def run(script: list[Any]) -> tuple[FakeServer, list[WatchEvent], Watcher]:
+    stop = threading.Event()
+    server = FakeServer(script, stop)
+    events: list[WatchEvent] = []
+    watcher = Watcher(server, events.append, name="test", backoff=ExponentialBackoff(base=0.001, maximum=0.01))
+    thread = threading.Thread(target=watcher.run, args=(stop,))
+    thread.start()
+    thread.join(10)
+    assert not thread.is_alive()
+    return server, events, watcher
+
+
+def test_lists_then_watches_from_the_lists_version_with_bookmarks() -> None:
+    server, events, watcher = run(
+        [
+            ListResponse([obj("a", "5")], "10"),
+            StreamResponse(
+                [
+                    {"type": "ADDED", "object": obj("b", "11")},
+                    {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "15"}}},
+                    {"type": "MODIFIED", "object": obj("a", "16")},
+                    {"type": "DELETED", "object": obj("b", "17")},
+                ]
+            ),
+            StreamResponse([]),  # the server's timeoutSeconds ended the stream: watch again, no list
+        ]
+    )
+    assert [(e.type, e.key) for e in events] == [
+        ("ADDED", ("ns", "a")),
+        ("ADDED", ("ns", "b")),
+        ("MODIFIED", ("ns", "a")),
+        ("DELETED", ("ns", "b")),
+    ]
+    assert "watch" not in server.calls[0]
+    assert server.calls[1]["resource_version"] == "10"
+    assert server.calls[1]["allow_watch_bookmarks"] is True
+    assert server.calls[1]["watch"] is True
+    assert server.calls[2]["resource_version"] == "17"  # last event, after the bookmark's 15
+    assert set(watcher.snapshot()) == {("ns", "a")}
+    assert watcher.relists == 0
+
+
+def test_a_bookmark_moves_the_version_on() -> None:
+    server, _, _ = run(
+        [
+            ListResponse([], "3"),
+            StreamResponse([{"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "42"}}}]),
+            StreamResponse([]),
+        ]
+    )
+    assert server.calls[2]["resource_version"] == "42"
+
+
+def test_410_error_event_relists_and_reports_what_was_deleted_meanwhile() -> None:
+    server, events, watcher = run(
+        [
+            ListResponse([obj("a", "1"), obj("b", "2")], "2"),
+            StreamResponse([{"type": "ERROR", "object": {"kind": "Status", "code": 410, "message": "too old"}}]),
+            ListResponse([obj("a", "1"), obj("c", "30")], "31"),
+            StreamResponse([]),
+        ]
+    )
+    assert [(e.type, e.key[1]) for e in events] == [
+        ("ADDED", "a"),
+        ("ADDED", "b"),
+        ("ADDED", "c"),
+        ("DELETED", "b"),
+    ]
+    assert "watch" not in server.calls[2]
+    assert server.calls[3]["resource_version"] == "31"
+    assert watcher.relists == 1
+
+
+def test_http_410_on_the_watch_request_relists() -> None:
+    server, _, watcher = run(
+        [
+            ListResponse([], "2"),
+            ApiException(status=410, reason="Gone"),
+            ListResponse([obj("a", "9")], "9"),
+            StreamResponse([]),
+        ]
+    )
+    assert "watch" not in server.calls[2]
+    assert set(watcher.snapshot()) == {("ns", "a")}
+
+
+def test_errors_back_off_and_resume_from_the_last_version_without_listing() -> None:
+    server, events, _ = run(
+        [
+            ListResponse([obj("a", "1")], "4"),
+            ApiException(status=500, reason="Internal Server Error"),
+            StreamResponse([{"type": "ERROR", "object": {"code": 500, "reason": "InternalError"}}]),
+            ConnectionResetError("peer reset"),
+            StreamResponse([{"type": "MODIFIED", "object": obj("a", "8")}]),
+        ]
+    )
+    assert [c.get("resource_version") for c in server.calls[1:5]] == ["4", "4", "4", "4"]
+    assert all(c.get("watch") for c in server.calls[1:])
+    assert events[-1].type == "MODIFIED"
+
+
+def test_an_initial_list_failure_is_retried() -> None:
+    server, events, watcher = run(
+        [ApiException(status=503, reason="Unavailable"), ListResponse([obj("a", "1")], "1"), StreamResponse([])]
+    )
+    assert watcher.synced.is_set()
+    assert [e.type for e in events] == ["ADDED"]
+
+
+def test_a_failing_handler_does_not_end_the_watch() -> None:
+    stop = threading.Event()
+    server = FakeServer([ListResponse([obj("a", "1"), obj("b", "2")], "2"), StreamResponse([])], stop)
+    seen: list[str] = []
+
+    def handler(event: WatchEvent) -> None:
+        seen.append(event.key[1])
+        raise RuntimeError("boom")
+
+    Watcher(server, handler, name="t").run(stop)
+    assert seen == ["a", "b"]
+
+
+def test_label_selector_is_sent_on_list_and_watch() -> None:
+    stop = threading.Event()
+    server = FakeServer([ListResponse([], "1"), StreamResponse([])], stop)
+    Watcher(server, lambda e: None, name="t", label_selector="x=y").run(stop)
+    assert all(c["label_selector"] == "x=y" for c in server.calls)
+
+
+def test_stop_ends_the_loop_between_events() -> None:
+    stop = threading.Event()
+    seen: list[str] = []
+
+    def handler(event: WatchEvent) -> None:
+        seen.append(event.key[1])
+        stop.set()
+
+    server = FakeServer(
+        [ListResponse([], "1"), StreamResponse([{"type": "ADDED", "object": obj(n, "2")} for n in "abc"])], stop
+    )
+    Watcher(server, handler, name="t").run(stop)
+    assert seen == ["a"]
