@@ -1,0 +1,187 @@
+"""Rules for a CronFederatedHPA (seed 003's webhook section, Karmada's checks and its CRD bounds).
+
+Schedules and time zones are checked with the same parser the cron executor runs
+(fhpa_api.schedule), so whatever is admitted can run.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from fhpa_api import API_VERSION, CRON_FEDERATED_HPA, FEDERATED_HPA
+from fhpa_api.field_checks import (
+    Report,
+    array,
+    at,
+    boolean,
+    each_mapping,
+    integer,
+    join,
+    present,
+    string,
+)
+
+if TYPE_CHECKING:
+    from zoneinfo import ZoneInfo
+
+    from fhpa_api.schedule import Schedule
+
+RULE_NAME_MAX = 32
+HISTORY_LIMIT_MAX = 32
+_NOT_WORKLOADS = (FEDERATED_HPA, CRON_FEDERATED_HPA, "HorizontalPodAutoscaler")
+
+
+def target_mode(ref: dict[str, Any]) -> str:
+    """'fhpa' when the rule sets a FederatedHPA's min/max, 'workload' when it sets a scale subresource."""
+    return "fhpa" if ref.get("apiVersion") == API_VERSION else "workload"
+
+
+def check_cron_spec(spec: dict[str, Any], ref: dict[str, Any] | None, report: Report) -> None:
+    mode = _check_target(ref, report) if ref is not None else None
+    rules = array(spec, "rules", "spec", report, required=True)
+    if rules is None:
+        return
+    if not rules:
+        report.error("spec.rules", "must list at least one rule")
+        return
+    each_mapping(rules, "spec.rules", report, lambda r, where: check_rule(r, where, mode, report))
+    _check_unique_names(rules, report)
+
+
+def _check_target(ref: dict[str, Any], report: Report) -> str | None:
+    """Return the target mode, or None when the target itself is wrong (replica fields then unchecked)."""
+    kind = ref.get("kind")
+    path = "spec.scaleTargetRef"
+    if target_mode(ref) == "fhpa":
+        if kind != FEDERATED_HPA:
+            report.error(
+                join(path, "kind"),
+                f"{kind!r} is not supported with apiVersion {API_VERSION}: the only kind there is {FEDERATED_HPA}",
+            )
+            return None
+        return "fhpa"
+    if kind in _NOT_WORKLOADS:
+        if kind == FEDERATED_HPA:
+            report.error(
+                join(path, "apiVersion"),
+                f"must be {API_VERSION} to target a FederatedHPA (rules then set targetMinReplicas/"
+                "targetMaxReplicas)",
+            )
+        else:
+            report.error(
+                join(path, "kind"),
+                f"{kind} has no scale subresource: target a FederatedHPA or a workload such as a Deployment",
+            )
+        return None
+    return "workload"
+
+
+def check_rule(rule: dict[str, Any], path: str, mode: str | None, report: Report) -> None:
+    name = string(rule, "name", path, report, required=True)
+    if name and len(name) > RULE_NAME_MAX:
+        report.error(join(path, "name"), f"is {len(name)} characters long: use 1 to {RULE_NAME_MAX} characters")
+    schedule = _check_schedule(rule, path, report)
+    zone = _check_time_zone(rule, path, report)
+    if mode == "fhpa":
+        _check_fhpa_replicas(rule, path, report)
+    elif mode == "workload":
+        _check_workload_replicas(rule, path, report)
+    boolean(rule, "suspend", path, report)
+    integer(rule, "successfulHistoryLimit", path, report, minimum=1, maximum=HISTORY_LIMIT_MAX)
+    integer(rule, "failedHistoryLimit", path, report, minimum=0, maximum=HISTORY_LIMIT_MAX)
+    _check_max_delay(rule, path, report, schedule, zone)
+
+
+def _check_schedule(rule: dict[str, Any], path: str, report: Report) -> Schedule | None:
+    from fhpa_api.schedule import ScheduleError, parse_schedule
+
+    text = string(rule, "schedule", path, report, required=True)
+    if not text:
+        return None
+    try:
+        return parse_schedule(text)
+    except ScheduleError as exc:
+        report.error(join(path, "schedule"), str(exc))
+        return None
+
+
+def _check_time_zone(rule: dict[str, Any], path: str, report: Report) -> ZoneInfo | None:
+    from fhpa_api.schedule import ScheduleError, load_time_zone
+
+    if rule.get("timeZone") == "":
+        report.error(join(path, "timeZone"), "must be an IANA time zone name such as Europe/Paris, or be left out")
+        return None
+    name = string(rule, "timeZone", path, report)
+    if not name:
+        return None
+    try:
+        return load_time_zone(name)
+    except ScheduleError as exc:
+        report.error(join(path, "timeZone"), str(exc))
+        return None
+
+
+def _check_fhpa_replicas(rule: dict[str, Any], path: str, report: Report) -> None:
+    low = integer(rule, "targetMinReplicas", path, report, minimum=1)
+    high = integer(rule, "targetMaxReplicas", path, report, minimum=1)
+    if not present(rule, "targetMinReplicas") and not present(rule, "targetMaxReplicas"):
+        report.error(
+            path,
+            "must set targetMinReplicas and/or targetMaxReplicas (each >= 1) to scale a FederatedHPA",
+        )
+    if low is not None and high is not None and low > high:
+        report.error(
+            join(path, "targetMaxReplicas"),
+            f"{high} is below targetMinReplicas {low}: must be >= targetMinReplicas",
+        )
+    if present(rule, "targetReplicas"):
+        report.warn(
+            join(path, "targetReplicas"),
+            "is ignored when the target is a FederatedHPA (use targetMinReplicas/targetMaxReplicas)",
+        )
+
+
+def _check_workload_replicas(rule: dict[str, Any], path: str, report: Report) -> None:
+    integer(
+        rule,
+        "targetReplicas",
+        path,
+        report,
+        required=True,
+        minimum=0,
+        hint=" to scale the workload (0 scales it to zero)",
+    )
+    for key in ("targetMinReplicas", "targetMaxReplicas"):
+        if present(rule, key):
+            report.warn(join(path, key), "is ignored when the target is a workload (use targetReplicas)")
+
+
+def _check_max_delay(
+    rule: dict[str, Any], path: str, report: Report, schedule: Schedule | None, zone: ZoneInfo | None
+) -> None:
+    delay = integer(rule, "maxDelaySeconds", path, report, minimum=0, hint=" seconds")
+    if delay is None or schedule is None:
+        return
+    if zone is None and present(rule, "timeZone"):
+        return  # the zone is invalid (already reported); the interval cannot be known
+    interval = schedule.shortest_interval_seconds(zone)
+    if delay >= interval:
+        report.error(
+            join(path, "maxDelaySeconds"),
+            f"{delay} must be shorter than the schedule's shortest interval between two fires "
+            f"({interval} s): use 0 to {interval - 1}",
+        )
+
+
+def _check_unique_names(rules: list[Any], report: Report) -> None:
+    seen: set[str] = set()
+    for index, rule in enumerate(rules):
+        name = rule.get("name") if isinstance(rule, dict) else None
+        if not isinstance(name, str) or not name:
+            continue
+        if name in seen:
+            report.error(
+                join(at("spec.rules", index), "name"),
+                f"duplicate rule name {name!r}: rule names must be unique (they key each rule's history)",
+            )
+        seen.add(name)
