@@ -1,0 +1,308 @@
+"""A simulated member cluster: pods with a capacity and a start-up delay, its native HPA, its outages.
+
+It implements the ``controller.ports.MemberCluster`` port, so the controller drives it exactly as it
+drives a real cluster. The workload is the one the FederatedHPA targets; the cluster runs nothing else,
+so its capacity is counted in pods of that workload.
+
+Pod life cycle, as the kube scheduler and kubelet would play it: a new pod is scheduled at once when the
+cluster has room and becomes Ready ``pod_startup_s`` later; beyond the capacity it stays Pending
+(unschedulable) until room frees up. A scale-down removes Pending pods first, then starting ones
+(youngest first), then Ready ones, as a ReplicaSet does.
+
+Outage: the whole cluster is down (API server, ingress and controller-manager). The controller gets
+ClusterUnreachableError, the cluster serves no traffic, its HPA does not sync. Its pods are not lost:
+they keep running (starting pods finish starting) and serve again the moment the outage ends, when the
+controller-manager comes back with empty HPA histories (they lived only in its memory).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from controller.errors import ClusterUnreachableError, NotFoundError, NotOwnedError
+from controller.member_hpa import ANNOTATION_DIGEST, LABEL_OWNER_UID, hpa_name, owner_labels, template_digest
+from controller.observation import ClusterObservation, MemberHPAObservation, Taint
+from controller.ports import Clock, ClusterIdentity
+from fhpa_api.models import CrossVersionObjectReference, FederatedHPA
+from simulator.native_hpa import NativeHPA, SyncResult
+from simulator.replica_calculator import PodReadings
+
+CPU_REQUEST_MILLI = 1000
+"""Every simulated pod requests one CPU: at podCapacity rps it runs at 100% of its request."""
+
+
+@dataclass
+class _StartingBatch:
+    ready_at: datetime
+    count: int
+
+
+@dataclass
+class Pods:
+    """The workload's pods in one cluster, as counts (a day of 10 clusters must simulate in seconds)."""
+
+    capacity: int
+    startup: timedelta
+    ready: int = 0
+    pending: int = 0
+    starting: list[_StartingBatch] = field(default_factory=list)
+
+    @property
+    def starting_count(self) -> int:
+        return sum(b.count for b in self.starting)
+
+    @property
+    def scheduled(self) -> int:
+        return self.ready + self.starting_count
+
+    @property
+    def total(self) -> int:
+        return self.scheduled + self.pending
+
+    def advance(self, now: datetime) -> None:
+        """Starting pods whose start-up delay ran out become Ready; Pending pods take freed room."""
+        keep = []
+        for batch in self.starting:
+            if batch.ready_at <= now:
+                self.ready += batch.count
+            else:
+                keep.append(batch)
+        self.starting = keep
+        self._schedule(now)
+
+    def scale_to(self, replicas: int, now: datetime) -> None:
+        if replicas > self.total:
+            self.pending += replicas - self.total
+        else:
+            self._remove(self.total - replicas)
+        self._schedule(now)
+
+    def _schedule(self, now: datetime) -> None:
+        room = max(0, self.capacity - self.scheduled)
+        placed = min(room, self.pending)
+        if placed:
+            self.pending -= placed
+            self.starting.append(_StartingBatch(now + self.startup, placed))
+
+    def _remove(self, count: int) -> None:
+        taken = min(count, self.pending)
+        self.pending -= taken
+        count -= taken
+        while count and self.starting:
+            youngest = max(range(len(self.starting)), key=lambda i: self.starting[i].ready_at)
+            batch = self.starting[youngest]
+            taken = min(count, batch.count)
+            batch.count -= taken
+            count -= taken
+            if batch.count == 0:
+                self.starting.pop(youngest)
+        self.ready -= min(count, self.ready)
+
+
+class SimulatedCluster:
+    """One member cluster behind the MemberCluster port, plus the simulator's hooks to drive it."""
+
+    def __init__(
+        self,
+        identity: ClusterIdentity,
+        clock: Clock,
+        capacity: int,
+        pod_startup_s: float,
+        workload: CrossVersionObjectReference | None,
+        namespace: str = "default",
+        replicas: int = 0,
+    ) -> None:
+        self._identity = identity
+        self._clock = clock
+        self.namespace = namespace
+        self.workload = workload  # None: the workload is not propagated to this cluster
+        self.pods = Pods(capacity=capacity, startup=timedelta(seconds=pod_startup_s))
+        self.replicas = 0  # the workload's spec.replicas
+        self.hpas: dict[str, NativeHPA] = {}
+        self.down = False
+        self.api_writes = 0
+        self.raises_while_down = 0  # attempts to give replicas to this cluster while it was down
+        self.missed_propagation: int | None = None  # a template replica count to apply when back
+        if replicas:
+            self.replicas = replicas
+            self.pods.scale_to(replicas, clock.now())
+            self.pods.starting, self.pods.ready = [], min(replicas, capacity)  # warm start: already running
+
+    # --- MemberCluster port -----------------------------------------------------------------------
+
+    @property
+    def identity(self) -> ClusterIdentity:
+        return self._identity
+
+    def probe(self) -> bool:
+        return not self.down
+
+    def observe(self, fhpa: FederatedHPA) -> ClusterObservation:
+        self._reachable()
+        ident = self._identity
+        found = self._targets(fhpa.spec.scale_target_ref)
+        return ClusterObservation(
+            name=ident.name,
+            labels=ident.labels,
+            provider=ident.provider,
+            region=ident.region,
+            zone=ident.zone,
+            taints=ident.taints,
+            healthy=True,
+            workload_found=found,
+            current_replicas=self.replicas if found else 0,
+            ready_replicas=self.pods.ready if found else 0,
+            pending_replicas=self.pods.pending if found else 0,
+            available_replicas=self.pods.capacity,
+            hpa=self._hpa_observation(fhpa),
+        )
+
+    def apply_hpa(self, fhpa: FederatedHPA, spec: dict[str, object]) -> None:
+        name = hpa_name(fhpa)
+        existing = self.hpas.get(name)
+        if self.down:
+            old_max = existing.max_replicas if existing else 0
+            if int(spec.get("maxReplicas", 0)) > old_max:  # type: ignore[call-overload]
+                self.raises_while_down += 1
+        self._reachable()
+        if existing is not None and existing.labels.get(LABEL_OWNER_UID) != (fhpa.metadata.uid or ""):
+            raise NotOwnedError(
+                f"cluster {self.name}: HPA {name} exists and is not owned by this FederatedHPA"
+            )
+        labels = owner_labels(fhpa)
+        annotations = {ANNOTATION_DIGEST: template_digest(fhpa)}
+        body: dict[str, Any] = dict(spec)
+        if existing is None:
+            self.hpas[name] = NativeHPA(name, body, labels, annotations)
+        else:
+            existing.set_spec(body)
+            existing.labels, existing.annotations = labels, annotations
+        self.api_writes += 1
+
+    def delete_hpa(self, fhpa: FederatedHPA) -> None:
+        self._reachable()
+        name = hpa_name(fhpa)
+        existing = self.hpas.get(name)
+        if existing is None:
+            return
+        if existing.labels.get(LABEL_OWNER_UID) != (fhpa.metadata.uid or ""):
+            raise NotOwnedError(f"cluster {self.name}: HPA {name} is not owned by this FederatedHPA")
+        del self.hpas[name]
+        self.api_writes += 1
+
+    def scale_workload(self, namespace: str, target: CrossVersionObjectReference, replicas: int) -> None:
+        if self.down and replicas > self.replicas:
+            self.raises_while_down += 1
+        self._reachable()
+        if namespace != self.namespace or not self._targets(target):
+            raise NotFoundError(f"cluster {self.name}: {target.kind} {namespace}/{target.name} not found")
+        self._set_replicas(replicas)
+        self.api_writes += 1
+
+    # --- the simulator's side ---------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self._identity.name
+
+    def add_foreign_hpa(self, name: str, spec: dict[str, Any]) -> None:
+        """An HPA the user created by hand: the controller must leave it alone (ConflictingHPA)."""
+        self.hpas[name] = NativeHPA(name, spec, labels={"owner": "someone-else"})
+
+    def set_down(self, down: bool) -> None:
+        if self.down and not down:
+            for hpa in self.hpas.values():
+                hpa.forget_history()  # the controller-manager restarted
+            if self.missed_propagation is not None:
+                self._set_replicas(self.missed_propagation)
+                self.missed_propagation = None
+        self.down = down
+
+    def propagate_replicas(self, replicas: int) -> None:
+        """The workload template's replicas reached this cluster (Duplicated propagation)."""
+        if self.workload is None:
+            return
+        if self.down:
+            self.missed_propagation = replicas
+            return
+        self._set_replicas(replicas)
+
+    def advance(self, now: datetime) -> None:
+        self.pods.advance(now)
+
+    def readings(self, usage_per_pod_milli: int) -> PodReadings:
+        """What metrics-server and the pod lister show: unready = Pending + still starting."""
+        pods = self.pods
+        return PodReadings(
+            ready=pods.ready,
+            unready=pods.pending + pods.starting_count,
+            usage_total=pods.ready * usage_per_pod_milli,
+            request_per_pod=CPU_REQUEST_MILLI,
+        )
+
+    def sync_hpas(self, now: datetime, usage_per_pod_milli: int) -> list[SyncResult]:
+        """One 15 s pass of the cluster's HPA controller over every HPA targeting the workload."""
+        if self.down or self.workload is None:
+            return []
+        targeting = [h for h in self.hpas.values() if self._spec_targets(h.spec)]
+        if len(targeting) > 1:  # AmbiguousSelector: two HPAs on one target both stand still
+            for hpa in targeting:
+                hpa.mark_ambiguous(now)
+            return []
+        results = []
+        for hpa in targeting:
+            result = hpa.sync(now, self.replicas, self.readings(usage_per_pod_milli))
+            if result.rescaled:
+                self._set_replicas(result.replicas)
+            results.append(result)
+        return results
+
+    # --- helpers ----------------------------------------------------------------------------------
+
+    def _set_replicas(self, replicas: int) -> None:
+        if replicas < 0:
+            raise ValueError(f"cluster {self.name}: replicas must be >= 0, got {replicas}")
+        self.replicas = replicas
+        self.pods.scale_to(replicas, self._clock.now())
+
+    def _reachable(self) -> None:
+        if self.down:
+            raise ClusterUnreachableError(self.name, "connection timed out (simulated outage)")
+
+    def _targets(self, target: CrossVersionObjectReference) -> bool:
+        return self.workload is not None and (self.workload.kind, self.workload.name) == (
+            target.kind,
+            target.name,
+        )
+
+    def _spec_targets(self, spec: dict[str, Any]) -> bool:
+        ref = spec.get("scaleTargetRef") or {}
+        return self.workload is not None and (ref.get("kind"), ref.get("name")) == (
+            self.workload.kind,
+            self.workload.name,
+        )
+
+    def _hpa_observation(self, fhpa: FederatedHPA) -> MemberHPAObservation | None:
+        """The member HPA that targets the workload: ours by name, or someone else's on the same target."""
+        ours = self.hpas.get(hpa_name(fhpa))
+        candidates = [ours] if ours is not None else []
+        candidates += [h for h in self.hpas.values() if h is not ours and self._spec_targets(h.spec)]
+        if not candidates:
+            return None
+        hpa = candidates[0]
+        return MemberHPAObservation(
+            name=hpa.name,
+            owned=hpa.labels.get(LABEL_OWNER_UID) == (fhpa.metadata.uid or "") and hpa is ours,
+            min_replicas=hpa.min_replicas,
+            max_replicas=hpa.max_replicas,
+            current_replicas=hpa.status.current_replicas,
+            desired_replicas=hpa.status.desired_replicas,
+            template_digest=hpa.annotations.get(ANNOTATION_DIGEST),
+            conditions=hpa.status.condition_list(),
+        )
+
+
+def taints_from(raw: list[dict[str, str]] | None) -> list[Taint]:
+    return [Taint.model_validate(t) for t in raw or []]
