@@ -1,0 +1,184 @@
+"""Run the webhook under gunicorn over TLS: `fhpa webhook serve` ends up here.
+
+gunicorn is configured in code (no config file to ship): threaded workers, so one worker holds many
+kept-alive connections from the API server without a thread each while they idle; the certificate
+comes from `CertificateReloader` (hot reload); every limit a misbehaving client could lean on is set
+(request line and header sizes here, the body limit in the app, read deadlines in the TLS sockets).
+
+The module is also the process entry point (`python -m webhook.server`): `fhpa webhook serve` sets
+PROMETHEUS_MULTIPROC_DIR and re-executes this module, because prometheus_client fixes its storage when
+first imported and the `fhpa` command may already have imported it for another subcommand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+DEFAULT_BIND = "0.0.0.0:8443"
+CERT_NAME = "tls.crt"
+KEY_NAME = "tls.key"
+METRICS_DIR_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """What `fhpa webhook serve` was asked for."""
+
+    cert_dir: Path
+    bind: str = DEFAULT_BIND
+    workers: int = 2
+    threads: int = 4
+    read_timeout: float = 10.0
+    request_timeout: float = 30.0
+    keepalive: float = 30.0
+    log_level: str = "info"
+    access_log: bool = False
+
+    def problems(self) -> list[str]:
+        """What is wrong with these options, in words; empty when they can be served."""
+        found = []
+        for name in (CERT_NAME, KEY_NAME):
+            if not (self.cert_dir / name).is_file():
+                found.append(f"--cert-dir {self.cert_dir} has no {name} (run `fhpa certs generate`)")
+        host, sep, port = self.bind.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            found.append(f"--bind {self.bind!r} must be HOST:PORT")
+        if self.workers < 1 or self.threads < 1:
+            found.append("--workers and --threads must be at least 1")
+        if min(self.read_timeout, self.request_timeout, self.keepalive) <= 0:
+            found.append("timeouts must be positive")
+        return found
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of `fhpa webhook serve` (and of `python -m webhook.server`)."""
+    parser.add_argument("--cert-dir", required=True, type=Path, help="directory holding tls.crt and tls.key")
+    parser.add_argument("--bind", default=DEFAULT_BIND, help=f"HOST:PORT to listen on (default {DEFAULT_BIND})")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes (default 2)")
+    parser.add_argument("--threads", type=int, default=4, help="threads per worker (default 4)")
+    parser.add_argument("--read-timeout", type=float, default=10.0,
+                        help="seconds a client may leave a started request without sending (default 10)")
+    parser.add_argument("--request-timeout", type=float, default=30.0,
+                        help="seconds a client may take to send a request and read the answer (default 30)")
+    parser.add_argument("--keepalive", type=float, default=30.0,
+                        help="seconds an idle kept-alive connection stays open (default 30)")
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    parser.add_argument("--access-log", action="store_true", help="log every request (off by default)")
+
+
+def options_from_args(args: argparse.Namespace) -> ServeOptions:
+    return ServeOptions(
+        cert_dir=args.cert_dir, bind=args.bind, workers=args.workers, threads=args.threads,
+        read_timeout=args.read_timeout, request_timeout=args.request_timeout, keepalive=args.keepalive,
+        log_level=args.log_level, access_log=args.access_log,
+    )
+
+
+def to_argv(options: ServeOptions) -> list[str]:
+    argv = [
+        "--cert-dir", str(options.cert_dir), "--bind", options.bind, "--workers", str(options.workers),
+        "--threads", str(options.threads), "--read-timeout", str(options.read_timeout),
+        "--request-timeout", str(options.request_timeout), "--keepalive", str(options.keepalive),
+        "--log-level", options.log_level,
+    ]
+    return [*argv, "--access-log"] if options.access_log else argv
+
+
+def exec_server(options: ServeOptions) -> None:
+    """Replace this process with the gunicorn master, metrics storage set up first (see module doc)."""
+    metrics_dir = tempfile.mkdtemp(prefix="fhpa-webhook-metrics-")
+    env = {**os.environ, METRICS_DIR_ENV: metrics_dir}
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, [sys.executable, "-m", "webhook.server", *to_argv(options)], env)
+
+
+def gunicorn_settings(options: ServeOptions, reloader: Any) -> dict[str, Any]:
+    """gunicorn settings for these options; `reloader` supplies the TLS contexts."""
+    from webhook.metrics import worker_exited
+
+    tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    return {
+        "bind": [options.bind],
+        "workers": options.workers,
+        "worker_class": "gthread",
+        "threads": options.threads,
+        "keepalive": options.keepalive,
+        # The arbiter restarts a worker whose main loop stops checking in; gthread's loop never blocks
+        # on a client, so this only catches a wedged worker.
+        "timeout": 30,
+        "graceful_timeout": 10,
+        "limit_request_line": 8190,
+        "limit_request_fields": 100,
+        "limit_request_field_size": 8190,
+        "certfile": str(options.cert_dir / CERT_NAME),
+        "keyfile": str(options.cert_dir / KEY_NAME),
+        "ssl_context": reloader.gunicorn_hook,
+        "do_handshake_on_connect": False,
+        "worker_tmp_dir": tmp_dir,
+        "control_socket_disable": True,
+        "proc_name": "fhpa-webhook",
+        "loglevel": options.log_level,
+        "errorlog": "-",
+        "accesslog": "-" if options.access_log else None,
+        "child_exit": lambda _arbiter, worker: worker_exited(worker.pid),
+    }
+
+
+def run_gunicorn(options: ServeOptions) -> int:
+    """Serve until gunicorn's master exits (SIGTERM/SIGINT)."""
+    from gunicorn.app.base import BaseApplication
+
+    from webhook.app import create_app
+    from webhook.metrics import WebhookMetrics
+    from webhook.tlsreload import CertificateReloader
+
+    reloader = CertificateReloader(options.cert_dir / CERT_NAME, options.cert_dir / KEY_NAME,
+                                   options.read_timeout, options.request_timeout)
+    problem = reloader.readiness()
+    if problem:
+        print(f"fhpa webhook serve: {problem}", file=sys.stderr)
+        return 2
+    settings = gunicorn_settings(options, reloader)
+
+    class WebhookServer(BaseApplication):  # type: ignore[misc]
+        def load_config(self) -> None:
+            for key, value in settings.items():
+                self.cfg.set(key, value)
+
+        def load(self) -> Any:
+            return create_app(readiness=reloader.readiness, metrics=WebhookMetrics())
+
+    logging.basicConfig(level=options.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        WebhookServer().run()
+    finally:
+        metrics_dir = os.environ.get(METRICS_DIR_ENV, "")
+        if Path(metrics_dir).name.startswith("fhpa-webhook-metrics-"):
+            shutil.rmtree(metrics_dir, ignore_errors=True)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m webhook.server", description=__doc__)
+    add_arguments(parser)
+    options = options_from_args(parser.parse_args(argv))
+    problems = options.problems()
+    if problems:
+        for problem in problems:
+            print(f"fhpa webhook serve: {problem}", file=sys.stderr)
+        return 2
+    return run_gunicorn(options)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
