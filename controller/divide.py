@@ -1,0 +1,49 @@
+"""The one weighted split every policy uses (DESIGN §3), and the greedy fill of the ordered policies.
+
+Both are deterministic in the cluster *names*, never in the order a caller lists them, so a plan does
+not change when the registry lists clusters differently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+
+def divide(total: int, weights: Mapping[str, int]) -> dict[str, int]:
+    """Split ``total`` by ``weights``: floor shares, then the remainder one at a time.
+
+    The remainder goes to clusters by weight descending, ties by name, so the heaviest clusters absorb
+    rounding. All weights zero (or negative, treated as zero) means equal weights.
+    """
+    if total < 0:
+        raise ValueError(f"divide: total must be >= 0, got {total}")
+    if not weights:
+        return {}
+    clean = {name: max(0, w) for name, w in weights.items()}
+    if sum(clean.values()) == 0:
+        clean = dict.fromkeys(clean, 1)
+    whole = sum(clean.values())
+    shares = {name: total * w // whole for name, w in clean.items()}
+    remainder = total - sum(shares.values())
+    for name in sorted(clean, key=lambda n: (-clean[n], n))[:remainder]:
+        shares[name] += 1
+    return shares
+
+
+def greedy_fill(total: int, order: Sequence[str], capacity: Mapping[str, int | None]) -> dict[str, int]:
+    """Fill clusters in ``order``, each up to its capacity (None: unlimited), until ``total`` is placed.
+
+    What no capacity holds goes to the first cluster of ``order`` (DESIGN §3, Aggregated and Prioritized).
+    """
+    if total < 0:
+        raise ValueError(f"greedy_fill: total must be >= 0, got {total}")
+    shares = dict.fromkeys(order, 0)
+    left = total
+    for name in order:
+        room = capacity.get(name)
+        take = left if room is None else min(left, max(0, room))
+        shares[name] = take
+        left -= take
+    if left and order:
+        shares[order[0]] += left
+    return shares

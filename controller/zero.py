@@ -1,0 +1,81 @@
+"""Scaling clusters to and from zero replicas (DESIGN §4, only with an effective scalingToZero).
+
+A member HPA over a workload at 0 replicas stays idle, as native HPAs do, so going to zero and coming
+back are the only replica writes the controller makes against a member HPA it runs. To zero: when every
+running cluster sits at its min, the mins add up to more than F.min and the HPAs want fewer, the
+least-preferred running cluster goes to 0. From zero: when a running cluster's HPA is at its max and
+wants more, or holds unschedulable pods past the delay, clusters at 0 are raised to their min
+(Prioritized: only the highest-priority one).
+"""
+
+from __future__ import annotations
+
+from controller.fleet import Fleet, Slot
+from controller.policy import PRIORITIZED, least_preferred, preference_order
+
+
+def _wants_fewer(slot: Slot) -> bool:
+    hpa = slot.cluster.hpa
+    if hpa is None or not hpa.owned:
+        return False
+    return hpa.desired_replicas < slot.current or (
+        hpa.scaling_limited and hpa.desired_replicas <= hpa.min_replicas
+    )
+
+
+def _wants_more(fleet: Fleet, slot: Slot) -> bool:
+    hpa = slot.cluster.hpa
+    at_max = hpa is not None and hpa.owned and hpa.wants_more_than_max
+    return at_max or fleet.pending_past_delay(slot)
+
+
+def _zero_slots(fleet: Fleet) -> list[Slot]:
+    return [s for s in fleet.ordered() if s.max_replicas > 0 and s.current == 0 and s.can_receive]
+
+
+def _running(fleet: Fleet) -> list[Slot]:
+    return [s for s in fleet.ordered() if s.max_replicas > 0 and s.current > 0 and not s.held]
+
+
+def scale_from_zero(fleet: Fleet) -> bool:
+    """Raise clusters at 0 to their min when the running ones cannot take the load."""
+    if not fleet.fhpa.spec.effective_scaling_to_zero:
+        return False
+    zeros = [s for s in _zero_slots(fleet) if s.cluster.workload_found]
+    if not zeros or not any(_wants_more(fleet, s) for s in _running(fleet)):
+        return False
+    if fleet.fhpa.spec.assignment_type == PRIORITIZED:
+        first = preference_order(fleet.fhpa, [s.cluster for s in zeros])[0]
+        zeros = [fleet.slots[first]]
+    for slot in zeros:
+        fleet.write_replicas(slot, slot.hpa_min, "scaling from zero")
+    fleet.event(
+        "ScaledFromZero",
+        f"the running clusters are at their max: {', '.join(s.name for s in zeros)} "
+        "raised from 0 to their min",
+    )
+    return True
+
+
+def scale_to_zero(fleet: Fleet) -> bool:
+    """Send the least-preferred running cluster to 0 when the fleet idles above F.min."""
+    if not fleet.fhpa.spec.effective_scaling_to_zero:
+        return False
+    running = _running(fleet)
+    if len(running) < 2 or any(s.current != s.hpa_min for s in running):
+        return False
+    federated_min = fleet.fhpa.spec.effective_min
+    if sum(s.hpa_min for s in running) <= federated_min or not all(_wants_fewer(s) for s in running):
+        return False
+    victim_name = least_preferred(fleet.fhpa, [s.cluster for s in running])
+    victim = fleet.slots[victim_name] if victim_name else None
+    if victim is None or not victim.cluster.workload_found:
+        return False
+    if sum(s.max_replicas for s in running if s is not victim) < federated_min:
+        return False
+    fleet.write_replicas(victim, 0, "scaling to zero")
+    fleet.event(
+        "ScaledToZero",
+        f"every cluster idles at its min and the mins exceed {federated_min}: {victim.name} scaled to 0",
+    )
+    return True
