@@ -1,0 +1,250 @@
+"""Leader election on a coordination.k8s.io/v1 Lease, so that of several controller replicas one acts.
+
+The rules are client-go's leaderelection, which every Kubernetes controller follows, so our Lease
+interoperates with the tooling operators already use to inspect one:
+
+- a candidate takes the Lease when it is free (no holder) or when its record has not changed for
+  ``lease_duration`` seconds *by the candidate's own clock* (it remembers when it last saw the record
+  change, so clocks on different machines never need to agree);
+- every write is a PUT carrying the resourceVersion that was read, so two candidates racing for an
+  expired Lease cannot both win: the second gets 409 and stays a follower;
+- the leader renews every ``retry_period``; if it has not renewed successfully for ``renew_deadline``
+  (shorter than ``lease_duration``) it stops acting at once, before anyone else can take over;
+- on a clean shutdown the leader empties ``holderIdentity`` so a successor need not wait out the lease.
+
+``is_leader()`` is what the work loop asks before every reconcile: true only while the last renewal is
+younger than the renew deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from kubernetes.client import ApiClient, CoordinationV1Api
+from kubernetes.client.exceptions import ApiException
+from urllib3.exceptions import HTTPError as Urllib3Error
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LeaderConfig:
+    namespace: str
+    name: str = "federated-hpa-controller"
+    identity: str = ""
+    lease_duration_seconds: float = 15.0
+    renew_deadline_seconds: float = 10.0
+    retry_period_seconds: float = 2.0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.retry_period_seconds < self.renew_deadline_seconds < self.lease_duration_seconds:
+            raise ValueError(
+                "leader election needs 0 < retry period < renew deadline < lease duration, got "
+                f"{self.retry_period_seconds} / {self.renew_deadline_seconds} / {self.lease_duration_seconds}"
+            )
+
+
+def default_identity() -> str:
+    """hostname (the pod name in a Deployment) plus a random suffix, unique per process."""
+    return f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
+
+
+def _micro_time(when: datetime) -> str:
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class LeaseClient:
+    """The three Lease calls leader election needs, as plain dicts (None when the Lease is absent)."""
+
+    def __init__(self, api_client: ApiClient, request_timeout: tuple[float, float] = (5.0, 10.0)) -> None:
+        self._api = CoordinationV1Api(api_client)
+        self._timeout = request_timeout
+
+    def get(self, namespace: str, name: str) -> dict[str, Any] | None:
+        try:
+            resp = self._api.read_namespaced_lease(
+                name, namespace, _preload_content=False, _request_timeout=self._timeout
+            )
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return dict(json.loads(resp.data))
+
+    def create(self, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
+        resp = self._api.create_namespaced_lease(
+            namespace, body, _preload_content=False, _request_timeout=self._timeout
+        )
+        return dict(json.loads(resp.data))
+
+    def replace(self, namespace: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        resp = self._api.replace_namespaced_lease(
+            name, namespace, body, _preload_content=False, _request_timeout=self._timeout
+        )
+        return dict(json.loads(resp.data))
+
+
+class LeaderElector:
+    """Acquires, renews and releases one Lease; reports transitions through the two callbacks."""
+
+    def __init__(
+        self,
+        client: LeaseClient,
+        config: LeaderConfig,
+        *,
+        on_started_leading: Callable[[], None] = lambda: None,
+        on_stopped_leading: Callable[[], None] = lambda: None,
+        monotonic: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.config = config
+        self.identity = config.identity or default_identity()
+        self._client = client
+        self._on_started = on_started_leading
+        self._on_stopped = on_stopped_leading
+        self._monotonic = monotonic
+        self._wall = wall_clock
+        self._lock = threading.Lock()
+        self._leading = False
+        self._last_renew = float("-inf")
+        self._observed_spec: dict[str, Any] | None = None
+        self._observed_at = float("-inf")
+        self._rng = random.Random()
+
+    # -- what the rest of the controller asks -------------------------------------------------------
+
+    def is_leader(self) -> bool:
+        with self._lock:
+            return self._leading and self._monotonic() - self._last_renew < self.config.renew_deadline_seconds
+
+    # -- the loop -----------------------------------------------------------------------------------
+
+    def run(self, stop: threading.Event) -> bool:
+        """Acquire, then renew until ``stop`` (returns True after releasing) or until the lease is lost
+        (returns False: the caller must stop acting; controllers conventionally exit and restart)."""
+        cfg = self.config
+        while not stop.is_set():
+            if self._attempt():
+                break
+            stop.wait(cfg.retry_period_seconds * (1 + self._rng.uniform(0, 0.2)))
+        if stop.is_set():
+            return True
+        with self._lock:
+            self._leading = True
+        log.info("became leader", extra={"lease": f"{cfg.namespace}/{cfg.name}", "identity": self.identity})
+        self._on_started()
+        while not stop.wait(cfg.retry_period_seconds):
+            self._attempt()
+            with self._lock:
+                lost = self._monotonic() - self._last_renew >= cfg.renew_deadline_seconds
+            if lost:
+                break
+        with self._lock:
+            self._leading = False
+        self._on_stopped()
+        if stop.is_set():
+            self.release()
+            return True
+        log.error("leader lease lost", extra={"lease": f"{cfg.namespace}/{cfg.name}", "identity": self.identity})
+        return False
+
+    def _attempt(self) -> bool:
+        try:
+            return self.try_acquire_or_renew()
+        except (ApiException, Urllib3Error, OSError, ValueError) as exc:
+            status = exc.status if isinstance(exc, ApiException) else type(exc).__name__
+            log.info("lease attempt failed", extra={"lease": self.config.name, "error": str(status)})
+            return False
+
+    # -- one step -----------------------------------------------------------------------------------
+
+    def try_acquire_or_renew(self) -> bool:
+        """One read-then-write step; True when we hold the lease afterwards."""
+        cfg = self.config
+        now_mono = self._monotonic()
+        now = _micro_time(self._wall())
+        lease = self._client.get(cfg.namespace, cfg.name)
+        if lease is None:
+            body = {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {"name": cfg.name, "namespace": cfg.namespace},
+                "spec": self._spec(now, now, 0),
+            }
+            try:
+                created = self._client.create(cfg.namespace, body)
+            except ApiException as exc:
+                if exc.status == 409:
+                    return False  # someone created it first
+                raise
+            self._observe(created.get("spec") or {}, now_mono)
+            self._renewed(now_mono)
+            return True
+        spec = lease.get("spec") or {}
+        if spec != self._observed_spec:
+            self._observe(spec, now_mono)
+        holder = spec.get("holderIdentity") or ""
+        duration = float(spec.get("leaseDurationSeconds") or cfg.lease_duration_seconds)
+        if holder and holder != self.identity and now_mono < self._observed_at + duration:
+            return False  # held by someone else and not expired by our clock
+        transitions = int(spec.get("leaseTransitions") or 0)
+        if holder == self.identity:
+            acquire = spec.get("acquireTime") or now
+        else:
+            acquire, transitions = now, transitions + 1
+        lease["spec"] = self._spec(acquire, now, transitions)
+        try:
+            written = self._client.replace(cfg.namespace, cfg.name, lease)  # carries the resourceVersion read
+        except ApiException as exc:
+            if exc.status == 409:
+                return False
+            raise
+        self._observe(written.get("spec") or {}, now_mono)
+        self._renewed(now_mono)
+        return True
+
+    def release(self) -> None:
+        """Give the lease up if we hold it, so a successor does not wait out the lease duration."""
+        cfg = self.config
+        try:
+            lease = self._client.get(cfg.namespace, cfg.name)
+            if lease is None or (lease.get("spec") or {}).get("holderIdentity") != self.identity:
+                return
+            spec = dict(lease.get("spec") or {})
+            spec.update({"holderIdentity": "", "leaseDurationSeconds": 1, "renewTime": _micro_time(self._wall())})
+            lease["spec"] = spec
+            self._client.replace(cfg.namespace, cfg.name, lease)
+            log.info("lease released", extra={"lease": f"{cfg.namespace}/{cfg.name}", "identity": self.identity})
+        except (ApiException, Urllib3Error, OSError) as exc:  # it expires by itself anyway
+            log.warning("lease not released", extra={"lease": cfg.name, "error": type(exc).__name__})
+        finally:
+            with self._lock:
+                self._leading = False
+                self._last_renew = float("-inf")
+
+    def _spec(self, acquire: str, renew: str, transitions: int) -> dict[str, Any]:
+        return {
+            "holderIdentity": self.identity,
+            "leaseDurationSeconds": max(1, round(self.config.lease_duration_seconds)),
+            "acquireTime": acquire,
+            "renewTime": renew,
+            "leaseTransitions": transitions,
+        }
+
+    def _observe(self, spec: dict[str, Any], now_mono: float) -> None:
+        self._observed_spec = spec
+        self._observed_at = now_mono
+
+    def _renewed(self, now_mono: float) -> None:
+        with self._lock:
+            self._last_renew = now_mono
