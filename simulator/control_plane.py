@@ -1,0 +1,177 @@
+"""The control-plane API server in memory: the simulator's implementation of the ControlPlane port.
+
+It keeps what a real API server would guarantee the controller: objects come back as copies (a caller
+cannot change what is stored without a write), every write bumps ``resourceVersion``, spec writes bump
+``generation``, and a status write against a stale ``resourceVersion`` is refused with ConflictError.
+A workload's scale subresource here stands for the template that user tooling propagates Duplicated:
+setting it sets that replica count in every member cluster that has the workload.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal, TypeVar
+
+from controller.errors import ConflictError, NotFoundError
+from controller.ports import Clock
+from fhpa_api.models import (
+    CronFederatedHPA,
+    CronFederatedHPAStatus,
+    CrossVersionObjectReference,
+    FederatedHPA,
+    FederatedHPAStatus,
+)
+from simulator.cluster import SimulatedCluster
+
+_UID_NAMESPACE = uuid.UUID("6f1d2f0e-7a31-4d7b-9a55-0b5e3c1f9a10")
+"""uids are derived from the object's name, so that runs are reproducible."""
+
+Stored = TypeVar("Stored", FederatedHPA, CronFederatedHPA)
+
+
+@dataclass(frozen=True)
+class RecordedEvent:
+    at: datetime
+    kind: str
+    name: str
+    type: str
+    reason: str
+    message: str
+
+
+class SimulatedControlPlane:
+    """FederatedHPA and CronFederatedHPA storage plus workload templates, events and write counters."""
+
+    def __init__(self, clock: Clock, members: Mapping[str, SimulatedCluster]) -> None:
+        self._clock = clock
+        self._members = members
+        self._fhpas: dict[tuple[str, str], FederatedHPA] = {}
+        self._crons: dict[tuple[str, str], CronFederatedHPA] = {}
+        self._revision = 0
+        self.events: list[RecordedEvent] = []
+        self.template_replicas: dict[tuple[str, str, str], int] = {}
+        self.writes = 0
+
+    # --- set-up (what `kubectl apply` does in a real fleet) ----------------------------------------
+
+    def create(self, obj: Stored) -> Stored:
+        """Store a new object with a uid, generation 1 and a resourceVersion."""
+        store = self._store_for(obj)
+        key = (obj.metadata.namespace or "default", obj.metadata.name or "")
+        if key in store:
+            raise ConflictError(f"{obj.kind} {key[0]}/{key[1]} already exists")
+        stored = obj.model_copy(deep=True)
+        stored.metadata.namespace = key[0]
+        stored.metadata.uid = str(uuid.uuid5(_UID_NAMESPACE, f"{obj.kind}/{key[0]}/{key[1]}"))
+        stored.metadata.generation = 1
+        stored.metadata.resource_version = self._next_revision()
+        stored.metadata.creation_timestamp = self._clock.now().isoformat()
+        store[key] = stored
+        return stored.model_copy(deep=True)
+
+    # --- ControlPlane port ------------------------------------------------------------------------
+
+    def get_federated_hpa(self, namespace: str, name: str) -> FederatedHPA | None:
+        found = self._fhpas.get((namespace, name))
+        return None if found is None else found.model_copy(deep=True)
+
+    def list_federated_hpas(self) -> list[FederatedHPA]:
+        return [self._fhpas[k].model_copy(deep=True) for k in sorted(self._fhpas)]
+
+    def update_federated_hpa_status(self, fhpa: FederatedHPA, status: FederatedHPAStatus) -> FederatedHPA:
+        stored = self._current(self._fhpas, fhpa)
+        stored.status = status.model_copy(deep=True)
+        stored.metadata.resource_version = self._next_revision()
+        self.writes += 1
+        return stored.model_copy(deep=True)
+
+    def patch_federated_hpa_bounds(
+        self, namespace: str, name: str, min_replicas: int | None, max_replicas: int | None
+    ) -> FederatedHPA:
+        stored = self._fhpas.get((namespace, name))
+        if stored is None:
+            raise NotFoundError(f"FederatedHPA {namespace}/{name} not found")
+        spec = stored.spec
+        if min_replicas is not None:
+            spec.min_replicas = min_replicas
+        if max_replicas is not None:
+            spec.max_replicas = max_replicas
+        stored.metadata.generation = (stored.metadata.generation or 0) + 1
+        stored.metadata.resource_version = self._next_revision()
+        self.writes += 1
+        return stored.model_copy(deep=True)
+
+    def get_cron_federated_hpa(self, namespace: str, name: str) -> CronFederatedHPA | None:
+        found = self._crons.get((namespace, name))
+        return None if found is None else found.model_copy(deep=True)
+
+    def list_cron_federated_hpas(self) -> list[CronFederatedHPA]:
+        return [self._crons[k].model_copy(deep=True) for k in sorted(self._crons)]
+
+    def update_cron_federated_hpa_status(
+        self, cron: CronFederatedHPA, status: CronFederatedHPAStatus
+    ) -> CronFederatedHPA:
+        stored = self._current(self._crons, cron)
+        stored.status = status.model_copy(deep=True)
+        stored.metadata.resource_version = self._next_revision()
+        self.writes += 1
+        return stored.model_copy(deep=True)
+
+    def scale_workload(self, namespace: str, target: CrossVersionObjectReference, replicas: int) -> None:
+        """The template's replicas: propagated Duplicated, every member that has the workload gets them."""
+        if replicas < 0:
+            raise ValueError(f"replicas must be >= 0, got {replicas}")
+        matching = [
+            m for m in self._members.values() if m.namespace == namespace and _same(m.workload, target)
+        ]
+        if not matching:
+            raise NotFoundError(f"{target.kind} {namespace}/{target.name} not found in any member cluster")
+        self.template_replicas[(namespace, target.kind, target.name)] = replicas
+        for member in matching:
+            member.propagate_replicas(replicas)
+        self.writes += 1
+
+    def emit_event(
+        self,
+        obj: FederatedHPA | CronFederatedHPA,
+        type_: Literal["Normal", "Warning"],
+        reason: str,
+        message: str,
+    ) -> None:
+        self.events.append(
+            RecordedEvent(self._clock.now(), obj.kind, obj.metadata.name or "", type_, reason, message)
+        )
+
+    # --- helpers ----------------------------------------------------------------------------------
+
+    def _next_revision(self) -> str:
+        self._revision += 1
+        return str(self._revision)
+
+    def _store_for(self, obj: FederatedHPA | CronFederatedHPA) -> dict[tuple[str, str], _AnyStored]:
+        return self._fhpas if isinstance(obj, FederatedHPA) else self._crons  # type: ignore[return-value]
+
+    @staticmethod
+    def _current(store: dict[tuple[str, str], Stored], obj: Stored) -> Stored:
+        """The stored object, if ``obj`` was read at its current resourceVersion."""
+        key = (obj.metadata.namespace or "default", obj.metadata.name or "")
+        stored = store.get(key)
+        if stored is None:
+            raise NotFoundError(f"{obj.kind} {key[0]}/{key[1]} not found")
+        if obj.metadata.resource_version != stored.metadata.resource_version:
+            raise ConflictError(
+                f"{obj.kind} {key[0]}/{key[1]}: resourceVersion {obj.metadata.resource_version} is stale "
+                f"(stored {stored.metadata.resource_version})"
+            )
+        return stored
+
+
+_AnyStored = FederatedHPA | CronFederatedHPA
+
+
+def _same(workload: CrossVersionObjectReference | None, target: CrossVersionObjectReference) -> bool:
+    return workload is not None and (workload.kind, workload.name) == (target.kind, target.name)
+

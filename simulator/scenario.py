@@ -1,0 +1,277 @@
+"""Scenario files: a fleet, a load trace, outages and the FederatedHPA to run, as YAML.
+
+Everything is checked before a run starts, and every problem is reported at once with its path in the
+file (``clusters[1].podStartup: ...``): unknown keys, bad durations, and a FederatedHPA or
+CronFederatedHPA that the admission webhook would refuse (checked by ``fhpa_api.validation``, the same
+rules the webhook runs), so a scenario can only run objects a real fleet would accept.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import yaml
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic.alias_generators import to_camel
+
+from fhpa_api.models import CronFederatedHPA, FederatedHPA
+from fhpa_api.validation import InvalidObjectError, parse_object
+
+DEFAULT_START = datetime(2026, 11, 23, tzinfo=UTC)
+"""t=0 when a scenario gives no ``start``: a fixed midnight UTC, so runs never depend on today."""
+
+_DURATION = re.compile(r"^\s*(?:(\d+(?:\.\d+)?)h)?\s*(?:(\d+(?:\.\d+)?)m)?\s*(?:(\d+(?:\.\d+)?)s)?\s*$")
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot run; ``problems`` lists each as ``path: what is wrong``."""
+
+    def __init__(self, source: str, problems: list[str]) -> None:
+        self.source = source
+        self.problems = problems
+        listing = "\n".join(f"  - {p}" for p in problems)
+        super().__init__(f"{source}: invalid scenario ({len(problems)} problem(s)):\n{listing}")
+
+
+def parse_duration(value: Any) -> float:
+    """Seconds from ``90``, ``"30s"``, ``"10m"``, ``"2h"`` or combinations like ``"1h30m"``."""
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a duration (use a number with s, m or h, e.g. 30s, 10m, 2h)")
+    if isinstance(value, int | float):
+        if value < 0:
+            raise ValueError(f"a duration must be >= 0, got {value}")
+        return float(value)
+    if isinstance(value, str):
+        match = _DURATION.match(value)
+        if match and any(match.groups()):
+            hours, minutes, seconds = (float(g) if g else 0.0 for g in match.groups())
+            return hours * 3600 + minutes * 60 + seconds
+    raise ValueError(f"{value!r} is not a duration (use a number with s, m or h, e.g. 30s, 10m, 2h)")
+
+
+Duration = Annotated[float, BeforeValidator(parse_duration)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+
+
+class Window(_Model):
+    """An outage: from ``at`` (after t=0) for ``for`` seconds."""
+
+    at: Duration
+    for_: Duration = Field(alias="for")
+
+    @property
+    def end(self) -> float:
+        return self.at + self.for_
+
+    def covers(self, seconds: float) -> bool:
+        return self.at <= seconds < self.end
+
+
+class TaintSpec(_Model):
+    key: str
+    value: str | None = None
+    effect: str
+
+    @field_validator("effect")
+    @classmethod
+    def _effect(cls, value: str) -> str:
+        if value not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
+            raise ValueError("effect must be NoSchedule, PreferNoSchedule or NoExecute")
+        return value
+
+
+class ClusterSpec(_Model):
+    name: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)
+    labels: dict[str, str] = Field(default_factory=dict)
+    provider: str | None = None
+    region: str | None = None
+    zone: str | None = None
+    taints: list[TaintSpec] = Field(default_factory=list)
+    capacity: int = Field(ge=0, description="pods of the workload the cluster can run")
+    pod_startup: Duration = 30.0
+    replicas: int = Field(default=0, ge=0, description="replicas already running (Ready) at t=0")
+    workload: bool = True  # False: the workload was not propagated here (TargetMissing)
+    outages: list[Window] = Field(default_factory=list)
+
+    def down_at(self, seconds: float) -> bool:
+        return any(w.covers(seconds) for w in self.outages)
+
+
+class TracePoint(_Model):
+    at: Duration
+    rps: float = Field(ge=0)
+
+
+class LoadSpec(_Model):
+    pod_capacity: float = Field(gt=0, description="rps one pod serves at 100% CPU")
+    trace: list[TracePoint] = Field(min_length=1)
+
+    @field_validator("trace")
+    @classmethod
+    def _increasing(cls, trace: list[TracePoint]) -> list[TracePoint]:
+        times = [p.at for p in trace]
+        if times != sorted(times) or len(set(times)) != len(times):
+            raise ValueError("trace points must be in strictly increasing `at` order")
+        return trace
+
+
+class PlannerSpec(_Model):
+    """Controller flags (PlannerConfig); unset ones keep the controller's defaults."""
+
+    failover_grace_seconds: float | None = Field(default=None, ge=0)
+    optimization_period_seconds: float | None = Field(default=None, gt=0)
+    rejoin_hysteresis_seconds: float | None = Field(default=None, ge=0)
+
+
+class ScenarioFile(_Model):
+    """The YAML document as written; the objects in it are checked separately by the API rules."""
+
+    name: str | None = None
+    description: str | None = None
+    start: datetime = DEFAULT_START
+    duration: Duration
+    step: Duration = 15.0
+    clusters: list[ClusterSpec] = Field(min_length=1)
+    load: LoadSpec
+    controller_outages: list[Window] = Field(default_factory=list)
+    planner: PlannerSpec = Field(default_factory=PlannerSpec)
+    federated_hpa: dict[str, Any] = Field(alias="federatedHPA")
+    cron_federated_hpas: list[dict[str, Any]] = Field(default_factory=list, alias="cronFederatedHPAs")
+
+    @field_validator("start")
+    @classmethod
+    def _aware(cls, value: datetime) -> datetime:
+        if value.tzinfo is None:
+            raise ValueError("start needs a time zone, e.g. 2026-11-23T00:00:00Z")
+        return value.astimezone(UTC)
+
+
+class Scenario(BaseModel):
+    """A checked scenario: the file plus the admitted (defaulted) API objects."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
+
+    source: str
+    file: ScenarioFile
+    federated_hpa: FederatedHPA
+    cron_federated_hpas: list[CronFederatedHPA]
+
+    @property
+    def name(self) -> str:
+        return self.file.name or Path(self.source).stem
+
+    def with_federated_hpa(self, raw: dict[str, Any], label: str) -> Scenario:
+        """The same fleet and load with another FederatedHPA (the --compare baselines)."""
+        data = self.file.model_dump(by_alias=True)
+        data["federatedHPA"] = raw
+        data["name"] = f"{self.name} [{label}]"
+        return parse_scenario(data, f"{self.source} [{label}]")
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and check a scenario file."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ScenarioError(str(path), [f"cannot read the file: {exc.strerror or exc}"]) from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ScenarioError(str(path), [f"not valid YAML: {exc}"]) from exc
+    return parse_scenario(data, str(path))
+
+
+def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
+    """Check a scenario document (already parsed from YAML) and build the :class:`Scenario`."""
+    if not isinstance(data, dict):
+        raise ScenarioError(source, [f"the document must be a mapping of keys, not {type(data).__name__}"])
+    try:
+        file = ScenarioFile.model_validate(data)
+    except ValidationError as exc:
+        raise ScenarioError(source, [_describe(e) for e in exc.errors()]) from None
+    problems = _cross_check(file)
+    fhpa = _admit(file.federated_hpa, "federatedHPA", problems)
+    crons = [
+        _admit(raw, f"cronFederatedHPAs[{i}]", problems) for i, raw in enumerate(file.cron_federated_hpas)
+    ]
+    if fhpa is not None and not isinstance(fhpa, FederatedHPA):
+        problems.append(f"federatedHPA: must be kind FederatedHPA, not {fhpa.kind}")
+    for i, cron in enumerate(crons):
+        if cron is not None and not isinstance(cron, CronFederatedHPA):
+            problems.append(f"cronFederatedHPAs[{i}]: must be kind CronFederatedHPA, not {cron.kind}")
+    if problems:
+        raise ScenarioError(source, problems)
+    assert isinstance(fhpa, FederatedHPA)
+    checked_crons = [c for c in crons if isinstance(c, CronFederatedHPA)]
+    problems += _check_cron_targets(fhpa, checked_crons)
+    if problems:
+        raise ScenarioError(source, problems)
+    return Scenario(source=source, file=file, federated_hpa=fhpa, cron_federated_hpas=checked_crons)
+
+
+def _admit(raw: dict[str, Any], path: str, problems: list[str]) -> FederatedHPA | CronFederatedHPA | None:
+    try:
+        return parse_object(raw)
+    except InvalidObjectError as exc:
+        problems.extend(f"{path}.{err.path}: {err.message}" for err in exc.result.errors)
+        return None
+
+
+def _cross_check(file: ScenarioFile) -> list[str]:
+    problems = []
+    names = [c.name for c in file.clusters]
+    for name in sorted({n for n in names if names.count(n) > 1}):
+        problems.append(f"clusters: the name {name!r} is used more than once")
+    if file.duration <= 0:
+        problems.append("duration: must be longer than 0s")
+    if not 1 <= file.step <= 300:
+        problems.append("step: must be between 1s and 5m (the native HPA syncs every 15s)")
+    for i, cluster in enumerate(file.clusters):
+        for j, window in enumerate(cluster.outages):
+            if window.for_ <= 0:
+                problems.append(f"clusters[{i}].outages[{j}].for: must be longer than 0s")
+    for j, window in enumerate(file.controller_outages):
+        if window.for_ <= 0:
+            problems.append(f"controllerOutages[{j}].for: must be longer than 0s")
+    return problems
+
+
+def _check_cron_targets(fhpa: FederatedHPA, crons: list[CronFederatedHPA]) -> list[str]:
+    """A cron rule acts on the scenario's FederatedHPA or on its workload; nothing else exists here."""
+    problems = []
+    workload = fhpa.spec.scale_target_ref
+    for i, cron in enumerate(crons):
+        ref = cron.spec.scale_target_ref
+        if ref.kind == "FederatedHPA" and ref.name != fhpa.metadata.name:
+            problems.append(
+                f"cronFederatedHPAs[{i}].spec.scaleTargetRef.name: no FederatedHPA {ref.name!r} in this "
+                f"scenario (it has {fhpa.metadata.name!r})"
+            )
+        elif ref.kind != "FederatedHPA" and (ref.kind, ref.name) != (workload.kind, workload.name):
+            problems.append(
+                f"cronFederatedHPAs[{i}].spec.scaleTargetRef: no workload {ref.kind}/{ref.name} in this "
+                f"scenario (it has {workload.kind}/{workload.name})"
+            )
+    return problems
+
+
+def _describe(error: Any) -> str:
+    """A pydantic error as ``path: message``, with unknown keys named as such."""
+    loc = error.get("loc", ())
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    path = path or "(document)"
+    if error.get("type") == "extra_forbidden":
+        return f"{path}: unknown key (check the spelling; see docs/simulator.md for the format)"
+    if error.get("type") == "missing":
+        return f"{path}: required"
+    message = str(error.get("msg", "invalid"))
+    return f"{path}: {message.removeprefix('Value error, ')}"
