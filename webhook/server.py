@@ -112,7 +112,7 @@ def gunicorn_settings(options: ServeOptions, reloader: Any) -> dict[str, Any]:
         "workers": options.workers,
         "worker_class": "gthread",
         "threads": options.threads,
-        "keepalive": options.keepalive,
+        "keepalive": max(1, round(options.keepalive)),
         # The arbiter restarts a worker whose main loop stops checking in; gthread's loop never blocks
         # on a client, so this only catches a wedged worker.
         "timeout": 30,

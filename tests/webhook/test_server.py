@@ -1,0 +1,126 @@
+"""The webhook on the real path: `fhpa webhook serve` (gunicorn) on loopback with certificates from
+`fhpa certs generate`, every request over HTTPS verified against the generated CA."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import ssl
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fhpa_api.defaulting import apply_defaults
+from tests.webhook.reviews import cronfhpa, decode_patch, fhpa, review
+from tests.webhook.serving import RunningWebhook, client_context, fhpa_command, generate_certs, run_webhook
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("certs")
+    generate_certs(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def server(certs: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningWebhook]:
+    with run_webhook(certs, tmp_path_factory.mktemp("logs")) as running:
+        yield running
+
+
+def test_mutate_and_validate_over_verified_https(server: RunningWebhook) -> None:
+    status, answer = server.request("POST", "/mutate", review(fhpa()))
+    assert status == 200
+    assert {"op": "add", "path": "/spec/minReplicas", "value": 1} in decode_patch(answer["response"])
+    status, answer = server.request("POST", "/validate", review(apply_defaults(cronfhpa(rules=[
+        {"name": "a", "schedule": "0 8 * * *"}]))))
+    assert status == 200 and answer["response"]["allowed"] is False
+    assert "spec.rules[0]" in answer["response"]["status"]["message"]
+
+
+def test_a_client_trusting_another_ca_refuses_the_server(server: RunningWebhook, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    generate_certs(other)
+    with pytest.raises(ssl.SSLCertVerificationError):
+        server.request("GET", "/healthz", None, other / "ca.crt")
+
+
+def test_bad_bodies_over_the_wire_get_400(server: RunningWebhook) -> None:
+    assert server.request("POST", "/validate", b"\x00garbage")[0] == 400
+    assert server.request("POST", "/mutate", {"kind": "AdmissionReview"})[0] == 400
+    huge = json.dumps(review(fhpa(filler="x" * (3 * 1024 * 1024)))).encode()
+    status, answer = server.request("POST", "/validate", huge)
+    assert status == 400 and "limit" in answer["error"]
+
+
+def test_a_chunked_body_over_the_limit_is_cut_off(server: RunningWebhook) -> None:
+    conn = server.connection()
+    conn.putrequest("POST", "/validate")
+    conn.putheader("Transfer-Encoding", "chunked")
+    conn.putheader("Content-Type", "application/json")
+    conn.endheaders()
+    chunk = b"x" * 65536
+    try:
+        for _ in range(60):  # 3.75 MiB
+            conn.send(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        conn.send(b"0\r\n\r\n")
+    except OSError:
+        pass  # the server may close once it has answered
+    resp = conn.getresponse()
+    assert resp.status == 400
+    assert "limit" in json.loads(resp.read())["error"]
+    conn.close()
+
+
+def test_metrics_sum_over_workers(server: RunningWebhook) -> None:
+    def count(text: str) -> float:
+        pattern = r'fhpa_webhook_requests_total\{kind="FederatedHPA",operation="UPDATE",outcome="allowed",path="/validate"\} (\S+)'
+        found = re.search(pattern, text)
+        return float(found.group(1)) if found else 0.0
+
+    before = count(server.request("GET", "/metrics")[1])
+    obj = apply_defaults(fhpa())
+    for _ in range(12):  # each on a new connection, so both workers answer some
+        assert server.request("POST", "/validate", review(obj, "UPDATE", old=obj))[0] == 200
+    for _ in range(4):  # whichever worker answers the scrape, it reports the sum
+        assert count(server.request("GET", "/metrics")[1]) == before + 12
+
+
+def test_serve_refuses_a_directory_without_certificates(tmp_path: Path) -> None:
+    result = fhpa_command("webhook", "serve", "--cert-dir", str(tmp_path), check=False)
+    assert result.returncode == 2
+    assert "no tls.crt" in result.stderr and "fhpa certs generate" in result.stderr
+
+
+def test_a_stalled_client_cannot_hold_the_only_thread(certs: Path, tmp_path: Path) -> None:
+    limits = ["--threads", "1", "--read-timeout", "1", "--request-timeout", "3"]
+    with run_webhook(certs, tmp_path, limits, workers=1) as server:
+        context = client_context(certs / "ca.crt")
+        stalled = context.wrap_socket(socket.create_connection(("127.0.0.1", server.port)),
+                                      server_hostname="127.0.0.1")
+        stalled.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n{\"kind\":")
+        started = time.monotonic()
+        assert server.request("GET", "/healthz")[0] == 200  # served once the stalled read times out
+        assert time.monotonic() - started < 5
+        stalled.settimeout(5)
+        answer = stalled.recv(4096)
+        assert answer == b"" or b" 400 " in answer.split(b"\r\n")[0]
+        stalled.close()
+
+        trickle = context.wrap_socket(socket.create_connection(("127.0.0.1", server.port)),
+                                      server_hostname="127.0.0.1")
+        trickle.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\n")
+        started = time.monotonic()
+        with pytest.raises(OSError):
+            for _ in range(40):  # a header line every 0.5 s: each read is quick, the request is not
+                trickle.sendall(b"X-Slow: 1\r\n")
+                time.sleep(0.5)
+        assert time.monotonic() - started < 8
+        trickle.close()
+        assert server.request("GET", "/healthz")[0] == 200
+        assert server.process.poll() is None
