@@ -67,7 +67,8 @@ class LeaseClient:
     """The three Lease calls leader election needs, as plain dicts (None when the Lease is absent)."""
 
     def __init__(self, api_client: ApiClient, request_timeout: tuple[float, float] = (5.0, 10.0)) -> None:
-        self._api = CoordinationV1Api(api_client)
+        # typed Any: with _preload_content=False the calls return the raw response, not a V1Lease
+        self._api: Any = CoordinationV1Api(api_client)
         self._timeout = request_timeout
 
     def get(self, namespace: str, name: str) -> dict[str, Any] | None:
@@ -155,7 +156,9 @@ class LeaderElector:
         if stop.is_set():
             self.release()
             return True
-        log.error("leader lease lost", extra={"lease": f"{cfg.namespace}/{cfg.name}", "identity": self.identity})
+        log.error(
+            "leader lease lost", extra={"lease": f"{cfg.namespace}/{cfg.name}", "identity": self.identity}
+        )
         return False
 
     def _attempt(self) -> bool:
@@ -221,10 +224,14 @@ class LeaderElector:
             if lease is None or (lease.get("spec") or {}).get("holderIdentity") != self.identity:
                 return
             spec = dict(lease.get("spec") or {})
-            spec.update({"holderIdentity": "", "leaseDurationSeconds": 1, "renewTime": _micro_time(self._wall())})
+            spec.update(
+                {"holderIdentity": "", "leaseDurationSeconds": 1, "renewTime": _micro_time(self._wall())}
+            )
             lease["spec"] = spec
             self._client.replace(cfg.namespace, cfg.name, lease)
-            log.info("lease released", extra={"lease": f"{cfg.namespace}/{cfg.name}", "identity": self.identity})
+            log.info(
+                "lease released", extra={"lease": f"{cfg.namespace}/{cfg.name}", "identity": self.identity}
+            )
         except (ApiException, Urllib3Error, OSError) as exc:  # it expires by itself anyway
             log.warning("lease not released", extra={"lease": cfg.name, "error": type(exc).__name__})
         finally:

@@ -18,6 +18,7 @@ and does not end the watch.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -140,10 +141,9 @@ class Watcher:
         """Close the open stream, if any, so a blocked read returns (used on shutdown)."""
         resp = self._response
         if resp is not None:
-            try:
+            # closing a half-read socket from another thread may complain; it is closed all the same
+            with contextlib.suppress(Exception):
                 resp.close()
-            except Exception:  # closing a half-read socket from another thread may complain; it is closed
-                pass
 
     # -- list ---------------------------------------------------------------------------------------
 
@@ -200,10 +200,8 @@ class Watcher:
                     self._handle_line(line)
         finally:
             self._response = None
-            try:
+            with contextlib.suppress(Exception):
                 resp.release_conn()
-            except Exception:
-                pass
 
     def _handle_line(self, line: str) -> None:
         try:

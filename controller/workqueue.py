@@ -42,7 +42,9 @@ class ExponentialBackoff:
 
     def __post_init__(self) -> None:
         if self.base <= 0 or self.maximum < self.base:
-            raise ValueError(f"backoff needs 0 < base <= maximum, got base={self.base} maximum={self.maximum}")
+            raise ValueError(
+                f"backoff needs 0 < base <= maximum, got base={self.base} maximum={self.maximum}"
+            )
         if not 0 <= self.jitter < 1:
             raise ValueError(f"backoff jitter is a fraction in [0, 1), got {self.jitter}")
 

@@ -1,10 +1,11 @@
 """The control-plane port (controller.ports.ControlPlane) on the official ``kubernetes`` client.
 
-Every call goes through one raw-request helper rather than the generated API classes, for three
-reasons: the content type of a patch must be chosen by us (the client labels a JSON Patch list as a
-merge patch, kubernetes-client/python#2119, and the server answers 400); the scale subresource of an
-arbitrary workload kind needs a path the generated classes do not have for the core group; and every
-HTTP failure must leave this module as a controller.errors type, never as an ApiException.
+Every call goes through the raw-request helper of controller.kube.clients (shared with the member
+adapter) rather than the generated API classes, for three reasons: the content type of a patch must
+be chosen by us (the client labels a JSON Patch list as a merge patch, kubernetes-client/python#2119,
+and the server answers 400); the scale subresource of an arbitrary workload kind needs a path the
+generated classes do not have for the core group; and every HTTP failure must leave this module as a
+controller.errors type (one mapping, clients.map_error), never as an ApiException.
 
 Writes that must not clobber a concurrent change carry the resourceVersion they were planned from:
 status is replaced through the status subresource (PUT with metadata.resourceVersion; the server takes
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import logging
 import threading
 from collections.abc import Callable
@@ -28,11 +28,10 @@ from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
 
 from kubernetes.client import ApiClient, CoreV1Api, CustomObjectsApi
-from kubernetes.client.exceptions import ApiException
 from pydantic import ValidationError
-from urllib3.exceptions import HTTPError as Urllib3Error
 
-from controller.errors import ConflictError, GoneError, NotFoundError, PortError
+from controller.errors import ConflictError, NotFoundError, PortError
+from controller.kube.clients import KubeClient, Timeouts
 from controller.member_hpa import FIELD_MANAGER
 from fhpa_api import GROUP, VERSION
 from fhpa_api.models import (
@@ -46,6 +45,7 @@ from fhpa_api.models import (
 
 log = logging.getLogger(__name__)
 
+CONTROL_PLANE = "control-plane"  # the name errors carry (controller.kube.clients.map_error)
 FEDERATED_HPA_PLURAL = "federatedhpas"
 CRON_FEDERATED_HPA_PLURAL = "cronfederatedhpas"
 EVENT_COMPONENT = "federated-hpa-controller"
@@ -55,33 +55,6 @@ MAX_EVENT_MESSAGE = 1024
 DEFAULT_REQUEST_TIMEOUT = (5.0, 30.0)  # connect, read (seconds)
 
 Obj = TypeVar("Obj", FederatedHPA, CronFederatedHPA)
-
-
-def map_api_error(exc: Exception, what: str) -> PortError:
-    """Turn a client failure into the port's error types; the message never includes a request body."""
-    if isinstance(exc, ApiException):
-        detail = _status_message(exc)
-        if exc.status == 404:
-            return NotFoundError(f"{what}: not found")
-        if exc.status == 409:
-            return ConflictError(f"{what}: {detail}")
-        if exc.status == 410:
-            return GoneError(f"{what}: {detail}")
-        return PortError(f"{what}: HTTP {exc.status} {detail}")
-    if isinstance(exc, Urllib3Error | OSError):
-        return PortError(f"{what}: control plane unreachable ({type(exc).__name__})")
-    return PortError(f"{what}: {type(exc).__name__}: {exc}")
-
-
-def _status_message(exc: ApiException) -> str:
-    """The ``message`` of a Kubernetes Status body, cut short; the reason phrase when there is none."""
-    try:
-        body = json.loads(exc.body or "")
-    except (TypeError, ValueError):
-        body = None
-    if isinstance(body, dict) and body.get("message"):
-        return str(body["message"])[:300]
-    return str(exc.reason or "")[:300]
 
 
 def _now() -> datetime:
@@ -106,13 +79,18 @@ class KubeControlPlane:
         now: Callable[[], datetime] = _now,
     ) -> None:
         self.api_client = api_client
+        self._client = KubeClient(
+            CONTROL_PLANE, api_client, Timeouts(connect=request_timeout[0], read=request_timeout[1])
+        )
         self.namespace = namespace
         self._field_manager = field_manager
         self._instance = reporting_instance
         self._timeout = request_timeout
         self._now = now
         self._lock = threading.Lock()
-        self._plurals: dict[tuple[str, str], str] = {}  # (apiVersion, kind) -> plural with a scale subresource
+        self._plurals: dict[
+            tuple[str, str], str
+        ] = {}  # (apiVersion, kind) -> plural with a scale subresource
         self._event_counts: dict[tuple[str, str], int] = {}  # (namespace, event name) -> last count written
 
     # -- FederatedHPA -------------------------------------------------------------------------------
@@ -279,7 +257,9 @@ class KubeControlPlane:
         """The client list call for ``plural`` (all namespaces, or ``namespace``) for controller.watch."""
         api = CustomObjectsApi(self.api_client)
         if self.namespace:
-            return functools.partial(api.list_namespaced_custom_object, GROUP, VERSION, self.namespace, plural)
+            return functools.partial(
+                api.list_namespaced_custom_object, GROUP, VERSION, self.namespace, plural
+            )
         return functools.partial(api.list_cluster_custom_object, GROUP, VERSION, plural)
 
     def secret_list_func(self, namespace: str) -> Callable[..., Any]:
@@ -314,7 +294,10 @@ class KubeControlPlane:
                 meta = item.get("metadata") or {}
                 log.warning(
                     "invalid object skipped",
-                    extra={"object": f"{meta.get('namespace')}/{meta.get('name')}", "error": _first_error(exc)},
+                    extra={
+                        "object": f"{meta.get('namespace')}/{meta.get('name')}",
+                        "error": _first_error(exc),
+                    },
                 )
         return result
 
@@ -323,7 +306,11 @@ class KubeControlPlane:
         body = {
             "apiVersion": obj.api_version,
             "kind": obj.kind,
-            "metadata": {"name": name, "namespace": namespace, "resourceVersion": obj.metadata.resource_version},
+            "metadata": {
+                "name": name,
+                "namespace": namespace,
+                "resourceVersion": obj.metadata.resource_version,
+            },
             "spec": to_json(obj.spec),
             "status": status,
         }
@@ -346,29 +333,9 @@ class KubeControlPlane:
         body: Any = None,
         content_type: str | None = None,
     ) -> Any:
-        headers = {"Accept": "application/json"}
-        if body is not None:
-            headers["Content-Type"] = content_type or "application/json"
-        query: list[tuple[str, str]] = []
-        if method in ("POST", "PUT", "PATCH"):
-            query.append(("fieldManager", self._field_manager))
-        try:
-            params = self.api_client.param_serialize(
-                method=method,
-                resource_path=path,
-                query_params=query,
-                header_params=headers,
-                body=body,
-                auth_settings=["BearerToken"],
-            )
-            response = self.api_client.call_api(*params, _request_timeout=self._timeout)
-            response.read()
-            if not 200 <= response.status <= 299:
-                raise ApiException.from_response(http_resp=response, body=None, data=None)
-        except (ApiException, Urllib3Error, OSError) as exc:
-            raise map_api_error(exc, what) from None
-        data = response.data
-        return json.loads(data) if data else None
+        """One JSON request through the shared client helper, which maps every failure to a PortError."""
+        query = {"fieldManager": self._field_manager} if method in ("POST", "PUT", "PATCH") else None
+        return self._client.request(method, path, query, body=body, content_type=content_type)
 
 
 def event_name(obj: FederatedHPA | CronFederatedHPA, type_: str, reason: str, message: str) -> str:

@@ -94,7 +94,9 @@ class CutOffLeaseClient(LeaseClient):
 def test_a_leader_that_cannot_renew_stops_acting_before_anyone_else_can_start(fake: FakeKube) -> None:
     lost = threading.Event()
     client = CutOffLeaseClient(kube_config.new_client_from_config_dict(fake.kubeconfig()))
-    a = LeaderElector(client, LeaderConfig(namespace="kube-system", identity="a", **FAST), on_stopped_leading=lost.set)
+    a = LeaderElector(
+        client, LeaderConfig(namespace="kube-system", identity="a", **FAST), on_stopped_leading=lost.set
+    )
     b = elector(fake, "b")
     stop = threading.Event()
     result: list[bool] = []

@@ -68,7 +68,9 @@ def run(script: list[Any]) -> tuple[FakeServer, list[WatchEvent], Watcher]:
     stop = threading.Event()
     server = FakeServer(script, stop)
     events: list[WatchEvent] = []
-    watcher = Watcher(server, events.append, name="test", backoff=ExponentialBackoff(base=0.001, maximum=0.01))
+    watcher = Watcher(
+        server, events.append, name="test", backoff=ExponentialBackoff(base=0.001, maximum=0.01)
+    )
     thread = threading.Thread(target=watcher.run, args=(stop,))
     thread.start()
     thread.join(10)
@@ -121,7 +123,9 @@ def test_410_error_event_relists_and_reports_what_was_deleted_meanwhile() -> Non
     server, events, watcher = run(
         [
             ListResponse([obj("a", "1"), obj("b", "2")], "2"),
-            StreamResponse([{"type": "ERROR", "object": {"kind": "Status", "code": 410, "message": "too old"}}]),
+            StreamResponse(
+                [{"type": "ERROR", "object": {"kind": "Status", "code": 410, "message": "too old"}}]
+            ),
             ListResponse([obj("a", "1"), obj("c", "30")], "31"),
             StreamResponse([]),
         ]
@@ -166,8 +170,12 @@ def test_errors_back_off_and_resume_from_the_last_version_without_listing() -> N
 
 
 def test_an_initial_list_failure_is_retried() -> None:
-    server, events, watcher = run(
-        [ApiException(status=503, reason="Unavailable"), ListResponse([obj("a", "1")], "1"), StreamResponse([])]
+    _server, events, watcher = run(
+        [
+            ApiException(status=503, reason="Unavailable"),
+            ListResponse([obj("a", "1")], "1"),
+            StreamResponse([]),
+        ]
     )
     assert watcher.synced.is_set()
     assert [e.type for e in events] == ["ADDED"]
@@ -202,7 +210,8 @@ def test_stop_ends_the_loop_between_events() -> None:
         stop.set()
 
     server = FakeServer(
-        [ListResponse([], "1"), StreamResponse([{"type": "ADDED", "object": obj(n, "2")} for n in "abc"])], stop
+        [ListResponse([], "1"), StreamResponse([{"type": "ADDED", "object": obj(n, "2")} for n in "abc"])],
+        stop,
     )
     Watcher(server, handler, name="t").run(stop)
     assert seen == ["a"]

@@ -155,7 +155,9 @@ def test_many_threads_never_process_one_key_concurrently() -> None:
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(
-        st.tuples(st.sampled_from(["add", "after", "get", "done", "tick"]), st.integers(0, 3), st.integers(0, 5))
+        st.tuples(
+            st.sampled_from(["add", "after", "get", "done", "tick"]), st.integers(0, 3), st.integers(0, 5)
+        )
     )
 )
 def test_invariants_hold_for_any_sequence(ops: list[tuple[str, int, int]]) -> None:
