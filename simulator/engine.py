@@ -1,0 +1,372 @@
+"""The run loop: the fleet, the native HPAs and the real controller code on one virtual clock.
+
+Every ``step`` (15 s, the native HPA sync period) the world moves: outages start or end, pods finish
+starting or get scheduled, the load is shared over the ready pods, and every reachable cluster's HPA
+syncs. Then, unless the controller is in an outage, the controller runs exactly as in production:
+``controller.reconcile.reconcile_federated_hpa`` (observe through the MemberCluster ports, plan, execute)
+once per step and again at ``plan.requeue_after_seconds`` when that comes sooner, and the cron
+controller (``controller.cron.CronController``, when that module is present) at each rule's due time.
+The simulator never plans: it only plays the clusters and records what happened.
+
+A controller outage stops both controllers while member HPAs keep scaling within their last bounds;
+on resuming, the controller starts from what is stored (status, member HPAs), as a restarted process.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from controller.member_hpa import LABEL_OWNER_UID
+from controller.planner import PlannerConfig
+from controller.ports import ClusterIdentity
+from controller.reconcile import reconcile_federated_hpa
+from fhpa_api.models import FederatedHPA
+from simulator.clock import VirtualClock
+from simulator.cluster import SimulatedCluster, taints_from
+from simulator.control_plane import RecordedEvent, SimulatedControlPlane
+from simulator.load import Trace, share_load
+from simulator.scenario import Scenario
+
+MAX_PASSES_PER_STEP = 4
+"""Requeues sooner than a step run within it; bounded so a planner that always requeues at 0 s ends."""
+
+Progress = Callable[[float, float], None]
+"""Called now and then with (simulated seconds done, total)."""
+
+
+class SimulationError(RuntimeError):
+    """The controller code raised during a run: a bug to report, with the instant it happened."""
+
+
+@dataclass(frozen=True)
+class ClusterSample:
+    """One cluster during one step."""
+
+    replicas: int
+    ready: int
+    starting: int
+    pending: int
+    capacity: int
+    down: bool
+    hpa_min: int | None
+    hpa_max: int | None
+    hpa_desired: int | None
+    utilization: float  # CPU % of a ready pod, as its HPA saw it this step
+    served_rps: float
+
+
+@dataclass
+class StepSample:
+    t: float  # seconds since t=0
+    demand_rps: float
+    served_rps: float
+    oracle_rps: float
+    controller_up: bool
+    fhpa_min: int
+    fhpa_max: int
+    clusters: dict[str, ClusterSample]
+    actions: list[str] = field(default_factory=list)  # member writes the controller did this step
+
+
+@dataclass(frozen=True)
+class Violation:
+    t: float
+    kind: str  # member-min-above-max | replicas-to-unhealthy-cluster | max-sum-not-federated-max
+    detail: str
+
+
+@dataclass
+class RunResult:
+    scenario: Scenario
+    steps: list[StepSample]
+    violations: list[Violation]
+    events: list[RecordedEvent]
+    api_writes: dict[str, int]
+    controller_passes: int
+    controller_actions: int  # passes that wrote to member clusters
+    final: FederatedHPA | None
+
+    @property
+    def step_seconds(self) -> float:
+        return self.scenario.file.step
+
+
+class Simulation:
+    """One run of one scenario. ``run()`` may be called once."""
+
+    def __init__(self, scenario: Scenario, progress: Progress | None = None) -> None:
+        self.scenario = scenario
+        spec = scenario.file
+        self._progress = progress
+        self.clock = VirtualClock(spec.start)
+        fhpa = scenario.federated_hpa
+        self.namespace = fhpa.metadata.namespace or "default"
+        self.clusters: dict[str, SimulatedCluster] = {
+            c.name: SimulatedCluster(
+                ClusterIdentity(
+                    name=c.name,
+                    labels=c.labels,
+                    provider=c.provider,
+                    region=c.region,
+                    zone=c.zone,
+                    taints=taints_from([t.model_dump(exclude_none=True) for t in c.taints]),
+                ),
+                self.clock,
+                capacity=c.capacity,
+                pod_startup_s=c.pod_startup,
+                workload=fhpa.spec.scale_target_ref if c.workload else None,
+                namespace=self.namespace,
+                replicas=c.replicas,
+            )
+            for c in spec.clusters
+        }
+        self.control_plane = SimulatedControlPlane(self.clock, self.clusters)
+        self.fhpa_key = (self.namespace, fhpa.metadata.name or "")
+        self.control_plane.create(fhpa)
+        self.cron_keys = [
+            (self.namespace, self.control_plane.create(c).metadata.name or "")
+            for c in scenario.cron_federated_hpas
+        ]
+        self.config = PlannerConfig(**spec.planner.model_dump(exclude_none=True))
+        self.trace = Trace.from_points([(p.at, p.rps) for p in spec.load.trace])
+        self._cron_module: Any = _cron_module() if self.cron_keys else None
+        self._cron: Any = None
+        self._cron_due: dict[tuple[str, str], datetime | None] = {}
+        self._violations: list[Violation] = []
+        self._steps: list[StepSample] = []
+        self._passes = 0
+        self._action_passes = 0
+        self._settle_until = 0.0
+        self._last_pass_ok = False
+        self._was_down: dict[str, bool] = dict.fromkeys(self.clusters, False)
+        self._controller_was_up = True
+        self._seen_generation = 1
+        self._step_actions: list[str] = []
+
+    # --- the loop ---------------------------------------------------------------------------------
+
+    def run(self) -> RunResult:
+        spec = self.scenario.file
+        step, duration = spec.step, spec.duration
+        n_steps = int(duration // step)
+        for i in range(n_steps):
+            t = i * step
+            self._step(t, step)
+            if self._progress and i % 240 == 0:
+                self._progress(t, duration)
+        if self._progress:
+            self._progress(duration, duration)
+        return RunResult(
+            scenario=self.scenario,
+            steps=self._steps,
+            violations=self._violations,
+            events=list(self.control_plane.events),
+            api_writes={name: c.api_writes for name, c in self.clusters.items()},
+            controller_passes=self._passes,
+            controller_actions=self._action_passes,
+            final=self.control_plane.get_federated_hpa(*self.fhpa_key),
+        )
+
+    def _step(self, t: float, step: float) -> None:
+        self.clock.advance_to(t)
+        now = self.clock.now()
+        self._update_outages(t)
+        for cluster in self.clusters.values():
+            cluster.advance(now)
+        demand = self.trace.at(t)
+        share = share_load(demand, self._serving(), self.scenario.file.load.pod_capacity)
+        desired = {}
+        for name, cluster in self.clusters.items():
+            for result in cluster.sync_hpas(now, share.usage_per_pod_milli):
+                desired[name] = result.replicas
+        after = share_load(demand, self._serving(), self.scenario.file.load.pod_capacity)
+        controller_up = not any(w.covers(t) for w in self.scenario.file.controller_outages)
+        self._step_actions = []
+        if controller_up:
+            if not self._controller_was_up:
+                self._cron = None  # a restarted process: nothing kept in memory
+                self._settle_until = max(self._settle_until, t + 2 * step)
+            self._run_controllers(t, step)
+        else:
+            self._last_pass_ok = False
+        self._controller_was_up = controller_up
+        self._check_invariants(t, step)
+        self._record(t, demand, share.utilization_percent, after.served_by_cluster, controller_up)
+
+    def _update_outages(self, t: float) -> None:
+        grace = self.config.failover_grace_seconds + self.config.rejoin_hysteresis_seconds
+        for spec in self.scenario.file.clusters:
+            down = spec.down_at(t)
+            if down != self._was_down[spec.name]:
+                self._settle_until = max(self._settle_until, t + grace + 4 * self.scenario.file.step)
+            self.clusters[spec.name].set_down(down)
+            self._was_down[spec.name] = down
+
+    def _serving(self) -> dict[str, int]:
+        """Ready pods per cluster that takes traffic (a cluster in an outage takes none)."""
+        return {n: c.pods.ready for n, c in self.clusters.items() if not c.down and c.workload is not None}
+
+    # --- the controller ---------------------------------------------------------------------------
+
+    def _run_controllers(self, t: float, step: float) -> None:
+        """Controller passes and cron fires within [t, t + step), in time order."""
+        at = t
+        for _ in range(MAX_PASSES_PER_STEP):
+            self.clock.advance_to(at)
+            self._run_cron()
+            requeue = self._reconcile(at)
+            if requeue is None or at + requeue >= t + step:
+                break
+            at += requeue
+        self._run_cron_until(t + step)
+
+    def _reconcile(self, t: float) -> float | None:
+        fhpa = self.control_plane.get_federated_hpa(*self.fhpa_key)
+        if fhpa is None:
+            return None
+        if (fhpa.metadata.generation or 0) != self._seen_generation:
+            self._seen_generation = fhpa.metadata.generation or 0
+            self._settle_until = max(self._settle_until, t + 2 * self.scenario.file.step)
+
+        def on_action(kind: str, cluster: str, ok: bool) -> None:
+            if ok:
+                self._step_actions.append(f"{kind}/{cluster}")
+
+        try:
+            the_plan, result = reconcile_federated_hpa(
+                fhpa, self.clusters, self.control_plane, self.clock, self.config, on_action
+            )
+        except Exception as exc:  # a bug in the controller: stop with where and when
+            raise SimulationError(
+                f"the controller failed at t={t:.0f}s ({self.clock.now()}): {exc!r}"
+            ) from exc
+        self._passes += 1
+        if the_plan.has_member_writes:
+            self._action_passes += 1
+        self._last_pass_ok = result.ok
+        if result.conflict:
+            return 0.0
+        return the_plan.requeue_after_seconds
+
+    def _run_cron(self) -> None:
+        if self._cron_module is None:
+            return
+        now = self.clock.now()
+        if self._cron is None:
+            self._cron = self._cron_module.CronController(self.control_plane, default_time_zone="UTC")
+            self._cron_due = dict.fromkeys(self.cron_keys, now)  # a fresh process looks at every object
+        for key, due in sorted(self._cron_due.items()):
+            if due is not None and due <= now:
+                self._cron_due[key] = self._cron.reconcile(key[0], key[1], now)
+
+    def _run_cron_until(self, end: float) -> None:
+        """Fire cron rules that fall due before the next step at their own instant."""
+        if self._cron_module is None:
+            return
+        end_at = self.clock.at(end)
+        while True:
+            due = [d for d in self._cron_due.values() if d is not None and self.clock.now() < d < end_at]
+            if not due:
+                return
+            self.clock.advance_to((min(due) - self.clock.start).total_seconds())
+            self._run_cron()
+
+    # --- measuring --------------------------------------------------------------------------------
+
+    def _check_invariants(self, t: float, step: float) -> None:
+        fhpa = self.control_plane.get_federated_hpa(*self.fhpa_key)
+        uid = fhpa.metadata.uid if fhpa is not None else None
+        for name, cluster in self.clusters.items():
+            for hpa in cluster.hpas.values():
+                if hpa.min_replicas > hpa.max_replicas:
+                    self._violate(
+                        t,
+                        "member-min-above-max",
+                        f"{name}/{hpa.name}: min {hpa.min_replicas} > max {hpa.max_replicas}",
+                    )
+            if cluster.raises_while_down:
+                self._violate(
+                    t,
+                    "replicas-to-unhealthy-cluster",
+                    f"{name}: {cluster.raises_while_down} write(s) raising replicas or max while it was down",
+                )
+                cluster.raises_while_down = 0
+        if fhpa is None or fhpa.spec.assignment_type == "Duplicated":
+            return
+        if t < self._settle_until or not self._last_pass_ok:
+            return  # a transition: the controller is moving capacity or cannot reach everyone
+        maxes = {
+            name: hpa.max_replicas
+            for name, cluster in self.clusters.items()
+            for hpa in cluster.hpas.values()
+            if hpa.labels.get(LABEL_OWNER_UID) == uid
+        }
+        reachable = sum(m for n, m in maxes.items() if not self.clusters[n].down)
+        if fhpa.spec.max_replicas not in (sum(maxes.values()), reachable):
+            self._violate(
+                t,
+                "max-sum-not-federated-max",
+                f"member maxes {maxes} sum to {sum(maxes.values())}, "
+                f"FederatedHPA max is {fhpa.spec.max_replicas}",
+            )
+
+    def _violate(self, t: float, kind: str, detail: str) -> None:
+        self._violations.append(Violation(t, kind, detail))
+
+    def _record(
+        self, t: float, demand: float, utilization: float, served: dict[str, float], up: bool
+    ) -> None:
+        fhpa = self.control_plane.get_federated_hpa(*self.fhpa_key)
+        pod_capacity = self.scenario.file.load.pod_capacity
+        oracle_capacity = sum(
+            c.pods.capacity for c in self.clusters.values() if not c.down and c.workload is not None
+        )
+        samples = {}
+        for name, cluster in self.clusters.items():
+            hpa = next((h for h in cluster.hpas.values() if h.labels.get(LABEL_OWNER_UID)), None)
+            samples[name] = ClusterSample(
+                replicas=cluster.replicas,
+                ready=cluster.pods.ready,
+                starting=cluster.pods.starting_count,
+                pending=cluster.pods.pending,
+                capacity=cluster.pods.capacity,
+                down=cluster.down,
+                hpa_min=hpa.min_replicas if hpa else None,
+                hpa_max=hpa.max_replicas if hpa else None,
+                hpa_desired=hpa.status.desired_replicas if hpa else None,
+                utilization=0.0 if cluster.down or not cluster.pods.ready else utilization,
+                served_rps=served.get(name, 0.0),
+            )
+        self._steps.append(
+            StepSample(
+                t=t,
+                demand_rps=demand,
+                served_rps=min(demand, sum(served.values())),
+                oracle_rps=min(demand, oracle_capacity * pod_capacity),
+                controller_up=up,
+                fhpa_min=fhpa.spec.effective_min if fhpa else 0,
+                fhpa_max=fhpa.spec.max_replicas if fhpa else 0,
+                clusters=samples,
+                actions=list(self._step_actions),
+            )
+        )
+
+
+def _cron_module() -> Any:
+    try:
+        return importlib.import_module("controller.cron")
+    except ModuleNotFoundError as exc:
+        if exc.name != "controller.cron":
+            raise
+        raise SimulationError(
+            "this scenario has CronFederatedHPAs but controller.cron is not in this build"
+        ) from None
+
+
+def simulate(scenario: Scenario, progress: Progress | None = None) -> RunResult:
+    """Run ``scenario`` to its end."""
+    return Simulation(scenario, progress).run()
