@@ -112,3 +112,41 @@ def apply(
 
 def run(f: FederatedHPA, observations: list[ClusterObservation], now: datetime = T0) -> Plan:
     return plan(f, observations, now, CONFIG)
+
+
+def settle(
+    f: FederatedHPA, observations: list[ClusterObservation], now: datetime = T0
+) -> tuple[FederatedHPA, list[ClusterObservation], Plan]:
+    """Plan once and apply the plan: the fleet as the next pass sees it."""
+    p = plan(f, observations, now, CONFIG)
+    f2, o2 = apply(f, observations, p)
+    return f2, o2, p
+
+
+def update(observations: list[ClusterObservation], name: str, **fields: Any) -> list[ClusterObservation]:
+    """The fleet with one cluster's observation changed (HPA fields via hpa_*: desired, limited)."""
+    result = []
+    for o in observations:
+        if o.name != name:
+            result.append(o)
+            continue
+        hpa_fields = {k[4:]: fields.pop(k) for k in list(fields) if k.startswith("hpa_")}
+        changed = o.model_copy(update=fields)
+        if hpa_fields and changed.hpa is not None:
+            hpa_update: dict[str, Any] = {"current_replicas": changed.current_replicas}
+            if "desired" in hpa_fields:
+                hpa_update["desired_replicas"] = hpa_fields["desired"]
+            if "limited" in hpa_fields:
+                status = "True" if hpa_fields["limited"] else "False"
+                hpa_update["conditions"] = [Condition(type="ScalingLimited", status=status)]
+            changed = changed.model_copy(update={"hpa": changed.hpa.model_copy(update=hpa_update)})
+        result.append(changed)
+    return result
+
+
+def row(p: Plan, name: str) -> Any:
+    return next(r for r in p.status.clusters or [] if r.name == name)
+
+
+def reasons(p: Plan) -> list[str]:
+    return [e.reason for e in p.events]

@@ -1,0 +1,134 @@
+"""Prioritized scale-up cascade and scale-down pinning (DESIGN §4), through the planner."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from tests.controller.planning_builders import (
+    T0,
+    bounds,
+    fhpa,
+    hpa_bounds,
+    obs,
+    reasons,
+    row,
+    run,
+    settle,
+    update,
+    writes,
+)
+
+S = timedelta(seconds=1)
+
+
+def seed_scale_up_fleet(scaling_to_zero: bool):
+    """Seed 002's scale-up: member1 8..23 (priority 2), member2 1..1 (priority 1)."""
+    f = fhpa(
+        "Prioritized",
+        8,
+        24,
+        priorities={"member1": 2, "member2": 1},
+        autoscaleMultiClusterDelay=30,
+        scalingToZero=scaling_to_zero,
+    )
+    f, fleet, p = settle(f, [obs("member1", 15, 20), obs("member2", 0, 1)])
+    assert bounds(p) == {"member1": (8, 23), "member2": (1, 1)}
+    # the load grows: member1's HPA wants 16, 10 are ready and 6 cannot be scheduled
+    fleet = update(
+        fleet, "member1", current_replicas=16, ready_replicas=10, pending_replicas=6, hpa_desired=16
+    )
+    return f, fleet
+
+
+def test_seed_scale_up_waits_for_the_delay_then_moves_max_down_the_priorities() -> None:
+    f, fleet = seed_scale_up_fleet(scaling_to_zero=True)
+    first = run(f, fleet, T0 + 10 * S)
+    assert not first.has_member_writes  # pending for 0 s: the cluster-autoscaler gets its chance
+    assert row(first, "member1").pending_since == T0 + 10 * S
+    assert first.requeue_after_seconds == 30  # the end of the delay
+    f = f.model_copy(update={"status": first.status})
+    moved = run(f, fleet, T0 + 40 * S)
+    assert bounds(moved) == {"member1": (8, 10), "member2": (1, 14)}
+    assert hpa_bounds(moved) == {"member1": (8, 10), "member2": (1, 14)}
+    assert writes(moved) == {"member2": 1}  # raised to at least 1, also with scalingToZero
+    assert row(moved, "member1").state == "Saturated"
+    assert "ScaledAcrossClusters" in reasons(moved)
+
+
+def test_seed_scale_up_without_scaling_to_zero_writes_no_replicas() -> None:
+    f, fleet = seed_scale_up_fleet(scaling_to_zero=False)
+    assert next(o for o in fleet if o.name == "member2").current_replicas == 1  # the initial replicas
+    f = f.model_copy(update={"status": run(f, fleet, T0 + 10 * S).status})
+    moved = run(f, fleet, T0 + 40 * S)
+    assert bounds(moved) == {"member1": (8, 10), "member2": (1, 14)}
+    assert writes(moved) == {}
+
+
+def test_pending_that_clears_before_the_delay_moves_nothing() -> None:
+    f, fleet = seed_scale_up_fleet(scaling_to_zero=False)
+    f = f.model_copy(update={"status": run(f, fleet, T0 + 10 * S).status})
+    cleared = update(fleet, "member1", ready_replicas=16, pending_replicas=0)
+    p = run(f, cleared, T0 + 40 * S)
+    assert not p.has_member_writes
+    assert row(p, "member1").pending_since is None
+
+
+def test_scale_up_cascades_to_the_third_priority() -> None:
+    f = fhpa("Prioritized", 1, 30, priorities={"a": 3, "b": 2, "c": 1})
+    f, fleet, p = settle(f, [obs("a", 5, 10), obs("b", 1, 10), obs("c", 1, 10)])
+    assert bounds(p) == {"a": (1, 10), "b": (1, 10), "c": (1, 10)}
+    fleet = update(fleet, "a", current_replicas=10, ready_replicas=8, pending_replicas=2)
+    f, fleet, p = settle(f, fleet, T0 + S)
+    assert bounds(p) == {"a": (1, 8), "b": (1, 12), "c": (1, 10)}
+    # b grows into its new max and saturates too: a stays capped, b's surplus goes on to c
+    fleet = update(fleet, "a", current_replicas=8, pending_replicas=0)
+    fleet = update(fleet, "b", current_replicas=12, ready_replicas=9, pending_replicas=3)
+    p = run(f, fleet, T0 + 2 * S)
+    assert bounds(p) == {"a": (1, 8), "b": (1, 9), "c": (1, 13)}
+
+
+def seed_scale_down_fleet():
+    """Seed 002's scale-down: priorities 3/2/1 running 4/9/4, load falling everywhere."""
+    f = fhpa("Prioritized", 1, 17, priorities={"c1": 3, "c2": 2, "c3": 1})
+    f, fleet, p = settle(f, [obs("c1", 4, 4), obs("c2", 9, 9), obs("c3", 4, 4)])
+    assert bounds(p) == {"c1": (1, 4), "c2": (1, 9), "c3": (1, 4)}
+    for name in ("c1", "c2", "c3"):
+        fleet = update(fleet, name, hpa_desired=2)
+    return f, fleet
+
+
+def test_seed_scale_down_pins_higher_priorities_while_lower_ones_drain() -> None:
+    f, fleet = seed_scale_down_fleet()
+    f, fleet, p = settle(f, fleet, T0 + S)
+    # the controller writes no replicas: it raises the higher clusters' HPA min to what they run
+    assert writes(p) == {}
+    assert hpa_bounds(p) == {"c1": (4, 4), "c2": (9, 9)}
+    assert row(p, "c1").pinned_min_replicas == 4 and row(p, "c2").pinned_min_replicas == 9
+    assert row(p, "c1").min_replicas == 1  # the assigned min is remembered
+    assert reasons(p).count("Pinned") == 2
+    # c3's HPA brings it to its min: c2 is released, c1 stays pinned while c2 is above its min
+    fleet = update(fleet, "c3", current_replicas=1, hpa_desired=1)
+    f, fleet, p = settle(f, fleet, T0 + 2 * S)
+    assert hpa_bounds(p) == {"c2": (1, 9)}
+    assert row(p, "c2").pinned_min_replicas is None and row(p, "c1").pinned_min_replicas == 4
+    # c2 drains to its min: c1 is released and the unused max flows back up to it, as far as c1 has room
+    fleet = update(fleet, "c2", current_replicas=1, hpa_desired=1)
+    fleet = update(fleet, "c1", available_replicas=20)
+    f, fleet, p = settle(f, fleet, T0 + 3 * S)
+    assert row(p, "c1").pinned_min_replicas is None
+    assert bounds(p) == {"c1": (1, 15), "c2": (1, 1), "c3": (1, 1)}
+    assert "Unpinned" in reasons(p) and "Optimized" in reasons(p)
+
+
+def test_no_pins_while_the_load_is_steady() -> None:
+    f = fhpa("Prioritized", 1, 17, priorities={"c1": 3, "c2": 2, "c3": 1})
+    f, fleet, _ = settle(f, [obs("c1", 4, 4), obs("c2", 9, 9), obs("c3", 4, 4)])
+    assert not run(f, fleet, T0 + S).has_member_writes
+
+
+def test_a_restarted_controller_keeps_the_pins() -> None:
+    f, fleet = seed_scale_down_fleet()
+    f, fleet, _ = settle(f, fleet, T0 + S)
+    again = run(f, fleet, T0 + 2 * S)  # same status, same fleet: nothing repeated, nothing lost
+    assert not again.has_member_writes
+    assert row(again, "c1").pinned_min_replicas == 4
