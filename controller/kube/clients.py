@@ -41,6 +41,11 @@ class KubeconfigError(ValueError):
     """The kubeconfig cannot be used; the message says what is wrong, never what it contains."""
 
 
+class AccessDeniedError(ClusterUnreachableError):
+    """HTTP 401/403: the cluster answers but will not serve us. Unreachable for failover purposes; a
+    caller that can do without one optional read (node capacity) tells it apart from an outage."""
+
+
 class RequestRejectedError(PortError):
     """The cluster answered and refused the request (400, 422, ...): a bug or a policy, not an outage."""
 
@@ -248,7 +253,7 @@ def map_error(cluster: str, exc: BaseException, what: str = "") -> PortError:
         if status == 410:
             return GoneError(f"cluster {cluster}: {prefix}{detail or 'gone'}")
         if status in (401, 403):
-            return ClusterUnreachableError(cluster, f"{prefix}credentials rejected (HTTP {status})")
+            return AccessDeniedError(cluster, f"{prefix}credentials rejected (HTTP {status})")
         if status == 0 or status == 429 or status >= 500:
             # status 0: the client failed before a response (TLS); its reason names the error type
             reason = f"HTTP {status}" if status else "TLS or transport error"

@@ -1,0 +1,464 @@
+"""A member cluster (controller.ports.MemberCluster) on the official ``kubernetes`` client.
+
+What it reads: the workload through its scale subresource (replicas and the pod selector, for any
+kind that has one, found through discovery), the workload's pod template (for capacity), the pods
+the selector picks (ready, and unschedulable: PodScheduled False with reason Unschedulable), nodes
+and all pods (for the capacity estimate, cached briefly because every FederatedHPA asks), and the
+HorizontalPodAutoscalers of the namespace (autoscaling/v2, or v2beta2 on clusters without v2).
+
+What it writes, and how it stays safe with other writers:
+- the member HPA: created with POST (an existing one answers 409, so two writers never both
+  create), replaced with PUT carrying the resourceVersion it read (a change in between answers 409:
+  ConflictError, the caller re-reads and re-plans), deleted with uid and resourceVersion
+  preconditions. Every write names the field manager ``federated-hpa``.
+- an HPA we do not own is never written: not one under our name without our labels, and none of
+  ours beside another HPA that targets the same workload (DESIGN §1): NotOwnedError.
+- workload replicas only through the scale subresource, with the Scale's resourceVersion.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from controller import capacity
+from controller.errors import ClusterUnreachableError, NotFoundError, NotOwnedError
+from controller.kube.clients import AccessDeniedError, KubeClient
+from controller.member_hpa import (
+    ANNOTATION_DIGEST,
+    FIELD_MANAGER,
+    LABEL_MANAGED_BY,
+    LABEL_OWNER_NAME,
+    LABEL_OWNER_NAMESPACE,
+    LABEL_OWNER_UID,
+    hpa_name,
+    owner_labels,
+    template_digest,
+)
+from controller.observation import ClusterObservation, MemberHPAObservation
+from controller.ports import ClusterIdentity
+from fhpa_api.models import Condition, CrossVersionObjectReference, FederatedHPA
+
+log = logging.getLogger(__name__)
+
+HPA_VERSIONS = ("v2", "v2beta2")  # preferred first
+_DEFAULT_API_VERSIONS = {"Deployment": "apps/v1", "StatefulSet": "apps/v1", "ReplicaSet": "apps/v1"}
+_TERMINAL = ("Succeeded", "Failed")
+
+
+@dataclass(frozen=True)
+class ResolvedKind:
+    """Where a kind lives in one cluster, from discovery."""
+
+    group: str
+    version: str
+    plural: str
+    namespaced: bool
+    scalable: bool
+
+    def path(self, namespace: str | None, name: str | None = None, sub: str | None = None) -> str:
+        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        if self.namespaced and namespace:
+            base += f"/namespaces/{namespace}"
+        base += f"/{self.plural}"
+        if name:
+            base += f"/{name}"
+        if sub:
+            base += f"/{sub}"
+        return base
+
+
+@dataclass
+class _CapacitySnapshot:
+    taken: float
+    nodes: list[capacity.NodeInfo]
+    pods: list[dict[str, Any]]
+
+
+def _split_api_version(api_version: str) -> tuple[str, str]:
+    group, _, version = api_version.rpartition("/")
+    return group, version
+
+
+def _labels(obj: Mapping[str, Any]) -> dict[str, str]:
+    return dict((obj.get("metadata") or {}).get("labels") or {})
+
+
+def owns(hpa: Mapping[str, Any], fhpa: FederatedHPA) -> bool:
+    """An HPA is ours when it carries this FederatedHPA's uid, or when it is labelled as made by this
+    controller for a FederatedHPA of the same namespace and name (one deleted and created again while
+    a cluster was unreachable): that one is adopted rather than left to block the new owner."""
+    labels = _labels(hpa)
+    if fhpa.metadata.uid and labels.get(LABEL_OWNER_UID) == fhpa.metadata.uid:
+        return True
+    return (
+        labels.get(LABEL_MANAGED_BY) == FIELD_MANAGER
+        and labels.get(LABEL_OWNER_NAMESPACE) == (fhpa.metadata.namespace or "")
+        and labels.get(LABEL_OWNER_NAME) == (fhpa.metadata.name or "")
+    )
+
+
+def targets(hpa: Mapping[str, Any], ref: CrossVersionObjectReference) -> bool:
+    """Whether an HPA scales the workload ``ref`` names (same group, kind and name; any version)."""
+    theirs = (hpa.get("spec") or {}).get("scaleTargetRef") or {}
+    if theirs.get("kind") != ref.kind or theirs.get("name") != ref.name:
+        return False
+    mine = _split_api_version(ref.api_version or _DEFAULT_API_VERSIONS.get(ref.kind, ""))[0]
+    return _split_api_version(theirs.get("apiVersion") or "")[0] == mine
+
+
+def _conditions(raw: list[Mapping[str, Any]] | None) -> list[Condition]:
+    out = []
+    for cond in raw or []:
+        try:
+            out.append(Condition.model_validate({k: v for k, v in cond.items() if k != "observedGeneration"}))
+        except ValidationError:
+            continue  # a condition we cannot read must not make the cluster unobservable
+    return out
+
+
+def hpa_observation(hpa: Mapping[str, Any], owned: bool) -> MemberHPAObservation:
+    spec, status = hpa.get("spec") or {}, hpa.get("status") or {}
+    meta = hpa.get("metadata") or {}
+    return MemberHPAObservation(
+        name=meta.get("name", ""),
+        owned=owned,
+        min_replicas=int(spec.get("minReplicas", 1)),
+        max_replicas=int(spec.get("maxReplicas", 0)),
+        current_replicas=int(status.get("currentReplicas") or 0),
+        desired_replicas=int(status.get("desiredReplicas") or 0),
+        template_digest=(meta.get("annotations") or {}).get(ANNOTATION_DIGEST),
+        conditions=_conditions(status.get("conditions")),
+    )
+
+
+def pod_counts(pods: Sequence[Mapping[str, Any]]) -> tuple[int, int, int]:
+    """(ready, unschedulable, running-on-a-node) among a workload's pods; terminating pods are not ready."""
+    ready = pending = running = 0
+    for pod in pods:
+        status, meta = pod.get("status") or {}, pod.get("metadata") or {}
+        if status.get("phase") in _TERMINAL:
+            continue
+        conds = {c.get("type"): c for c in status.get("conditions") or []}
+        scheduled = conds.get("PodScheduled") or {}
+        if scheduled.get("status") == "False" and scheduled.get("reason") == "Unschedulable":
+            pending += 1
+            continue
+        if (pod.get("spec") or {}).get("nodeName"):
+            running += 1
+        if (conds.get("Ready") or {}).get("status") == "True" and not meta.get("deletionTimestamp"):
+            ready += 1
+    return ready, pending, running
+
+
+def selector_string(selector: Any) -> str:
+    """A LabelSelector (dict) or selector string as the labelSelector query string."""
+    if isinstance(selector, str):
+        return selector
+    if not isinstance(selector, Mapping):
+        return ""
+    terms = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
+    for expr in selector.get("matchExpressions") or []:
+        op, key, values = expr.get("operator"), expr.get("key"), ",".join(expr.get("values") or [])
+        if op in ("In", "NotIn"):
+            terms.append(f"{key} {op.lower()} ({values})")
+        elif op == "Exists":
+            terms.append(str(key))
+        elif op == "DoesNotExist":
+            terms.append(f"!{key}")
+    return ",".join(terms)
+
+
+class KubeMemberCluster:
+    """One member cluster through a KubeClient. Thread-safe: reconciles of different objects may share it."""
+
+    def __init__(
+        self,
+        identity: ClusterIdentity,
+        client: KubeClient,
+        capacity_ttl_seconds: float = 10.0,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._identity = identity
+        self.client = client
+        self.capacity_ttl_seconds = capacity_ttl_seconds
+        self._monotonic = monotonic
+        self._lock = threading.Lock()
+        self._kinds: dict[tuple[str, str], ResolvedKind] = {}
+        self._hpa_version: str | None = None
+        self._capacity: _CapacitySnapshot | None = None
+        self.last_probe_error: str | None = None
+
+    @property
+    def identity(self) -> ClusterIdentity:
+        return self._identity
+
+    @property
+    def name(self) -> str:
+        return self._identity.name
+
+    def close(self) -> None:
+        self.client.close()
+
+    # --- health ----------------------------------------------------------------------------------
+
+    def probe(self) -> bool:
+        ok, detail = self.client.probe()
+        self.last_probe_error = None if ok else detail
+        return ok
+
+    # --- discovery -------------------------------------------------------------------------------
+
+    def resolve(self, api_version: str, kind: str) -> ResolvedKind | None:
+        """The resource serving ``kind`` in ``api_version``; None when the cluster does not serve it."""
+        key = (api_version, kind)
+        cached = self._kinds.get(key)
+        if cached is not None:
+            return cached
+        group, version = _split_api_version(api_version)
+        path = f"/apis/{group}/{version}" if group else f"/api/{version}"
+        listing = self.client.find(path)
+        if not isinstance(listing, dict):
+            return None
+        names = {r.get("name") for r in listing.get("resources") or []}
+        for res in listing.get("resources") or []:
+            if res.get("kind") == kind and "/" not in res.get("name", ""):
+                plural = res["name"]
+                resolved = ResolvedKind(
+                    group, version, plural, bool(res.get("namespaced")), f"{plural}/scale" in names
+                )
+                self._kinds[key] = resolved
+                return resolved
+        return None
+
+    def hpa_version(self) -> str:
+        """autoscaling/v2 where served, else v2beta2 (clusters before 1.23); cached per client."""
+        if self._hpa_version is None:
+            group = self.client.find("/apis/autoscaling") or {}
+            served = (
+                {v.get("version") for v in group.get("versions") or []} if isinstance(group, dict) else set()
+            )
+            chosen = next((v for v in HPA_VERSIONS if v in served), None)
+            if chosen is None:
+                raise ClusterUnreachableError(
+                    self.name, "serves neither autoscaling/v2 nor autoscaling/v2beta2"
+                )
+            self._hpa_version = chosen
+        return self._hpa_version
+
+    def _hpa_path(self, namespace: str, name: str | None = None) -> str:
+        base = f"/apis/autoscaling/{self.hpa_version()}/namespaces/{namespace}/horizontalpodautoscalers"
+        return f"{base}/{name}" if name else base
+
+    def _target(self, ref: CrossVersionObjectReference) -> ResolvedKind | None:
+        api_version = ref.api_version or _DEFAULT_API_VERSIONS.get(ref.kind)
+        if not api_version:
+            return None
+        resolved = self.resolve(api_version, ref.kind)
+        return resolved if resolved is not None and resolved.scalable else None
+
+    # --- observe ---------------------------------------------------------------------------------
+
+    def observe(self, fhpa: FederatedHPA) -> ClusterObservation:
+        namespace = fhpa.metadata.namespace or "default"
+        ref = fhpa.spec.scale_target_ref
+        hpa = self._observe_hpa(fhpa, namespace)
+        ident = self._identity
+        base: dict[str, Any] = {
+            "name": ident.name,
+            "labels": ident.labels,
+            "provider": ident.provider,
+            "region": ident.region,
+            "zone": ident.zone,
+            "taints": ident.taints,
+            "healthy": True,
+            "hpa": hpa,
+        }
+        kind = self._target(ref)
+        scale = self.client.find(kind.path(namespace, ref.name, "scale")) if kind else None
+        if kind is None or not isinstance(scale, dict):
+            return ClusterObservation(**base, workload_found=False)
+        workload = self.client.find(kind.path(namespace, ref.name)) or {}
+        selector = (scale.get("status") or {}).get("selector") or selector_string(
+            (workload.get("spec") or {}).get("selector")
+        )
+        pods: list[dict[str, Any]] = []
+        if selector:
+            pods = self.client.get(f"/api/v1/namespaces/{namespace}/pods", labelSelector=selector).get(
+                "items", []
+            )
+        ready, pending, running = pod_counts(pods)
+        template = ((workload.get("spec") or {}).get("template") or {}).get("spec")
+        return ClusterObservation(
+            **base,
+            workload_found=True,
+            current_replicas=int((scale.get("spec") or {}).get("replicas") or 0),
+            ready_replicas=ready,
+            pending_replicas=pending,
+            available_replicas=self._available(template, running),
+        )
+
+    def _observe_hpa(self, fhpa: FederatedHPA, namespace: str) -> MemberHPAObservation | None:
+        """A foreign HPA on the workload is reported first (the conflict must show), then ours by name."""
+        mine, foreign = self._hpas(fhpa, namespace)
+        if foreign is not None:
+            return hpa_observation(foreign, owned=False)
+        if mine is not None:
+            return hpa_observation(mine, owned=owns(mine, fhpa))
+        return None
+
+    def _hpas(
+        self, fhpa: FederatedHPA, namespace: str
+    ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """(the HPA under our name, another HPA that targets the same workload and is not ours)."""
+        items = self.client.get(self._hpa_path(namespace)).get("items", [])
+        name = hpa_name(fhpa)
+        mine = next((h for h in items if h["metadata"]["name"] == name), None)
+        foreign = next(
+            (
+                h
+                for h in items
+                if h["metadata"]["name"] != name
+                and targets(h, fhpa.spec.scale_target_ref)
+                and not owns(h, fhpa)
+            ),
+            None,
+        )
+        return mine, foreign
+
+    def _available(self, template: Mapping[str, Any] | None, running: int) -> int | None:
+        """Replicas the cluster can hold; None (unknown) without a pod template or rights to list nodes."""
+        if not isinstance(template, Mapping):
+            return None
+        try:
+            snap = self._capacity_snapshot()
+        except AccessDeniedError as exc:
+            log.warning(
+                "Capacity unknown: nodes or pods not readable",
+                extra={"cluster": self.name, "error": str(exc)},
+            )
+            return None
+        try:
+            return capacity.available_replicas(snap.nodes, snap.pods, template, running)
+        except ValueError as exc:  # a quantity the cluster reports but we cannot read
+            log.warning("Capacity unknown: bad quantity", extra={"cluster": self.name, "error": str(exc)})
+            return None
+
+    def _capacity_snapshot(self) -> _CapacitySnapshot:
+        with self._lock:
+            snap = self._capacity
+            if snap is not None and self._monotonic() - snap.taken < self.capacity_ttl_seconds:
+                return snap
+        nodes = [capacity.node_info(n) for n in self.client.get("/api/v1/nodes").get("items", [])]
+        pods = self.client.get("/api/v1/pods", fieldSelector="status.phase!=Succeeded,status.phase!=Failed")
+        snap = _CapacitySnapshot(self._monotonic(), nodes, pods.get("items", []))
+        with self._lock:
+            self._capacity = snap
+        return snap
+
+    # --- member HPA ------------------------------------------------------------------------------
+
+    def apply_hpa(self, fhpa: FederatedHPA, spec: dict[str, object]) -> None:
+        namespace = fhpa.metadata.namespace or "default"
+        name = hpa_name(fhpa)
+        mine, foreign = self._hpas(fhpa, namespace)
+        if foreign is not None:
+            raise NotOwnedError(
+                f"cluster {self.name}: HPA {namespace}/{foreign['metadata']['name']} already targets "
+                f"{fhpa.spec.scale_target_ref.kind}/{fhpa.spec.scale_target_ref.name}; remove it to let "
+                "this FederatedHPA manage the workload"
+            )
+        if mine is not None and not owns(mine, fhpa):
+            raise NotOwnedError(
+                f"cluster {self.name}: HPA {namespace}/{name} exists and was not made for this FederatedHPA"
+            )
+        labels = {**(_labels(mine) if mine else {}), **owner_labels(fhpa)}
+        annotations = {**((mine or {}).get("metadata", {}).get("annotations") or {})}
+        annotations[ANNOTATION_DIGEST] = template_digest(fhpa)
+        if (
+            mine is not None
+            and mine.get("spec") == spec
+            and _labels(mine) == labels
+            and ((mine["metadata"].get("annotations") or {}) == annotations)
+        ):
+            return  # already as planned: no write, no new resourceVersion
+        metadata: dict[str, Any] = {
+            "name": name,
+            "namespace": namespace,
+            "labels": labels,
+            "annotations": annotations,
+        }
+        body = {
+            "apiVersion": f"autoscaling/{self.hpa_version()}",
+            "kind": "HorizontalPodAutoscaler",
+            "metadata": metadata,
+            "spec": spec,
+        }
+        if mine is None:
+            self.client.request("POST", self._hpa_path(namespace), {"fieldManager": FIELD_MANAGER}, body)
+            log.info("Created member HPA", extra={"cluster": self.name, "object": f"{namespace}/{name}"})
+            return
+        metadata["resourceVersion"] = mine["metadata"]["resourceVersion"]
+        self.client.request("PUT", self._hpa_path(namespace, name), {"fieldManager": FIELD_MANAGER}, body)
+        log.info("Updated member HPA", extra={"cluster": self.name, "object": f"{namespace}/{name}"})
+
+    def delete_hpa(self, fhpa: FederatedHPA) -> None:
+        namespace = fhpa.metadata.namespace or "default"
+        name = hpa_name(fhpa)
+        existing = self.client.find(self._hpa_path(namespace, name))
+        if not isinstance(existing, dict):
+            return
+        if not owns(existing, fhpa):
+            log.info(
+                "Left member HPA alone: not ours",
+                extra={"cluster": self.name, "object": f"{namespace}/{name}"},
+            )
+            return
+        meta = existing["metadata"]
+        options = {
+            "apiVersion": "v1",
+            "kind": "DeleteOptions",
+            "preconditions": {"uid": meta["uid"], "resourceVersion": meta["resourceVersion"]},
+        }
+        try:
+            self.client.request("DELETE", self._hpa_path(namespace, name), body=options)
+        except NotFoundError:
+            return
+        log.info("Deleted member HPA", extra={"cluster": self.name, "object": f"{namespace}/{name}"})
+
+    # --- scale -----------------------------------------------------------------------------------
+
+    def scale_workload(self, namespace: str, target: CrossVersionObjectReference, replicas: int) -> None:
+        if replicas < 0:
+            raise ValueError(f"replicas must be >= 0, got {replicas}")
+        kind = self._target(target)
+        if kind is None:
+            raise NotFoundError(
+                f"cluster {self.name}: {target.api_version or ''} {target.kind} is not served "
+                "with a scale subresource"
+            )
+        path = kind.path(namespace, target.name, "scale")
+        scale = self.client.get(path)
+        if int((scale.get("spec") or {}).get("replicas") or 0) == replicas:
+            return
+        body = {
+            "apiVersion": scale.get("apiVersion", "autoscaling/v1"),
+            "kind": "Scale",
+            "metadata": {
+                "name": target.name,
+                "namespace": namespace,
+                "resourceVersion": scale["metadata"]["resourceVersion"],
+            },
+            "spec": {"replicas": replicas},
+        }
+        self.client.request("PUT", path, {"fieldManager": FIELD_MANAGER}, body)
+        log.info(
+            "Scaled workload",
+            extra={"cluster": self.name, "object": f"{namespace}/{target.name}", "replicas": replicas},
+        )
