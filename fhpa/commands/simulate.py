@@ -46,9 +46,9 @@ class _Progress:
 
     def __call__(self, done: float, total: float) -> None:
         now = time.monotonic()
-        if now - self.started < PROGRESS_AFTER_S or now - self.last < 1.0:
-            if not (done >= total and self.shown):
-                return
+        quiet = now - self.started < PROGRESS_AFTER_S or now - self.last < 1.0
+        if quiet and not (done >= total and self.shown):
+            return
         self.last, self.shown = now, True
         print(f"  {self.label}: {done / 3600:.1f}h of {total / 3600:.1f}h simulated", file=sys.stderr)
 
