@@ -80,7 +80,7 @@ def _check_type_meta(obj: dict[str, Any], report: Report) -> str | None:
     if api_version != API_VERSION:
         report.error("apiVersion", f"{api_version!r} is not supported: use {API_VERSION}")
     kind = obj.get("kind")
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         report.error("kind", f"{kind!r} is not supported: use {FEDERATED_HPA} or {CRON_FEDERATED_HPA}")
         return None
     return str(kind)

@@ -116,7 +116,7 @@ def _foreign(doc: Any) -> bool:
 
     A document that names one of our kinds, or our group with a misspelt kind, is always checked.
     """
-    if not isinstance(doc, dict) or doc.get("kind") in KINDS:
+    if not isinstance(doc, dict) or str(doc.get("kind")) in KINDS:
         return False
     api_version = doc.get("apiVersion")
     if not isinstance(api_version, str):
