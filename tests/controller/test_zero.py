@@ -1,0 +1,103 @@
+"""Scaling clusters to and from zero (DESIGN §4, scalingToZero)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from tests.controller.planning_builders import T0, bounds, fhpa, obs, reasons, run, settle, update, writes
+
+S = timedelta(seconds=1)
+
+
+def idle_fleet(policy: str, **prefs):
+    """Three clusters idling at their mins 2/1/1 (F.min 2, so the mins exceed it by 2)."""
+    f = fhpa(policy, 2, 12, scalingToZero=True, **prefs)
+    f, fleet, p = settle(f, [obs("a", 2, 10), obs("b", 1, 6), obs("c", 1, 3)])
+    mins = {n: lo for n, (lo, _) in bounds(p).items()}
+    for name, lo in mins.items():  # every HPA sits at its min and wants fewer
+        fleet = update(fleet, name, current_replicas=lo, ready_replicas=lo, hpa_desired=lo, hpa_limited=True)
+    return f, fleet, mins
+
+
+def test_static_weighted_sends_the_smallest_weight_to_zero() -> None:
+    f, fleet, mins = idle_fleet("StaticWeighted", weights={"a": 3, "b": 2, "c": 1})
+    assert mins == {"a": 2, "b": 1, "c": 1}
+    p = run(f, fleet, T0 + S)
+    assert writes(p) == {"c": 0}
+    assert "ScaledToZero" in reasons(p)
+
+
+def test_dynamic_weighted_sends_the_smallest_available_to_zero() -> None:
+    f, fleet, _ = idle_fleet("DynamicWeighted")
+    assert writes(run(f, fleet, T0 + S)) == {"c": 0}
+
+
+def test_prioritized_sends_the_lowest_priority_to_zero() -> None:
+    f, fleet, _ = idle_fleet("Prioritized", priorities={"a": 1, "b": 3, "c": 2})
+    p = run(f, fleet, T0 + S)
+    assert writes(p) == {"a": 0}
+
+
+def test_aggregated_sends_the_smallest_replicas_to_zero() -> None:
+    f = fhpa("Aggregated", 3, 12, scalingToZero=True)
+    f, fleet, p = settle(f, [obs("a", 1, 3), obs("b", 1, 3), obs("c", 3, 6)])
+    for name, (lo, _) in bounds(p).items():
+        fleet = update(fleet, name, current_replicas=lo, ready_replicas=lo, hpa_desired=lo, hpa_limited=True)
+    assert writes(run(f, fleet, T0 + S)) == {"b": 0}  # a and b tie at 1: the name that sorts last
+
+
+def test_one_cluster_at_a_time_and_never_below_federated_min() -> None:
+    f, fleet, _ = idle_fleet("StaticWeighted", weights={"a": 3, "b": 2, "c": 1})
+    f, fleet, _ = settle(f, fleet, T0 + S)  # c -> 0
+    f, fleet, p = settle(f, fleet, T0 + 2 * S)
+    assert writes(p) == {"b": 0}  # running 2 + 1 > F.min 2: b goes next
+    p = run(f, fleet, T0 + 3 * S)
+    assert writes(p) == {}  # a alone carries F.min
+
+
+def test_no_zero_while_a_hpa_wants_more() -> None:
+    f, fleet, _ = idle_fleet("StaticWeighted", weights={"a": 3, "b": 2, "c": 1})
+    fleet = update(fleet, "a", hpa_desired=2, hpa_limited=False)
+    assert writes(run(f, fleet, T0 + S)) == {}
+
+
+def test_no_zero_without_scaling_to_zero() -> None:
+    f = fhpa("StaticWeighted", 2, 12, weights={"a": 3, "b": 2, "c": 1})
+    f, fleet, p = settle(f, [obs("a", 2, 10), obs("b", 1, 6), obs("c", 1, 3)])
+    for name, (lo, _) in bounds(p).items():
+        fleet = update(fleet, name, current_replicas=lo, hpa_desired=lo, hpa_limited=True)
+    assert writes(run(f, fleet, T0 + S)) == {}
+
+
+def at_zero_fleet(policy: str, **prefs):
+    f = fhpa(policy, 1, 12, scalingToZero=True, **prefs)
+    f, fleet, p = settle(f, [obs("a", 3, 10), obs("b", 0, 10), obs("c", 0, 10)])
+    assert writes(p) == {}  # clusters at 0 stay there with scalingToZero
+    return f, fleet, bounds(p)
+
+
+def test_scaling_from_zero_raises_every_zero_cluster_when_a_running_hpa_is_at_max() -> None:
+    f, fleet, table = at_zero_fleet("StaticWeighted", weights={"a": 1, "b": 1, "c": 1})
+    hi = table["a"][1]
+    fleet = update(fleet, "a", current_replicas=hi, ready_replicas=hi, hpa_desired=hi + 3, hpa_limited=True)
+    p = run(f, fleet, T0 + S)
+    assert writes(p) == {"b": table["b"][0], "c": table["c"][0]}
+    assert "ScaledFromZero" in reasons(p)
+
+
+def test_prioritized_scaling_from_zero_raises_only_the_highest_priority_zero_cluster() -> None:
+    f, fleet, table = at_zero_fleet("Prioritized", priorities={"a": 3, "b": 1, "c": 2})
+    hi = table["a"][1]
+    fleet = update(fleet, "a", current_replicas=hi, ready_replicas=hi, hpa_desired=hi + 3, hpa_limited=True)
+    p = run(f, fleet, T0 + S)
+    assert writes(p) == {"c": table["c"][0]}
+
+
+def test_scaling_from_zero_on_pending_pods_past_the_delay() -> None:
+    f = fhpa("DynamicWeighted", 1, 12, scalingToZero=True, autoscaleMultiClusterDelay=20)
+    f, fleet, p = settle(f, [obs("a", 3, 6), obs("b", 0, 6)])
+    fleet = update(fleet, "a", current_replicas=5, ready_replicas=3, pending_replicas=2)
+    f, fleet, p = settle(f, fleet, T0 + S)
+    assert writes(p) == {}
+    p = run(f, fleet, T0 + 21 * S)
+    assert writes(p)["b"] >= 1
