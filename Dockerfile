@@ -1,0 +1,32 @@
+# One image for both processes:
+#   fhpa webhook serve --cert-dir /certs      (the admission webhook, manifests/webhook)
+#   fhpa controller run                       (the controller, manifests/controller)
+# Slim Python base, dependencies in a separate layer, non-root user, tzdata for cron time zones.
+FROM python:3.11-slim-bookworm AS build
+WORKDIR /src
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+COPY pyproject.toml README.md ./
+COPY fhpa ./fhpa
+COPY fhpa_api ./fhpa_api
+COPY controller ./controller
+COPY webhook ./webhook
+COPY certs ./certs
+COPY simulator ./simulator
+RUN python -m venv /opt/fhpa && /opt/fhpa/bin/pip install . && /opt/fhpa/bin/fhpa --help >/dev/null
+
+FROM python:3.11-slim-bookworm
+# tzdata: the system zone database, beside the tzdata wheel that zoneinfo falls back to
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tzdata \
+ && rm -rf /var/lib/apt/lists/* \
+ && groupadd --system --gid 10001 fhpa \
+ && useradd --system --uid 10001 --gid fhpa --home-dir /nonexistent --shell /usr/sbin/nologin fhpa
+COPY --from=build /opt/fhpa /opt/fhpa
+ENV PATH=/opt/fhpa/bin:$PATH \
+    PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    TZ=UTC
+USER 10001:10001
+EXPOSE 8080 8443
+ENTRYPOINT ["fhpa"]
+CMD ["controller", "run"]
