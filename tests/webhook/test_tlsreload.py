@@ -123,33 +123,34 @@ def test_certificate_swap_on_the_running_server(tmp_path: Path) -> None:
         threads = [threading.Thread(target=load, args=(i,)) for i in range(3)]
         for thread in threads:
             thread.start()
+        try:
+            # A request caught mid-body by the swap: started on the old certificate, finished after.
+            in_flight = server.connection(old_ca)
+            in_flight.putrequest("POST", "/validate")
+            in_flight.putheader("Content-Type", "application/json")
+            in_flight.putheader("Content-Length", str(len(body)))
+            in_flight.endheaders()
+            in_flight.send(body[:100])
+            time.sleep(0.3)
 
-        # A request caught mid-body by the swap: started on the old certificate, finished after.
-        in_flight = server.connection(old_ca)
-        in_flight.putrequest("POST", "/validate")
-        in_flight.putheader("Content-Type", "application/json")
-        in_flight.putheader("Content-Length", str(len(body)))
-        in_flight.endheaders()
-        in_flight.send(body[:100])
-        time.sleep(0.3)
+            for name in ("tls.key", "tls.crt"):  # each file replaced atomically, as a renewal does
+                shutil.copy(staged / name, certs / f".{name}.new")
+                os.replace(certs / f".{name}.new", certs / name)
+            time.sleep(0.5)
 
-        for name in ("tls.key", "tls.crt"):  # each file replaced atomically, as a renewal does
-            shutil.copy(staged / name, certs / f".{name}.new")
-            os.replace(certs / f".{name}.new", certs / name)
-        time.sleep(0.5)
+            in_flight.send(body[100:])
+            resp = in_flight.getresponse()
+            assert resp.status == 200 and json.loads(resp.read())["response"]["allowed"] is True
+            in_flight.close()
 
-        in_flight.send(body[100:])
-        resp = in_flight.getresponse()
-        assert resp.status == 200 and json.loads(resp.read())["response"]["allowed"] is True
-        in_flight.close()
-
-        assert server.request("GET", "/readyz", None, new_ca)[0] == 200
-        with pytest.raises(OSError):  # the old certificate is no longer served to new connections
-            server.request("GET", "/readyz", None, old_ca)
-        time.sleep(0.5)
-        done.set()
-        for thread in threads:
-            thread.join(timeout=10)
+            assert server.request("GET", "/readyz", None, new_ca)[0] == 200
+            with pytest.raises(OSError):  # the old certificate is no longer served to new connections
+                server.request("GET", "/readyz", None, old_ca)
+            time.sleep(0.5)
+        finally:
+            done.set()
+            for thread in threads:
+                thread.join(timeout=10)
 
         assert failures == []
         assert min(counts) > 0
