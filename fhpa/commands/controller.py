@@ -1,0 +1,217 @@
+"""`fhpa controller run`: the controller against a real control plane and real member clusters.
+
+In a pod it uses the in-cluster service account (the default); elsewhere ``--kubeconfig``. SIGTERM and
+SIGINT shut it down gracefully: the reconciles in flight finish and the leader Lease is released. The
+exit code is 0 after a clean shutdown, 1 when the Lease was lost (the kubelet restarts the pod and it
+stands for election again), 2 for bad flags.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+DEFAULT_NAMESPACE = "federated-hpa-system"
+
+log = logging.getLogger("fhpa.controller")
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("controller", help="run the federated HPA controller")
+    actions = parser.add_subparsers(dest="controller_command", metavar="ACTION")
+    run = actions.add_parser(
+        "run",
+        help="watch FederatedHPA and CronFederatedHPA objects and act on member clusters",
+    )
+    conn = run.add_argument_group("connection")
+    conn.add_argument("--kubeconfig", help="kubeconfig of the control plane (default: in-cluster config)")
+    conn.add_argument("--context", help="context in --kubeconfig (default: its current context)")
+    conn.add_argument(
+        "--namespace",
+        help="the controller's namespace: member-cluster Secrets and the leader Lease live here "
+        f"(default: the pod's namespace, else {DEFAULT_NAMESPACE})",
+    )
+    conn.add_argument(
+        "--watch-namespace", help="watch FederatedHPA objects in this namespace only (default: all)"
+    )
+    le = run.add_argument_group("leader election")
+    le.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=True)
+    le.add_argument("--lease-name", default="federated-hpa-controller")
+    le.add_argument("--lease-duration", type=_positive, default=15.0, metavar="SECONDS")
+    le.add_argument("--renew-deadline", type=_positive, default=10.0, metavar="SECONDS")
+    le.add_argument("--retry-period", type=_positive, default=2.0, metavar="SECONDS")
+    pl = run.add_argument_group("behaviour")
+    pl.add_argument("--failover-grace", type=_non_negative, default=60.0, metavar="SECONDS")
+    pl.add_argument("--optimization-period", type=_positive, default=60.0, metavar="SECONDS")
+    pl.add_argument("--rejoin-hysteresis", type=_non_negative, default=120.0, metavar="SECONDS")
+    pl.add_argument("--default-time-zone", default="UTC", help="IANA zone for cron rules without timeZone")
+    pl.add_argument("--resync-period", type=_positive, default=60.0, metavar="SECONDS")
+    pl.add_argument("--workers", type=int, default=2, help="objects reconciled in parallel")
+    pl.add_argument("--cleanup-timeout", type=_positive, default=300.0, metavar="SECONDS")
+    pl.add_argument("--shutdown-grace", type=_positive, default=30.0, metavar="SECONDS")
+    ops = run.add_argument_group("operations")
+    ops.add_argument(
+        "--metrics-bind", default="0.0.0.0:8080", help="HOST:PORT of /metrics, /healthz, /readyz"
+    )
+    ops.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    ops.add_argument("--log-format", default="json", choices=["json", "text"])
+    for action in run._actions:
+        if action.default not in (None, argparse.SUPPRESS) and action.dest != "help":
+            action.help = f"{action.help + '; ' if action.help else ''}default: %(default)s"
+    run.set_defaults(func=run_command)
+    parser.set_defaults(func=lambda args: _usage(parser))
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+def _positive(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
+def _non_negative(text: str) -> float:
+    value = float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return value
+
+
+def _namespace(args: argparse.Namespace) -> str:
+    if args.namespace:
+        return str(args.namespace)
+    if SERVICE_ACCOUNT_NAMESPACE.exists():
+        return SERVICE_ACCOUNT_NAMESPACE.read_text().strip()
+    return DEFAULT_NAMESPACE
+
+
+def _api_client(args: argparse.Namespace) -> Any:
+    """The control plane's ApiClient: --kubeconfig, else the in-cluster service account."""
+    from kubernetes import client
+    from kubernetes import config as kube_config
+
+    if args.kubeconfig:
+        return kube_config.new_client_from_config(config_file=args.kubeconfig, context=args.context)
+    configuration = client.Configuration()
+    kube_config.load_incluster_config(client_configuration=configuration)
+    return client.ApiClient(configuration)
+
+
+def _fail(message: str) -> int:
+    print(f"fhpa controller run: {message}", file=sys.stderr)
+    return 2
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from controller import logs
+
+    logs.configure(args.log_level, args.log_format)
+    try:
+        manager, health = build(args)
+    except ValueError as exc:
+        return _fail(str(exc))
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: object) -> None:
+        log.info("shutdown requested", extra={"signal": signal.Signals(signum).name})
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    health.start()
+    try:
+        code = manager.run(stop)
+    finally:
+        health.stop()
+    log.info("controller exited", extra={"exit_code": code})
+    return code
+
+
+def build(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The Manager and its health server from the flags; ValueError with a clear message on bad input."""
+    from kubernetes.config.config_exception import ConfigException
+
+    from controller.health import HealthServer
+    from controller.kube.control_plane import KubeControlPlane
+    from controller.leader import LeaderConfig, LeaseClient, default_identity
+    from controller.manager import Manager, ManagerConfig
+    from controller.metrics import Metrics
+    from controller.planner import PlannerConfig
+    from fhpa_api.schedule import ScheduleError, load_time_zone
+
+    try:
+        load_time_zone(args.default_time_zone)
+    except ScheduleError as exc:
+        raise ValueError(f"--default-time-zone: {exc}") from None
+    if args.workers < 1:
+        raise ValueError("--workers must be at least 1")
+    if args.kubeconfig and not os.path.exists(args.kubeconfig):
+        raise ValueError(f"--kubeconfig: no such file: {args.kubeconfig}")
+    namespace = _namespace(args)
+    try:
+        api = _api_client(args)
+    except ConfigException as exc:
+        raise ValueError(f"cannot configure the control-plane client ({exc}); pass --kubeconfig") from None
+    identity = default_identity()
+    lease = None
+    if args.leader_elect:
+        lease = LeaderConfig(
+            namespace=namespace,
+            name=args.lease_name,
+            identity=identity,
+            lease_duration_seconds=args.lease_duration,
+            renew_deadline_seconds=args.renew_deadline,
+            retry_period_seconds=args.retry_period,
+        )
+    config = ManagerConfig(
+        namespace=namespace,
+        leader_elect=args.leader_elect,
+        lease=lease,
+        planner=PlannerConfig(
+            failover_grace_seconds=args.failover_grace,
+            optimization_period_seconds=args.optimization_period,
+            rejoin_hysteresis_seconds=args.rejoin_hysteresis,
+        ),
+        default_time_zone=args.default_time_zone,
+        workers=args.workers,
+        resync_seconds=args.resync_period,
+        cleanup_give_up_seconds=args.cleanup_timeout,
+        shutdown_grace_seconds=args.shutdown_grace,
+    )
+    metrics = Metrics()
+    control_plane = KubeControlPlane(api, namespace=args.watch_namespace, reporting_instance=identity)
+    manager = Manager(
+        control_plane,
+        _registry(),
+        config,
+        metrics=metrics,
+        lease_client=LeaseClient(api) if args.leader_elect else None,
+    )
+    health = HealthServer(
+        args.metrics_bind,
+        metrics,
+        liveness={"workers": manager.alive},
+        readiness={"informers": manager.ready},
+    )
+    log.info(
+        "controller configured",
+        extra={"namespace": namespace, "leader_elect": args.leader_elect, "identity": identity},
+    )
+    return manager, health
+
+
+def _registry() -> Any:
+    from controller.kube.registry import SecretRegistry
+
+    return SecretRegistry()
