@@ -1,0 +1,191 @@
+"""The generated CRDs on a real Kubernetes API server (apiextensions-apiserver).
+
+Every example is created through the official client and comes back with exactly the defaults that
+fhpa_api.defaulting gives it (the schema's defaults mirror the webhook's); objects the schema must
+refuse get HTTP 422 naming the field. No webhook is registered here: this is the schema alone.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes.client import ApiClient, CustomObjectsApi
+from kubernetes.client.exceptions import ApiException
+
+from fhpa_api.defaulting import apply_defaults
+from fhpa_api.documents import load_documents
+from fhpa_api.models import KINDS, FederatedHPAStatus
+
+pytestmark = pytest.mark.realapi
+
+ROOT = Path(__file__).resolve().parents[2]
+CRDS = sorted((ROOT / "manifests" / "crds").glob("autoscaling.karmada.io_*.yaml"))
+EXAMPLES = [doc for _, doc in load_documents(ROOT / "examples")]
+GROUP, VERSION = "autoscaling.karmada.io", "v1alpha1"
+PLURALS = {"FederatedHPA": "federatedhpas", "CronFederatedHPA": "cronfederatedhpas"}
+
+
+@pytest.fixture(scope="module")
+def custom(realapi: Any) -> Iterator[CustomObjectsApi]:
+    realapi.install_crds(CRDS)
+    client: ApiClient = realapi.api_client()
+    yield CustomObjectsApi(client)
+
+
+def create(custom: CustomObjectsApi, namespace: str, doc: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    body = copy.deepcopy(doc)
+    body["metadata"] = {"name": body["metadata"]["name"], "namespace": namespace}
+    result: dict[str, Any] = custom.create_namespaced_custom_object(
+        GROUP, VERSION, namespace, PLURALS[body["kind"]], body, **kwargs
+    )
+    return result
+
+
+def refused(custom: CustomObjectsApi, namespace: str, doc: dict[str, Any], **kwargs: Any) -> ApiException:
+    with pytest.raises(ApiException) as info:
+        create(custom, namespace, doc, **kwargs)
+    return info.value
+
+
+def minimal_fhpa(**spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "FederatedHPA",
+        "metadata": {"name": f"f-{uuid.uuid4().hex[:8]}"},
+        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                 "maxReplicas": 5, **spec},
+    }
+
+
+def minimal_cron(*rules: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "CronFederatedHPA",
+        "metadata": {"name": f"c-{uuid.uuid4().hex[:8]}"},
+        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                 "rules": list(rules) or [{"name": "a", "schedule": "@daily", "targetReplicas": 1}]},
+    }
+
+
+@pytest.mark.parametrize("doc", EXAMPLES, ids=[f"{d['kind']}/{d['metadata']['name']}" for d in EXAMPLES])
+def test_every_example_is_created_with_the_same_defaults_as_the_webhook(
+    custom: CustomObjectsApi, realapi_namespace: str, doc: dict[str, Any]
+) -> None:
+    created = create(custom, realapi_namespace, doc)
+    assert created["spec"] == apply_defaults(doc)["spec"]
+    assert created["metadata"]["generation"] == 1
+    KINDS[doc["kind"]].model_validate(created)  # what the server stores parses back into the model
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        minimal_fhpa(),
+        minimal_fhpa(behavior={}),
+        minimal_fhpa(behavior={"scaleUp": {"stabilizationWindowSeconds": 30}, "scaleDown": {"selectPolicy": "Min"}}),
+        minimal_fhpa(federatedHPAAssignment={"clusterAutoscalingPreference": [
+            {"targetCluster": {"clusterNames": ["a"]}, "priority": 1}]}),
+        minimal_fhpa(minReplicas=None, scaleAssist=None, behavior=None, clusterAffinity=None),
+        minimal_cron(),
+        minimal_cron({"name": "a", "schedule": "@daily", "targetReplicas": 0, "suspend": None}),
+    ],
+    ids=["fhpa-minimal", "fhpa-empty-behavior", "fhpa-partial-behavior", "fhpa-assignment-without-type",
+         "fhpa-nulls", "cron-minimal", "cron-null"],
+)
+def test_schema_defaults_mirror_defaulting(custom: CustomObjectsApi, realapi_namespace: str,
+                                           doc: dict[str, Any]) -> None:
+    """An explicit null is pruned by the server (fields are not nullable) and then defaulted, exactly as
+    defaulting treats null as unset."""
+    created = create(custom, realapi_namespace, doc)
+    assert created["spec"] == without_nulls(apply_defaults(doc)["spec"])
+
+
+def without_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [without_nulls(v) for v in value]
+    return value
+
+
+def test_status_subresource_keeps_every_model_status_field(custom: CustomObjectsApi, realapi_namespace: str) -> None:
+    created = create(custom, realapi_namespace, minimal_fhpa())
+    status = FederatedHPAStatus.model_validate({
+        "observedGeneration": 1, "currentReplicas": 4, "desiredReplicas": 5,
+        "conditions": [{"type": "ScalingActive", "status": "True", "reason": "Assigned", "message": "ok",
+                        "lastTransitionTime": "2026-11-21T08:00:00Z"}],
+        "clusters": [{"name": "member1", "minReplicas": 1, "maxReplicas": 3, "currentReplicas": 2,
+                      "readyReplicas": 2, "pendingReplicas": 0, "desiredReplicas": 2,
+                      "lastScaleTime": "2026-11-21T08:00:00Z", "state": "Active",
+                      "pendingSince": "2026-11-21T08:00:00Z", "pinnedMinReplicas": 2}],
+        "assignmentKey": "k1", "lastAssignmentTime": "2026-11-21T08:00:00Z",
+    }).to_json()
+    name = created["metadata"]["name"]
+    patched = custom.patch_namespaced_custom_object_status(
+        GROUP, VERSION, realapi_namespace, "federatedhpas", name, {"status": status}
+    )
+    assert patched["status"] == status
+    assert patched["metadata"]["generation"] == 1, "a status write does not bump generation"
+
+
+def _message(exc: ApiException) -> str:
+    try:
+        return str(json.loads(exc.body).get("message", exc.body))
+    except (TypeError, ValueError):
+        return str(exc.body)
+
+
+BAD_FHPA = [
+    (minimal_fhpa(maxReplicas=0), "spec.maxReplicas"),
+    (minimal_fhpa(minReplicas=0), "spec.minReplicas"),
+    (minimal_fhpa(minReplicas=6), "spec.maxReplicas"),
+    (minimal_fhpa(federatedHPAAssignment={"federatedHPAAssignmentType": "RoundRobin"}),
+     "spec.federatedHPAAssignment.federatedHPAAssignmentType"),
+    (minimal_fhpa(metrics=[{"type": "Custom"}]), "spec.metrics[0].type"),
+    (minimal_fhpa(behavior={"scaleUp": {"policies": [{"type": "Pods", "value": 1, "periodSeconds": 1801}]}}),
+     "spec.behavior.scaleUp.policies[0].periodSeconds"),
+    (minimal_fhpa(behavior={"scaleDown": {"policies": []}}), "spec.behavior.scaleDown.policies"),
+    (minimal_fhpa(autoscaleMultiClusterDelay=86401), "spec.autoscaleMultiClusterDelay"),
+    (minimal_fhpa(scaleTargetRef={"kind": "Deployment"}), "spec.scaleTargetRef.name"),
+]
+BAD_CRON = [
+    (minimal_cron({"name": "x" * 33, "schedule": "@daily", "targetReplicas": 1}), "spec.rules[0].name"),
+    (minimal_cron({"name": "a", "schedule": "@daily", "targetReplicas": -1}), "spec.rules[0].targetReplicas"),
+    (minimal_cron({"name": "a", "schedule": "@daily", "targetReplicas": 1, "successfulHistoryLimit": 0}),
+     "spec.rules[0].successfulHistoryLimit"),
+    (minimal_cron({"name": "a", "schedule": "@daily", "targetReplicas": 1, "failedHistoryLimit": 33}),
+     "spec.rules[0].failedHistoryLimit"),
+    (minimal_cron({"name": "a", "schedule": "@daily", "targetReplicas": 1},
+                  {"name": "a", "schedule": "@hourly", "targetReplicas": 2}), "spec.rules[1]"),
+]
+
+
+@pytest.mark.parametrize(("doc", "field"), BAD_FHPA + BAD_CRON, ids=[f for _, f in BAD_FHPA + BAD_CRON])
+def test_invalid_objects_get_422_naming_the_field(
+    custom: CustomObjectsApi, realapi_namespace: str, doc: dict[str, Any], field: str
+) -> None:
+    exc = refused(custom, realapi_namespace, doc)
+    assert exc.status == 422, exc.body
+    assert field in _message(exc), _message(exc)
+
+
+def test_an_empty_rule_list_is_refused(custom: CustomObjectsApi, realapi_namespace: str) -> None:
+    doc = minimal_cron()
+    doc["spec"]["rules"] = []
+    exc = refused(custom, realapi_namespace, doc)
+    assert exc.status == 422
+    assert "spec.rules" in _message(exc)
+
+
+def test_unknown_fields_are_refused_under_strict_field_validation(
+    custom: CustomObjectsApi, realapi_namespace: str
+) -> None:
+    exc = refused(custom, realapi_namespace, minimal_fhpa(maxReplica=3), field_validation="Strict")
+    assert exc.status in (400, 422)
+    assert "maxReplica" in _message(exc)
