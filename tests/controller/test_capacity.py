@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -24,7 +25,7 @@ from fhpa_api.quantity import QuantityError
 D = Decimal
 
 
-def spec(cpu: str | None = None, memory: str | None = None, **extra: object) -> dict:
+def spec(cpu: str | None = None, memory: str | None = None, **extra: Any) -> dict[str, Any]:
     requests = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
     return {"containers": [{"name": "a", "resources": {"requests": requests}}], **extra}
 
@@ -70,7 +71,7 @@ def test_replicas_that_fit_takes_the_scarcest_resource() -> None:
 
 
 def test_node_admission_cordon_readiness_selector_and_taints() -> None:
-    raw = {
+    raw: dict[str, Any] = {
         "metadata": {"name": "n", "labels": {"pool": "a"}},
         "spec": {"taints": [{"key": "dedicated", "value": "batch", "effect": "NoSchedule"}]},
         "status": {"allocatable": {"cpu": "4"}, "conditions": [{"type": "Ready", "status": "True"}]},

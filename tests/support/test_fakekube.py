@@ -37,6 +37,10 @@ def api(fake: FakeKube) -> client.ApiClient:
     return kube_config.new_client_from_config_dict(fake.kubeconfig())
 
 
+def core_api(api: client.ApiClient) -> Any:
+    return client.CoreV1Api(api)
+
+
 def raw(api: client.ApiClient, method: str, path: str, body: Any = None, ctype: str | None = None) -> Any:
     headers = {"Content-Type": ctype} if ctype else {}
     resp = api.call_api(*api.param_serialize(method, path, header_params=headers, body=body))
@@ -73,22 +77,22 @@ def test_v2beta2_is_served_from_the_same_storage_only_when_configured() -> None:
 
 
 def test_create_answers_201_and_a_duplicate_409(api: client.ApiClient) -> None:
-    core = client.CoreV1Api(api)
+    core: Any = client.CoreV1Api(api)
     created = core.create_namespaced_config_map("default", {"metadata": {"name": "c"}, "data": {"a": "1"}})
     assert created is not None and created.metadata.uid and created.metadata.resource_version
     with pytest.raises(ApiException) as err:
         core.create_namespaced_config_map("default", {"metadata": {"name": "c"}})
-    assert err.value.status == 409 and "AlreadyExists" in err.value.body
+    assert err.value.status == 409 and "AlreadyExists" in str(err.value.body)
 
 
 def test_create_in_a_missing_namespace_is_404(api: client.ApiClient) -> None:
     with pytest.raises(ApiException) as err:
-        client.CoreV1Api(api).create_namespaced_config_map("nowhere", {"metadata": {"name": "c"}})
+        core_api(api).create_namespaced_config_map("nowhere", {"metadata": {"name": "c"}})
     assert err.value.status == 404
 
 
 def test_a_stale_resource_version_is_a_conflict(api: client.ApiClient) -> None:
-    core = client.CoreV1Api(api)
+    core: Any = client.CoreV1Api(api)
     first = core.create_namespaced_config_map("default", {"metadata": {"name": "c"}, "data": {"a": "1"}})
     body = {"metadata": {"name": "c", "resourceVersion": first.metadata.resource_version}, "data": {"a": "2"}}
     second = core.replace_namespaced_config_map("c", "default", body)
@@ -127,7 +131,7 @@ def test_label_and_field_selectors_filter_lists(fake: FakeKube, api: client.ApiC
     fake.store.put("pods", pod("a", labels={"app": "web", "tier": "1"}, node_name="n1"))
     fake.store.put("pods", pod("b", labels={"app": "web"}, unschedulable=True))
     fake.store.put("pods", pod("c", labels={"app": "db"}, node_name="n1"))
-    core = client.CoreV1Api(api)
+    core: Any = client.CoreV1Api(api)
     names = lambda **kw: sorted(p.metadata.name for p in core.list_namespaced_pod("default", **kw).items)  # noqa: E731
     assert names(label_selector="app=web") == ["a", "b"]
     assert names(label_selector="app in (web,db),!tier") == ["b", "c"]
@@ -147,7 +151,7 @@ def test_label_selector_syntax() -> None:
 
 def test_scale_subresource_reads_and_writes_replicas(fake: FakeKube, api: client.ApiClient) -> None:
     fake.store.put("deployments", deployment("web", replicas=2))
-    apps = client.AppsV1Api(api)
+    apps: Any = client.AppsV1Api(api)
     scale = apps.read_namespaced_deployment_scale("web", "default")
     assert scale.spec.replicas == 2 and scale.status.selector == "app=web"
     apps.patch_namespaced_deployment_scale("web", "default", {"spec": {"replicas": 5}})
@@ -203,7 +207,7 @@ def test_patch_helpers() -> None:
 
 
 def test_delete_waits_for_finalizers(fake: FakeKube, api: client.ApiClient) -> None:
-    core = client.CoreV1Api(api)
+    core: Any = client.CoreV1Api(api)
     core.create_namespaced_config_map("default", {"metadata": {"name": "c", "finalizers": ["x/y"]}})
     core.delete_namespaced_config_map("c", "default")
     held = fake.store.get("configmaps", "default", "c")
@@ -214,7 +218,7 @@ def test_delete_waits_for_finalizers(fake: FakeKube, api: client.ApiClient) -> N
 
 
 def test_watch_from_a_list_then_410_after_compaction(fake: FakeKube, api: client.ApiClient) -> None:
-    core = client.CoreV1Api(api)
+    core: Any = client.CoreV1Api(api)
     listed = core.list_namespaced_config_map("default")
     rv = listed.metadata.resource_version
 
@@ -245,7 +249,7 @@ def test_watch_sends_bookmarks_when_asked(api: client.ApiClient) -> None:
 
 
 def test_injected_status_faults_hit_the_next_matching_requests(fake: FakeKube, api: client.ApiClient) -> None:
-    core = client.CoreV1Api(api)
+    core: Any = client.CoreV1Api(api)
     fake.faults.add("GET", r"/configmaps$", status=500, times=2)
     for _ in range(2):
         with pytest.raises(ApiException) as err:
@@ -256,7 +260,7 @@ def test_injected_status_faults_hit_the_next_matching_requests(fake: FakeKube, a
 
 
 def test_stall_and_drop_and_vanish(fake: FakeKube, api: client.ApiClient) -> None:
-    core = client.CoreV1Api(api)
+    core: Any = client.CoreV1Api(api)
     api.configuration.retries = False
     api.rest_client = client.rest.RESTClientObject(api.configuration)
     fake.faults.add("GET", "/configmaps", stall=3)
