@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
@@ -53,6 +53,7 @@ def parse_duration(value: Any) -> float:
 
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
+Admitted = TypeVar("Admitted", FederatedHPA, CronFederatedHPA)
 
 
 class _Model(BaseModel):
@@ -192,28 +193,38 @@ def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
     """Check a scenario document (already parsed from YAML) and build the :class:`Scenario`."""
     if not isinstance(data, dict):
         raise ScenarioError(source, [f"the document must be a mapping of keys, not {type(data).__name__}"])
+    problems: list[str] = []
+    file: ScenarioFile | None = None
     try:
         file = ScenarioFile.model_validate(data)
     except ValidationError as exc:
-        raise ScenarioError(source, [_describe(e) for e in exc.errors()]) from None
-    problems = _cross_check(file)
-    fhpa = _admit(file.federated_hpa, "federatedHPA", problems)
+        problems += [_describe(e) for e in exc.errors()]
+    if file is not None:
+        problems += _cross_check(file)
+    fhpa = _admit_kind(data.get("federatedHPA"), "federatedHPA", FederatedHPA, problems)
+    raw_crons = data.get("cronFederatedHPAs")
     crons = [
-        _admit(raw, f"cronFederatedHPAs[{i}]", problems) for i, raw in enumerate(file.cron_federated_hpas)
+        _admit_kind(raw, f"cronFederatedHPAs[{i}]", CronFederatedHPA, problems)
+        for i, raw in enumerate(raw_crons if isinstance(raw_crons, list) else [])
     ]
-    if fhpa is not None and not isinstance(fhpa, FederatedHPA):
-        problems.append(f"federatedHPA: must be kind FederatedHPA, not {fhpa.kind}")
-    for i, cron in enumerate(crons):
-        if cron is not None and not isinstance(cron, CronFederatedHPA):
-            problems.append(f"cronFederatedHPAs[{i}]: must be kind CronFederatedHPA, not {cron.kind}")
+    if problems or file is None or fhpa is None:
+        raise ScenarioError(source, problems)
+    checked = [c for c in crons if c is not None]
+    problems += _check_cron_targets(fhpa, checked)
     if problems:
         raise ScenarioError(source, problems)
-    assert isinstance(fhpa, FederatedHPA)
-    checked_crons = [c for c in crons if isinstance(c, CronFederatedHPA)]
-    problems += _check_cron_targets(fhpa, checked_crons)
-    if problems:
-        raise ScenarioError(source, problems)
-    return Scenario(source=source, file=file, federated_hpa=fhpa, cron_federated_hpas=checked_crons)
+    return Scenario(source=source, file=file, federated_hpa=fhpa, cron_federated_hpas=checked)
+
+
+def _admit_kind(raw: Any, path: str, kind: type[Admitted], problems: list[str]) -> Admitted | None:
+    """Admit one object as the API server would; None (and problems) when it would refuse it."""
+    if not isinstance(raw, dict):
+        return None  # the file model already reported the missing or mistyped key
+    admitted = _admit(raw, path, problems)
+    if admitted is not None and not isinstance(admitted, kind):
+        problems.append(f"{path}.kind: must be {kind.__name__}, not {admitted.kind}")
+        return None
+    return admitted if isinstance(admitted, kind) else None
 
 
 def _admit(raw: dict[str, Any], path: str, problems: list[str]) -> FederatedHPA | CronFederatedHPA | None:
