@@ -74,9 +74,9 @@ def _check_requirement(
     for index, value in enumerate(values or []):
         if not isinstance(value, str):
             report.error(at(join(path, "values"), index), f"must be a string, not {type_name(value)}")
-    if operator in ("In", "NotIn") and not values:
-        if values is not None or not present(requirement, "values"):
-            report.error(join(path, "values"), f"must list at least one value for operator {operator}")
+    shape_ok = values is not None or not present(requirement, "values")  # a wrong type is reported above
+    if operator in ("In", "NotIn") and not values and shape_ok:
+        report.error(join(path, "values"), f"must list at least one value for operator {operator}")
     if operator in ("Exists", "DoesNotExist") and values:
         report.error(join(path, "values"), f"must be empty for operator {operator} (it tests only the key)")
 

@@ -18,7 +18,10 @@ DEFAULT_CPU_UTILIZATION = 80
 DEFAULT_METRICS: list[dict[str, Any]] = [
     {
         "type": "Resource",
-        "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": DEFAULT_CPU_UTILIZATION}},
+        "resource": {
+            "name": "cpu",
+            "target": {"type": "Utilization", "averageUtilization": DEFAULT_CPU_UTILIZATION},
+        },
     }
 ]
 SCALE_UP_DEFAULTS: dict[str, Any] = {

@@ -68,7 +68,9 @@ def parse_text(text: str, source: str, as_json: bool = False) -> list[Document]:
         try:
             docs = [json.loads(text)]
         except json.JSONDecodeError as exc:
-            raise DocumentError(f"{source}: line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}") from exc
+            raise DocumentError(
+                f"{source}: line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}"
+            ) from exc
     else:
         docs = _parse_yaml(text, source)
     return [Document(source, doc) for doc in _expand(docs)]
@@ -76,7 +78,7 @@ def parse_text(text: str, source: str, as_json: bool = False) -> list[Document]:
 
 def _parse_yaml(text: str, source: str) -> list[Any]:
     try:
-        return list(yaml.load_all(text, Loader=_Loader))  # noqa: S506 - _Loader is a SafeLoader
+        return list(yaml.load_all(text, Loader=_Loader))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""

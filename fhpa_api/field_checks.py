@@ -99,7 +99,9 @@ def mapping(
     return value
 
 
-def array(obj: dict[str, Any], key: str, path: str, report: Report, required: bool = False) -> list[Any] | None:
+def array(
+    obj: dict[str, Any], key: str, path: str, report: Report, required: bool = False
+) -> list[Any] | None:
     value = obj.get(key)
     where = join(path, key)
     if value is None:

@@ -41,9 +41,7 @@ def dns1123_subdomain(value: str) -> str | None:
     if not value:
         return "must not be empty: use lowercase letters, digits, '-' and '.' (a DNS-1123 subdomain)"
     if len(value) > DNS1123_SUBDOMAIN_MAX:
-        return (
-            f"is {len(value)} characters long; a DNS-1123 subdomain has at most {DNS1123_SUBDOMAIN_MAX}"
-        )
+        return f"is {len(value)} characters long; a DNS-1123 subdomain has at most {DNS1123_SUBDOMAIN_MAX}"
     if not _DNS1123_SUBDOMAIN.match(value):
         return (
             f"{value!r} is not a DNS-1123 subdomain: use lowercase letters, digits, '-' and '.', "
@@ -85,7 +83,7 @@ def qualified_name(value: str) -> str | None:
 
 
 def label_value(value: str) -> str | None:
-    """A label value: empty, or up to 63 letters, digits, '-', '_' and '.' starting and ending alphanumeric."""
+    """A label value: empty, or up to 63 letters, digits, '-', '_' and '.', alphanumeric at both ends."""
     if len(value) > QUALIFIED_NAME_MAX or not _LABEL_VALUE.match(value):
         return (
             f"{value!r} is not a valid label value: at most {QUALIFIED_NAME_MAX} letters, digits, '-', '_' "

@@ -126,7 +126,9 @@ def _check_fhpa_spec(spec: dict[str, Any], report: Report) -> None:
             f"a FederatedHPA cannot target a {ref['kind']}: target the workload itself "
             "(a Deployment, StatefulSet or any resource with a scale subresource)",
         )
-    low = integer(spec, "minReplicas", "spec", report, minimum=1, hint=" (scaling to zero is scalingToZero's job)")
+    low = integer(
+        spec, "minReplicas", "spec", report, minimum=1, hint=" (scaling to zero is scalingToZero's job)"
+    )
     high = integer(spec, "maxReplicas", "spec", report, required=True, minimum=1)
     if high is not None and high < (low if low is not None else 1):
         report.error("spec.maxReplicas", f"{high} is below minReplicas {low}: must be >= minReplicas")

@@ -56,7 +56,8 @@ def _check_target(ref: dict[str, Any], report: Report) -> str | None:
         if kind != FEDERATED_HPA:
             report.error(
                 join(path, "kind"),
-                f"{kind!r} is not supported with apiVersion {API_VERSION}: the only kind there is {FEDERATED_HPA}",
+                f"{kind!r} is not supported with apiVersion {API_VERSION}: "
+                f"the only kind there is {FEDERATED_HPA}",
             )
             return None
         return "fhpa"
@@ -79,7 +80,9 @@ def _check_target(ref: dict[str, Any], report: Report) -> str | None:
 def check_rule(rule: dict[str, Any], path: str, mode: str | None, report: Report) -> None:
     name = string(rule, "name", path, report, required=True)
     if name and len(name) > RULE_NAME_MAX:
-        report.error(join(path, "name"), f"is {len(name)} characters long: use 1 to {RULE_NAME_MAX} characters")
+        report.error(
+            join(path, "name"), f"is {len(name)} characters long: use 1 to {RULE_NAME_MAX} characters"
+        )
     schedule = _check_schedule(rule, path, report)
     zone = _check_time_zone(rule, path, report)
     if mode == "fhpa":
@@ -109,7 +112,9 @@ def _check_time_zone(rule: dict[str, Any], path: str, report: Report) -> ZoneInf
     from fhpa_api.schedule import ScheduleError, load_time_zone
 
     if rule.get("timeZone") == "":
-        report.error(join(path, "timeZone"), "must be an IANA time zone name such as Europe/Paris, or be left out")
+        report.error(
+            join(path, "timeZone"), "must be an IANA time zone name such as Europe/Paris, or be left out"
+        )
         return None
     name = string(rule, "timeZone", path, report)
     if not name:

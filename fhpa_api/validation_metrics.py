@@ -39,11 +39,15 @@ SOURCE_FIELDS = {
     "ContainerResource": "containerResource",
     "External": "external",
 }
-_TARGET_FIELD_OF_TYPE = {"Utilization": "averageUtilization", "Value": "value", "AverageValue": "averageValue"}
+_TARGET_FIELD_OF_TYPE = {
+    "Utilization": "averageUtilization",
+    "Value": "value",
+    "AverageValue": "averageValue",
+}
 
 
 def check_object_reference(ref: dict[str, Any], path: str, report: Report) -> None:
-    """kind and name are required and must be usable as URL path segments (scaleTargetRef, describedObject)."""
+    """kind and name are required and usable as URL path segments (scaleTargetRef, describedObject)."""
     for key in ("kind", "name"):
         value = string(ref, key, path, report, required=True)
         if value:
@@ -61,11 +65,11 @@ def check_metrics(spec: dict[str, Any], path: str, report: Report) -> None:
 
 def check_metric(metric: dict[str, Any], path: str, report: Report) -> None:
     kind = one_of(metric, "type", path, report, METRIC_TYPES, required=True)
-    for other_type, source in SOURCE_FIELDS.items():
-        if other_type != kind and present(metric, source):
+    for other_type, block in SOURCE_FIELDS.items():
+        if other_type != kind and present(metric, block):
             shown = f"type {kind}" if kind else "this metric"
             report.error(
-                join(path, source),
+                join(path, block),
                 f"must not be set for {shown}: set only the source block that matches type "
                 f"({SOURCE_FIELDS[kind] if kind else 'one of ' + ', '.join(SOURCE_FIELDS.values())})",
             )
@@ -116,7 +120,8 @@ def check_target(target: dict[str, Any], path: str, report: Report) -> None:
         if others and not present(target, wanted):
             report.warn(
                 join(path, "type"),
-                f"type is {kind} but only {', '.join(others)} is set; member HPAs go by the field that is set",
+                f"type is {kind} but only {', '.join(others)} is set; "
+                "member HPAs go by the field that is set",
             )
 
 
@@ -148,7 +153,9 @@ def _check_resource(source: dict[str, Any], path: str, report: Report) -> None:
     string(source, "name", path, report, required=True)
     target = _target(source, path, report)
     if target is not None:
-        _exactly_one(target, join(path, "target"), report, ("averageUtilization", "averageValue"), "a resource")
+        _exactly_one(
+            target, join(path, "target"), report, ("averageUtilization", "averageValue"), "a resource"
+        )
 
 
 def _check_container_resource(source: dict[str, Any], path: str, report: Report) -> None:
@@ -165,14 +172,22 @@ def _check_container_resource(source: dict[str, Any], path: str, report: Report)
     target = _target(source, path, report)
     if target is not None:
         _exactly_one(
-            target, join(path, "target"), report, ("averageUtilization", "averageValue"), "a container resource"
+            target,
+            join(path, "target"),
+            report,
+            ("averageUtilization", "averageValue"),
+            "a container resource",
         )
 
 
-def _exactly_one(target: dict[str, Any], path: str, report: Report, fields: tuple[str, str], what: str) -> None:
+def _exactly_one(
+    target: dict[str, Any], path: str, report: Report, fields: tuple[str, str], what: str
+) -> None:
     first, second = fields
     if present(target, first) and present(target, second):
-        report.error(join(path, second), f"must not be set together with {first}: a target for {what} uses one")
+        report.error(
+            join(path, second), f"must not be set together with {first}: a target for {what} uses one"
+        )
     elif not present(target, first) and not present(target, second):
         report.error(path, f"must set {first} or {second} for {what}")
 
@@ -240,5 +255,12 @@ def _check_policy(policy: dict[str, Any], path: str, report: Report) -> None:
     one_of(policy, "type", path, report, POLICY_TYPES, required=True)
     integer(policy, "value", path, report, required=True, minimum=1)
     integer(
-        policy, "periodSeconds", path, report, required=True, minimum=1, maximum=MAX_PERIOD_SECONDS, hint=" seconds"
+        policy,
+        "periodSeconds",
+        path,
+        report,
+        required=True,
+        minimum=1,
+        maximum=MAX_PERIOD_SECONDS,
+        hint=" seconds",
     )

@@ -134,16 +134,20 @@ MODEL_VALIDATIONS: dict[str, list[dict[str, str]]] = {
 
 INT64_FIELDS = {"observedGeneration", "generation"}
 
-FHPA_COLUMNS = [
+FHPA_COLUMNS: list[dict[str, Any]] = [
     {"name": "Reference-Kind", "type": "string", "jsonPath": ".spec.scaleTargetRef.kind", "priority": 1},
     {"name": "Reference", "type": "string", "jsonPath": ".spec.scaleTargetRef.name"},
     {"name": "MinPods", "type": "integer", "jsonPath": ".spec.minReplicas"},
     {"name": "MaxPods", "type": "integer", "jsonPath": ".spec.maxReplicas"},
     {"name": "Replicas", "type": "integer", "jsonPath": ".status.currentReplicas"},
-    {"name": "Policy", "type": "string", "jsonPath": ".spec.federatedHPAAssignment.federatedHPAAssignmentType"},
+    {
+        "name": "Policy",
+        "type": "string",
+        "jsonPath": ".spec.federatedHPAAssignment.federatedHPAAssignmentType",
+    },
     {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
 ]
-CRON_COLUMNS = [
+CRON_COLUMNS: list[dict[str, Any]] = [
     {"name": "Reference-Kind", "type": "string", "jsonPath": ".spec.scaleTargetRef.kind"},
     {"name": "Reference-Name", "type": "string", "jsonPath": ".spec.scaleTargetRef.name"},
     {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
@@ -268,7 +272,9 @@ def render_crds() -> dict[str, str]:
     """File name -> YAML text of every CRD this project ships."""
     crds = {
         f"{GROUP}_federatedhpas.yaml": crd(FederatedHPA, "federatedhpas", "fhpa", FHPA_COLUMNS),
-        f"{GROUP}_cronfederatedhpas.yaml": crd(CronFederatedHPA, "cronfederatedhpas", "cronfhpa", CRON_COLUMNS),
+        f"{GROUP}_cronfederatedhpas.yaml": crd(
+            CronFederatedHPA, "cronfederatedhpas", "cronfhpa", CRON_COLUMNS
+        ),
     }
     return {
         name: HEADER + yaml.safe_dump(body, sort_keys=False, default_flow_style=False, width=120)
@@ -277,8 +283,12 @@ def render_crds() -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--check", action="store_true", help="compare with the committed files instead of writing")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="compare with the committed files instead of writing"
+    )
     parser.add_argument("--out", type=Path, default=OUT_DIR, help="output directory (default manifests/crds)")
     args = parser.parse_args(argv)
     stale = []

@@ -65,7 +65,9 @@ def register(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("paths", nargs="+", metavar="FILE|DIR|-", help="YAML or JSON manifests; - reads stdin")
+    parser.add_argument(
+        "paths", nargs="+", metavar="FILE|DIR|-", help="YAML or JSON manifests; - reads stdin"
+    )
     parser.add_argument("--output", choices=("text", "json"), default="text", help="report format")
     parser.set_defaults(func=run)
 

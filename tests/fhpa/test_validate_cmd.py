@@ -47,25 +47,35 @@ def test_every_example_is_ok(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0, out + err
     assert len(lines) == len([p for p in EXAMPLES.iterdir() if p.suffix == ".yaml"])
     assert all(line.endswith(": OK") for line in lines)
-    assert f"{EXAMPLES / 'federatedhpa-prioritized.yaml'}: FederatedHPA analytics/report-renderer: OK" in lines
+    assert (
+        f"{EXAMPLES / 'federatedhpa-prioritized.yaml'}: FederatedHPA analytics/report-renderer: OK" in lines
+    )
 
 
 def test_defaulting_runs_before_validation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """minReplicas is absent: the default 1 applies, so maxReplicas 5 is fine; an empty scaleUp gets policies."""
-    path = write(tmp_path, "web.yaml", FHPA + "  behavior:\n    scaleUp:\n      stabilizationWindowSeconds: 30\n")
+    """minReplicas is absent: the default 1 applies; a scaleUp without policies gets the default ones."""
+    path = write(
+        tmp_path, "web.yaml", FHPA + "  behavior:\n    scaleUp:\n      stabilizationWindowSeconds: 30\n"
+    )
     code, out, _ = run(capsys, path)
     assert (code, out) == (0, f"{path}: FederatedHPA shop/web: OK\n")
 
 
 def test_each_error_is_one_line_with_its_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    text = FHPA.replace("maxReplicas: 5", "maxReplicas: 0\n  minReplicas: 0").replace("name: web\n  namespace", "name: Web\n  namespace")
+    text = FHPA.replace("maxReplicas: 5", "maxReplicas: 0\n  minReplicas: 0").replace(
+        "name: web\n  namespace", "name: Web\n  namespace"
+    )
     path = write(tmp_path, "bad.yaml", text)
     code, out, _ = run(capsys, path)
     assert code == 1
     lines = out.splitlines()
     assert len(lines) == 3
     assert all(line.startswith(f"{path}: FederatedHPA shop/Web: ") for line in lines)
-    assert {line.split(": ")[2] for line in lines} == {"metadata.name", "spec.minReplicas", "spec.maxReplicas"}
+    assert {line.split(": ")[2] for line in lines} == {
+        "metadata.name",
+        "spec.minReplicas",
+        "spec.maxReplicas",
+    }
 
 
 def test_warnings_go_to_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -86,7 +96,9 @@ def test_multi_document_file_and_foreign_objects(tmp_path: Path, capsys: pytest.
     assert "Deployment apps/v1: skipped" in err
 
 
-def test_a_misspelt_kind_of_our_group_is_not_skipped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_misspelt_kind_of_our_group_is_not_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = write(tmp_path, "k.yaml", FHPA.replace("kind: FederatedHPA", "kind: FederatedHpa"))
     code, out, _ = run(capsys, path)
     assert code == 1
@@ -121,7 +133,9 @@ def test_json_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_json_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    bad = write(tmp_path, "bad.yaml", FHPA.replace("maxReplicas: 5", "maxReplicas: 0") + "  scalingToZero: true\n")
+    bad = write(
+        tmp_path, "bad.yaml", FHPA.replace("maxReplicas: 5", "maxReplicas: 0") + "  scalingToZero: true\n"
+    )
     code, out, err = run(capsys, "--output", "json", bad)
     report = json.loads(out)
     assert code == 1
@@ -146,18 +160,42 @@ def test_a_document_that_is_not_an_object(tmp_path: Path, capsys: pytest.Capture
     ("example", "path", "value", "field"),
     [
         ("federatedhpa-duplicated.yaml", ["spec", "maxReplicas"], 1, "spec.maxReplicas"),
-        ("federatedhpa-static-weighted.yaml", ["spec", "federatedHPAAssignment", "clusterAutoscalingPreference"],
-         [], "spec.federatedHPAAssignment.clusterAutoscalingPreference"),
-        ("federatedhpa-dynamic-weighted.yaml", ["spec", "metrics", 0, "containerResource", "name"], "gpu",
-         "spec.metrics[0].containerResource.name"),
-        ("federatedhpa-aggregated.yaml", ["spec", "autoscaleMultiClusterDelay"], -5,
-         "spec.autoscaleMultiClusterDelay"),
-        ("federatedhpa-prioritized.yaml", ["spec", "behavior", "scaleDown", "policies", 0, "periodSeconds"], 3600,
-         "spec.behavior.scaleDown.policies[0].periodSeconds"),
-        ("cronfederatedhpa-federatedhpa.yaml", ["spec", "rules", 0, "schedule"], "30 7 * * MON-FRI 2027",
-         "spec.rules[0].schedule"),
-        ("cronfederatedhpa-deployment.yaml", ["spec", "rules", 1, "targetReplicas"], -1,
-         "spec.rules[1].targetReplicas"),
+        (
+            "federatedhpa-static-weighted.yaml",
+            ["spec", "federatedHPAAssignment", "clusterAutoscalingPreference"],
+            [],
+            "spec.federatedHPAAssignment.clusterAutoscalingPreference",
+        ),
+        (
+            "federatedhpa-dynamic-weighted.yaml",
+            ["spec", "metrics", 0, "containerResource", "name"],
+            "gpu",
+            "spec.metrics[0].containerResource.name",
+        ),
+        (
+            "federatedhpa-aggregated.yaml",
+            ["spec", "autoscaleMultiClusterDelay"],
+            -5,
+            "spec.autoscaleMultiClusterDelay",
+        ),
+        (
+            "federatedhpa-prioritized.yaml",
+            ["spec", "behavior", "scaleDown", "policies", 0, "periodSeconds"],
+            3600,
+            "spec.behavior.scaleDown.policies[0].periodSeconds",
+        ),
+        (
+            "cronfederatedhpa-federatedhpa.yaml",
+            ["spec", "rules", 0, "schedule"],
+            "30 7 * * MON-FRI 2027",
+            "spec.rules[0].schedule",
+        ),
+        (
+            "cronfederatedhpa-deployment.yaml",
+            ["spec", "rules", 1, "targetReplicas"],
+            -1,
+            "spec.rules[1].targetReplicas",
+        ),
     ],
 )
 def test_a_hand_broken_copy_of_each_example_is_refused(

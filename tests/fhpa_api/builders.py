@@ -22,7 +22,12 @@ def fhpa(**spec: Any) -> dict[str, Any]:
     }
     body.update(spec)
     return apply_defaults(
-        {"apiVersion": API, "kind": "FederatedHPA", "metadata": {"name": "web", "namespace": "shop"}, "spec": body}
+        {
+            "apiVersion": API,
+            "kind": "FederatedHPA",
+            "metadata": {"name": "web", "namespace": "shop"},
+            "spec": body,
+        }
     )
 
 

@@ -32,24 +32,51 @@ GOOD_AFFINITY = [
 BAD_AFFINITY = [
     ({"clusterNames": ["Member_1"]}, "spec.clusterAffinity.clusterNames[0]", "DNS-1123 label"),
     ({"exclude": ["ok", 3]}, "spec.clusterAffinity.exclude[1]", "a string"),
-    ({"labelSelector": {"matchLabels": {"bad key!": "x"}}}, "spec.clusterAffinity.labelSelector.matchLabels[bad key!]",
-     "qualified name"),
-    ({"labelSelector": {"matchLabels": {"env": "not ok!"}}}, "spec.clusterAffinity.labelSelector.matchLabels[env]",
-     "label value"),
-    ({"labelSelector": {"matchExpressions": [{"key": "env", "operator": "Is", "values": ["x"]}]}},
-     "spec.clusterAffinity.labelSelector.matchExpressions[0].operator", "In, NotIn, Exists, DoesNotExist"),
-    ({"labelSelector": {"matchExpressions": [{"key": "env", "operator": "In"}]}},
-     "spec.clusterAffinity.labelSelector.matchExpressions[0].values", "at least one value"),
-    ({"labelSelector": {"matchExpressions": [{"key": "env", "operator": "In", "values": []}]}},
-     "spec.clusterAffinity.labelSelector.matchExpressions[0].values", "at least one value"),
-    ({"labelSelector": {"matchExpressions": [{"key": "env", "operator": "Exists", "values": ["a"]}]}},
-     "spec.clusterAffinity.labelSelector.matchExpressions[0].values", "must be empty"),
-    ({"labelSelector": {"matchExpressions": [{"operator": "Exists"}]}},
-     "spec.clusterAffinity.labelSelector.matchExpressions[0].key", "required"),
-    ({"fieldSelector": {"matchExpressions": [{"key": "country", "operator": "In", "values": ["fr"]}]}},
-     "spec.clusterAffinity.fieldSelector.matchExpressions[0].key", "provider, region, zone"),
-    ({"fieldSelector": {"matchExpressions": [{"key": "zone", "operator": "Gt", "values": ["1"]}]}},
-     "spec.clusterAffinity.fieldSelector.matchExpressions[0].operator", "In, NotIn"),
+    (
+        {"labelSelector": {"matchLabels": {"bad key!": "x"}}},
+        "spec.clusterAffinity.labelSelector.matchLabels[bad key!]",
+        "qualified name",
+    ),
+    (
+        {"labelSelector": {"matchLabels": {"env": "not ok!"}}},
+        "spec.clusterAffinity.labelSelector.matchLabels[env]",
+        "label value",
+    ),
+    (
+        {"labelSelector": {"matchExpressions": [{"key": "env", "operator": "Is", "values": ["x"]}]}},
+        "spec.clusterAffinity.labelSelector.matchExpressions[0].operator",
+        "In, NotIn, Exists, DoesNotExist",
+    ),
+    (
+        {"labelSelector": {"matchExpressions": [{"key": "env", "operator": "In"}]}},
+        "spec.clusterAffinity.labelSelector.matchExpressions[0].values",
+        "at least one value",
+    ),
+    (
+        {"labelSelector": {"matchExpressions": [{"key": "env", "operator": "In", "values": []}]}},
+        "spec.clusterAffinity.labelSelector.matchExpressions[0].values",
+        "at least one value",
+    ),
+    (
+        {"labelSelector": {"matchExpressions": [{"key": "env", "operator": "Exists", "values": ["a"]}]}},
+        "spec.clusterAffinity.labelSelector.matchExpressions[0].values",
+        "must be empty",
+    ),
+    (
+        {"labelSelector": {"matchExpressions": [{"operator": "Exists"}]}},
+        "spec.clusterAffinity.labelSelector.matchExpressions[0].key",
+        "required",
+    ),
+    (
+        {"fieldSelector": {"matchExpressions": [{"key": "country", "operator": "In", "values": ["fr"]}]}},
+        "spec.clusterAffinity.fieldSelector.matchExpressions[0].key",
+        "provider, region, zone",
+    ),
+    (
+        {"fieldSelector": {"matchExpressions": [{"key": "zone", "operator": "Gt", "values": ["1"]}]}},
+        "spec.clusterAffinity.fieldSelector.matchExpressions[0].operator",
+        "In, NotIn",
+    ),
 ]
 
 
@@ -93,11 +120,18 @@ PREFS = "spec.federatedHPAAssignment.clusterAutoscalingPreference"
 @pytest.mark.parametrize(
     ("body", "where", "fragment"),
     [
-        (assignment("RoundRobin"), "spec.federatedHPAAssignment.federatedHPAAssignmentType", "StaticWeighted"),
+        (
+            assignment("RoundRobin"),
+            "spec.federatedHPAAssignment.federatedHPAAssignmentType",
+            "StaticWeighted",
+        ),
         (assignment("StaticWeighted"), PREFS, "staticWeight >= 1"),
         (assignment("StaticWeighted", pref(["a"], staticWeight=0)), PREFS, "staticWeight >= 1"),
-        (assignment("StaticWeighted", pref(["a"], staticWeight=-1), pref(["b"], staticWeight=1)),
-         f"{PREFS}[0].staticWeight", ">= 0"),
+        (
+            assignment("StaticWeighted", pref(["a"], staticWeight=-1), pref(["b"], staticWeight=1)),
+            f"{PREFS}[0].staticWeight",
+            ">= 0",
+        ),
         (assignment("Prioritized"), PREFS, "with a priority"),
         (assignment("Prioritized", pref(["a"], staticWeight=3)), PREFS, "with a priority"),
         (assignment("Prioritized", {"priority": 1}), f"{PREFS}[0].targetCluster", "required"),
@@ -115,7 +149,9 @@ def test_preferences_on_policies_that_ignore_them_are_a_warning(policy: str) -> 
 
 
 def test_the_other_policys_field_is_a_warning() -> None:
-    result = validate(fhpa(federatedHPAAssignment=assignment("Prioritized", pref(["a"], priority=1, staticWeight=1))))
+    result = validate(
+        fhpa(federatedHPAAssignment=assignment("Prioritized", pref(["a"], priority=1, staticWeight=1)))
+    )
     assert result.ok
     assert any(w.startswith(f"{PREFS}[0].staticWeight:") for w in result.warnings)
 
@@ -147,6 +183,8 @@ def test_scaling_to_zero_with_duplicated_is_a_warning() -> None:
 
 
 def test_scaling_to_zero_without_scale_assist_is_a_warning() -> None:
-    result = validate(fhpa(scalingToZero=True, scaleAssist=False, federatedHPAAssignment=assignment("Aggregated")))
+    result = validate(
+        fhpa(scalingToZero=True, scaleAssist=False, federatedHPAAssignment=assignment("Aggregated"))
+    )
     assert result.ok
     assert any(w.startswith("spec.scalingToZero:") and "scaleAssist" in w for w in result.warnings)

@@ -15,15 +15,33 @@ API = "autoscaling.karmada.io/v1alpha1"
 
 def raw_fhpa(**spec: Any) -> dict[str, Any]:
     body = {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 10, **spec}
-    return {"apiVersion": API, "kind": "FederatedHPA", "metadata": {"name": "w", "namespace": "n"}, "spec": body}
+    return {
+        "apiVersion": API,
+        "kind": "FederatedHPA",
+        "metadata": {"name": "w", "namespace": "n"},
+        "spec": body,
+    }
 
 
 def raw_cron(*rules: dict[str, Any]) -> dict[str, Any]:
-    spec = {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "rules": list(rules)}
-    return {"apiVersion": API, "kind": "CronFederatedHPA", "metadata": {"name": "c", "namespace": "n"}, "spec": spec}
+    spec = {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+        "rules": list(rules),
+    }
+    return {
+        "apiVersion": API,
+        "kind": "CronFederatedHPA",
+        "metadata": {"name": "c", "namespace": "n"},
+        "spec": spec,
+    }
 
 
-CPU80 = [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]
+CPU80 = [
+    {
+        "type": "Resource",
+        "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}},
+    }
+]
 
 
 def test_fhpa_defaults() -> None:
@@ -48,7 +66,12 @@ def test_user_values_are_kept() -> None:
     spec = apply_defaults(
         raw_fhpa(minReplicas=3, scaleAssist=False, scalingToZero=True, autoscaleMultiClusterDelay=30)
     )["spec"]
-    assert (spec["minReplicas"], spec["scaleAssist"], spec["scalingToZero"], spec["autoscaleMultiClusterDelay"]) == (
+    assert (
+        spec["minReplicas"],
+        spec["scaleAssist"],
+        spec["scalingToZero"],
+        spec["autoscaleMultiClusterDelay"],
+    ) == (
         3,
         False,
         True,
@@ -69,8 +92,10 @@ def test_null_counts_as_unset() -> None:
 def test_assignment_type_is_filled_inside_a_given_assignment() -> None:
     prefs = [{"targetCluster": {"clusterNames": ["a"]}, "priority": 1}]
     spec = apply_defaults(raw_fhpa(federatedHPAAssignment={"clusterAutoscalingPreference": prefs}))["spec"]
-    assert spec["federatedHPAAssignment"] == {"federatedHPAAssignmentType": "Duplicated",
-                                              "clusterAutoscalingPreference": prefs}
+    assert spec["federatedHPAAssignment"] == {
+        "federatedHPAAssignmentType": "Duplicated",
+        "clusterAutoscalingPreference": prefs,
+    }
 
 
 def test_empty_behavior_gets_both_default_rule_sets() -> None:
@@ -84,15 +109,22 @@ def test_empty_behavior_gets_both_default_rule_sets() -> None:
                 {"type": "Percent", "value": 100, "periodSeconds": 15},
             ],
         },
-        "scaleDown": {"selectPolicy": "Max", "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]},
+        "scaleDown": {
+            "selectPolicy": "Max",
+            "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}],
+        },
     }
 
 
 def test_user_fields_override_default_fields_and_user_policies_replace_defaults() -> None:
     mine = [{"type": "Pods", "value": 1, "periodSeconds": 60}]
     behavior = apply_defaults(
-        raw_fhpa(behavior={"scaleUp": {"selectPolicy": "Min", "policies": mine},
-                           "scaleDown": {"stabilizationWindowSeconds": 120}})
+        raw_fhpa(
+            behavior={
+                "scaleUp": {"selectPolicy": "Min", "policies": mine},
+                "scaleDown": {"stabilizationWindowSeconds": 120},
+            }
+        )
     )["spec"]["behavior"]
     assert behavior["scaleUp"] == {"selectPolicy": "Min", "policies": mine, "stabilizationWindowSeconds": 0}
     assert behavior["scaleDown"] == {
@@ -116,17 +148,40 @@ def test_the_mutating_unit_test_of_the_reference() -> None:
 
 
 def test_cron_rule_defaults() -> None:
-    rules = apply_defaults(raw_cron({"name": "a", "schedule": "@daily", "targetReplicas": 1},
-                                    {"name": "b", "schedule": "@daily", "targetReplicas": 1, "suspend": True,
-                                     "failedHistoryLimit": 0}))["spec"]["rules"]
-    assert rules[0] == {"name": "a", "schedule": "@daily", "targetReplicas": 1, "suspend": False,
-                             "successfulHistoryLimit": 3, "failedHistoryLimit": 3}
-    assert (rules[1]["suspend"], rules[1]["successfulHistoryLimit"], rules[1]["failedHistoryLimit"]) == (True, 3, 0)
+    rules = apply_defaults(
+        raw_cron(
+            {"name": "a", "schedule": "@daily", "targetReplicas": 1},
+            {
+                "name": "b",
+                "schedule": "@daily",
+                "targetReplicas": 1,
+                "suspend": True,
+                "failedHistoryLimit": 0,
+            },
+        )
+    )["spec"]["rules"]
+    assert rules[0] == {
+        "name": "a",
+        "schedule": "@daily",
+        "targetReplicas": 1,
+        "suspend": False,
+        "successfulHistoryLimit": 3,
+        "failedHistoryLimit": 3,
+    }
+    assert (rules[1]["suspend"], rules[1]["successfulHistoryLimit"], rules[1]["failedHistoryLimit"]) == (
+        True,
+        3,
+        0,
+    )
 
 
 def test_cron_patch_paths_index_the_rule() -> None:
-    ops = default_patch(raw_cron({"name": "a", "schedule": "@daily", "suspend": False, "successfulHistoryLimit": 3},
-                                 {"name": "b", "schedule": "@daily", "failedHistoryLimit": 1}))
+    ops = default_patch(
+        raw_cron(
+            {"name": "a", "schedule": "@daily", "suspend": False, "successfulHistoryLimit": 3},
+            {"name": "b", "schedule": "@daily", "failedHistoryLimit": 1},
+        )
+    )
     assert sorted(op["path"] for op in ops) == [
         "/spec/rules/0/failedHistoryLimit",
         "/spec/rules/1/successfulHistoryLimit",
@@ -164,12 +219,28 @@ def test_defaulting_a_defaulted_object_yields_no_operations() -> None:
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=4),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3)
+    ),
     max_leaves=12,
 )
-SPEC_KEYS = st.sampled_from(["minReplicas", "metrics", "behavior", "federatedHPAAssignment", "scaleAssist",
-                             "scalingToZero", "autoscaleMultiClusterDelay", "rules", "scaleUp", "scaleDown"])
-spec_like = st.dictionaries(SPEC_KEYS, json_values | st.dictionaries(SPEC_KEYS, json_values, max_size=3), max_size=6)
+SPEC_KEYS = st.sampled_from(
+    [
+        "minReplicas",
+        "metrics",
+        "behavior",
+        "federatedHPAAssignment",
+        "scaleAssist",
+        "scalingToZero",
+        "autoscaleMultiClusterDelay",
+        "rules",
+        "scaleUp",
+        "scaleDown",
+    ]
+)
+spec_like = st.dictionaries(
+    SPEC_KEYS, json_values | st.dictionaries(SPEC_KEYS, json_values, max_size=3), max_size=6
+)
 
 
 @settings(max_examples=200, deadline=None)

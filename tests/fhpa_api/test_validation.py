@@ -9,7 +9,10 @@ import pytest
 from fhpa_api.validation import FieldError, InvalidObjectError, parse_object, validate
 from tests.fhpa_api.builders import cron, fhpa, message_at, paths, with_field
 
-CPU = {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}
+CPU = {
+    "type": "Resource",
+    "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}},
+}
 
 
 def test_minimal_defaulted_objects_are_valid() -> None:
@@ -178,7 +181,7 @@ def test_parse_object_defaults_then_builds_the_model() -> None:
     }
     model = parse_object(raw)
     assert model.kind == "FederatedHPA"
-    assert model.spec.min_replicas == 1  # type: ignore[union-attr]
+    assert model.spec.min_replicas == 1
     assert "minReplicas" not in raw["spec"], "the input is not modified"
 
 

@@ -46,7 +46,11 @@ def test_replicas_accepted(obj: dict[str, Any]) -> None:
         (fhpa_rule(targetReplicas=3), RULE0, "targetMinReplicas and/or targetMaxReplicas"),
         (fhpa_rule(targetMinReplicas=0), f"{RULE0}.targetMinReplicas", ">= 1"),
         (fhpa_rule(targetMaxReplicas=0), f"{RULE0}.targetMaxReplicas", ">= 1"),
-        (fhpa_rule(targetMinReplicas=5, targetMaxReplicas=4), f"{RULE0}.targetMaxReplicas", ">= targetMinReplicas"),
+        (
+            fhpa_rule(targetMinReplicas=5, targetMaxReplicas=4),
+            f"{RULE0}.targetMaxReplicas",
+            ">= targetMinReplicas",
+        ),
         (workload_rule(), f"{RULE0}.targetReplicas", "required"),
         (workload_rule(targetMinReplicas=2), f"{RULE0}.targetReplicas", "required"),
         (workload_rule(targetReplicas=-1), f"{RULE0}.targetReplicas", ">= 0"),
@@ -70,7 +74,7 @@ def test_min_max_on_a_workload_rule_are_ignored_with_a_warning() -> None:
 
 def test_our_api_version_with_another_kind_is_refused() -> None:
     obj = with_field(fhpa_rule(targetMinReplicas=1), "spec.scaleTargetRef.kind", "Deployment")
-    assert f"only kind there is FederatedHPA" in message_at(validate(obj), "spec.scaleTargetRef.kind")
+    assert "only kind there is FederatedHPA" in message_at(validate(obj), "spec.scaleTargetRef.kind")
 
 
 def test_a_federatedhpa_target_without_our_api_version_is_refused() -> None:
@@ -118,7 +122,15 @@ def test_duplicate_rule_names_are_refused_at_the_second() -> None:
 
 @pytest.mark.parametrize(
     "schedule",
-    ["*/15 9-17 * * MON-FRI", "0 0 1,15 * *", "30 7 * JAN-MAR 0", "0 12 * * 7", "@hourly", "@weekly", "@midnight"],
+    [
+        "*/15 9-17 * * MON-FRI",
+        "0 0 1,15 * *",
+        "30 7 * JAN-MAR 0",
+        "0 12 * * 7",
+        "@hourly",
+        "@weekly",
+        "@midnight",
+    ],
 )
 def test_schedules_accepted(schedule: str) -> None:
     assert validate(fhpa_rule(targetMinReplicas=1, schedule=schedule)).ok
@@ -145,7 +157,9 @@ def test_schedules_refused_with_a_reason(schedule: str, fragment: str) -> None:
 
 
 def test_an_empty_schedule_is_required() -> None:
-    assert "required" in message_at(validate(fhpa_rule(targetMinReplicas=1, schedule="")), f"{RULE0}.schedule")
+    assert "required" in message_at(
+        validate(fhpa_rule(targetMinReplicas=1, schedule="")), f"{RULE0}.schedule"
+    )
 
 
 @pytest.mark.parametrize("zone", ["UTC", "Europe/Paris", "America/Argentina/Buenos_Aires"])
@@ -163,8 +177,13 @@ def test_time_zones_refused(zone: str) -> None:
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("successfulHistoryLimit", 1), ("successfulHistoryLimit", 32), ("failedHistoryLimit", 0),
-     ("failedHistoryLimit", 32), ("suspend", True)],
+    [
+        ("successfulHistoryLimit", 1),
+        ("successfulHistoryLimit", 32),
+        ("failedHistoryLimit", 0),
+        ("failedHistoryLimit", 32),
+        ("suspend", True),
+    ],
 )
 def test_limits_accepted(field: str, value: Any) -> None:
     assert validate(fhpa_rule(targetMinReplicas=1, **{field: value})).ok
@@ -172,12 +191,18 @@ def test_limits_accepted(field: str, value: Any) -> None:
 
 @pytest.mark.parametrize(
     ("field", "value", "fragment"),
-    [("successfulHistoryLimit", 0, "from 1 to 32"), ("successfulHistoryLimit", 33, "from 1 to 32"),
-     ("failedHistoryLimit", -1, "from 0 to 32"), ("failedHistoryLimit", 33, "from 0 to 32"),
-     ("suspend", "no", "true or false")],
+    [
+        ("successfulHistoryLimit", 0, "from 1 to 32"),
+        ("successfulHistoryLimit", 33, "from 1 to 32"),
+        ("failedHistoryLimit", -1, "from 0 to 32"),
+        ("failedHistoryLimit", 33, "from 0 to 32"),
+        ("suspend", "no", "true or false"),
+    ],
 )
 def test_limits_refused(field: str, value: Any, fragment: str) -> None:
-    assert fragment in message_at(validate(fhpa_rule(targetMinReplicas=1, **{field: value})), f"{RULE0}.{field}")
+    assert fragment in message_at(
+        validate(fhpa_rule(targetMinReplicas=1, **{field: value})), f"{RULE0}.{field}"
+    )
 
 
 @pytest.mark.parametrize(("schedule", "delay"), [("*/5 * * * *", 299), ("0 8 * * *", 0), ("@hourly", 3599)])
@@ -197,15 +222,22 @@ def test_max_delay_refused(schedule: str, delay: int, fragment: str) -> None:
 def test_max_delay_uses_the_rules_time_zone() -> None:
     """'30 1 * * *' in New York: on the autumn DST night 01:30 occurs twice but fires once, so the
     shortest interval stays about a day; the check must not crash and must accept a 1 h delay."""
-    obj = fhpa_rule(targetMinReplicas=1, schedule="30 1 * * *", timeZone="America/New_York", maxDelaySeconds=3600)
+    obj = fhpa_rule(
+        targetMinReplicas=1, schedule="30 1 * * *", timeZone="America/New_York", maxDelaySeconds=3600
+    )
     assert validate(obj).ok
 
 
 def test_every_error_of_every_rule_is_reported() -> None:
     rules = [
         {"name": "a", "schedule": "bad", "targetMinReplicas": 0},
-        {"name": "b", "schedule": "0 8 * * *", "timeZone": "Nowhere/City", "successfulHistoryLimit": 0,
-         "targetMinReplicas": 1},
+        {
+            "name": "b",
+            "schedule": "0 8 * * *",
+            "timeZone": "Nowhere/City",
+            "successfulHistoryLimit": 0,
+            "targetMinReplicas": 1,
+        },
     ]
     result = validate(cron("fhpa", rules))
     assert set(paths(result)) == {

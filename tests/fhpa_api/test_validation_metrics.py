@@ -9,7 +9,6 @@ import pytest
 from fhpa_api.validation import validate
 from tests.fhpa_api.builders import fhpa, message_at, paths, with_field
 
-
 OBJECT = {
     "type": "Object",
     "object": {
@@ -20,7 +19,10 @@ OBJECT = {
 }
 PODS = {
     "type": "Pods",
-    "pods": {"metric": {"name": "packets-per-second"}, "target": {"type": "AverageValue", "averageValue": "1k"}},
+    "pods": {
+        "metric": {"name": "packets-per-second"},
+        "target": {"type": "AverageValue", "averageValue": "1k"},
+    },
 }
 RESOURCE = {
     "type": "Resource",
@@ -70,51 +72,152 @@ BAD = [
     (RESOURCE, "spec.metrics[0].type", "Custom", "spec.metrics[0].type", "use one of Object, Pods"),
     (RESOURCE, "spec.metrics[0].resource", None, "spec.metrics[0].resource", "required for type Resource"),
     (RESOURCE, "spec.metrics[0].pods", PODS["pods"], "spec.metrics[0].pods", "only the source block"),
-    (OBJECT, "spec.metrics[0].object.describedObject", None, "spec.metrics[0].object.describedObject", "required"),
-    (OBJECT, "spec.metrics[0].object.describedObject.name", "a/b", "spec.metrics[0].object.describedObject.name", "/"),
+    (
+        OBJECT,
+        "spec.metrics[0].object.describedObject",
+        None,
+        "spec.metrics[0].object.describedObject",
+        "required",
+    ),
+    (
+        OBJECT,
+        "spec.metrics[0].object.describedObject.name",
+        "a/b",
+        "spec.metrics[0].object.describedObject.name",
+        "/",
+    ),
     (OBJECT, "spec.metrics[0].object.metric.name", None, "spec.metrics[0].object.metric.name", "required"),
     (OBJECT, "spec.metrics[0].object.metric.name", "..", "spec.metrics[0].object.metric.name", "'..'"),
-    (OBJECT, "spec.metrics[0].object.target", {"type": "Utilization", "averageUtilization": 5},
-     "spec.metrics[0].object.target", "value or averageValue"),
+    (
+        OBJECT,
+        "spec.metrics[0].object.target",
+        {"type": "Utilization", "averageUtilization": 5},
+        "spec.metrics[0].object.target",
+        "value or averageValue",
+    ),
     (PODS, "spec.metrics[0].pods.metric.name", "", "spec.metrics[0].pods.metric.name", "required"),
-    (PODS, "spec.metrics[0].pods.target", {"type": "Value", "value": "3"},
-     "spec.metrics[0].pods.target.averageValue", "required for a Pods metric"),
+    (
+        PODS,
+        "spec.metrics[0].pods.target",
+        {"type": "Value", "value": "3"},
+        "spec.metrics[0].pods.target.averageValue",
+        "required for a Pods metric",
+    ),
     (RESOURCE, "spec.metrics[0].resource.name", None, "spec.metrics[0].resource.name", "required"),
-    (RESOURCE, "spec.metrics[0].resource.target", {"type": "Utilization"},
-     "spec.metrics[0].resource.target", "averageUtilization or averageValue"),
-    (RESOURCE, "spec.metrics[0].resource.target", {"type": "Utilization", "averageUtilization": 50,
-                                                   "averageValue": "1"},
-     "spec.metrics[0].resource.target.averageValue", "together with averageUtilization"),
-    (CONTAINER, "spec.metrics[0].containerResource.name", "gpu",
-     "spec.metrics[0].containerResource.name", "nvidia.com/gpu"),
-    (CONTAINER, "spec.metrics[0].containerResource.container", "App_1",
-     "spec.metrics[0].containerResource.container", "DNS-1123 label"),
-    (CONTAINER, "spec.metrics[0].containerResource.container", None,
-     "spec.metrics[0].containerResource.container", "required"),
-    (CONTAINER, "spec.metrics[0].containerResource.target", {"type": "Utilization"},
-     "spec.metrics[0].containerResource.target", "averageUtilization or averageValue"),
+    (
+        RESOURCE,
+        "spec.metrics[0].resource.target",
+        {"type": "Utilization"},
+        "spec.metrics[0].resource.target",
+        "averageUtilization or averageValue",
+    ),
+    (
+        RESOURCE,
+        "spec.metrics[0].resource.target",
+        {"type": "Utilization", "averageUtilization": 50, "averageValue": "1"},
+        "spec.metrics[0].resource.target.averageValue",
+        "together with averageUtilization",
+    ),
+    (
+        CONTAINER,
+        "spec.metrics[0].containerResource.name",
+        "gpu",
+        "spec.metrics[0].containerResource.name",
+        "nvidia.com/gpu",
+    ),
+    (
+        CONTAINER,
+        "spec.metrics[0].containerResource.container",
+        "App_1",
+        "spec.metrics[0].containerResource.container",
+        "DNS-1123 label",
+    ),
+    (
+        CONTAINER,
+        "spec.metrics[0].containerResource.container",
+        None,
+        "spec.metrics[0].containerResource.container",
+        "required",
+    ),
+    (
+        CONTAINER,
+        "spec.metrics[0].containerResource.target",
+        {"type": "Utilization"},
+        "spec.metrics[0].containerResource.target",
+        "averageUtilization or averageValue",
+    ),
     (EXTERNAL, "spec.metrics[0].external.metric", None, "spec.metrics[0].external.metric", "required"),
-    (EXTERNAL, "spec.metrics[0].external.target", {"type": "Value"},
-     "spec.metrics[0].external.target", "value or averageValue"),
-    (EXTERNAL, "spec.metrics[0].external.target", {"type": "Value", "value": 1, "averageValue": 1},
-     "spec.metrics[0].external.target.averageValue", "together with value"),
-    (EXTERNAL, "spec.metrics[0].external.metric.selector",
-     {"matchExpressions": [{"key": "q", "operator": "Near"}]},
-     "spec.metrics[0].external.metric.selector.matchExpressions[0].operator", "In, NotIn"),
+    (
+        EXTERNAL,
+        "spec.metrics[0].external.target",
+        {"type": "Value"},
+        "spec.metrics[0].external.target",
+        "value or averageValue",
+    ),
+    (
+        EXTERNAL,
+        "spec.metrics[0].external.target",
+        {"type": "Value", "value": 1, "averageValue": 1},
+        "spec.metrics[0].external.target.averageValue",
+        "together with value",
+    ),
+    (
+        EXTERNAL,
+        "spec.metrics[0].external.metric.selector",
+        {"matchExpressions": [{"key": "q", "operator": "Near"}]},
+        "spec.metrics[0].external.metric.selector.matchExpressions[0].operator",
+        "In, NotIn",
+    ),
     # the target itself
-    (RESOURCE, "spec.metrics[0].resource.target.type", None, "spec.metrics[0].resource.target.type", "required"),
-    (RESOURCE, "spec.metrics[0].resource.target.type", "Percent",
-     "spec.metrics[0].resource.target.type", "Utilization, Value, AverageValue"),
-    (RESOURCE, "spec.metrics[0].resource.target.averageValue", "0",
-     "spec.metrics[0].resource.target.averageValue", "greater than zero"),
-    (RESOURCE, "spec.metrics[0].resource.target.averageValue", "-1",
-     "spec.metrics[0].resource.target.averageValue", "greater than zero"),
-    (RESOURCE, "spec.metrics[0].resource.target.averageValue", "lots",
-     "spec.metrics[0].resource.target.averageValue", "not a quantity"),
-    (EXTERNAL, "spec.metrics[0].external.target.averageValue", 0,
-     "spec.metrics[0].external.target.averageValue", "greater than zero"),
-    (CONTAINER, "spec.metrics[0].containerResource.target.averageUtilization", 0,
-     "spec.metrics[0].containerResource.target.averageUtilization", ">= 1"),
+    (
+        RESOURCE,
+        "spec.metrics[0].resource.target.type",
+        None,
+        "spec.metrics[0].resource.target.type",
+        "required",
+    ),
+    (
+        RESOURCE,
+        "spec.metrics[0].resource.target.type",
+        "Percent",
+        "spec.metrics[0].resource.target.type",
+        "Utilization, Value, AverageValue",
+    ),
+    (
+        RESOURCE,
+        "spec.metrics[0].resource.target.averageValue",
+        "0",
+        "spec.metrics[0].resource.target.averageValue",
+        "greater than zero",
+    ),
+    (
+        RESOURCE,
+        "spec.metrics[0].resource.target.averageValue",
+        "-1",
+        "spec.metrics[0].resource.target.averageValue",
+        "greater than zero",
+    ),
+    (
+        RESOURCE,
+        "spec.metrics[0].resource.target.averageValue",
+        "lots",
+        "spec.metrics[0].resource.target.averageValue",
+        "not a quantity",
+    ),
+    (
+        EXTERNAL,
+        "spec.metrics[0].external.target.averageValue",
+        0,
+        "spec.metrics[0].external.target.averageValue",
+        "greater than zero",
+    ),
+    (
+        CONTAINER,
+        "spec.metrics[0].containerResource.target.averageUtilization",
+        0,
+        "spec.metrics[0].containerResource.target.averageUtilization",
+        ">= 1",
+    ),
 ]
 
 
@@ -148,8 +251,11 @@ def test_target_type_disagreeing_with_the_value_field_is_a_warning() -> None:
 
 # --- behavior ------------------------------------------------------------------------------------------
 
-RULES = {"stabilizationWindowSeconds": 60, "selectPolicy": "Min",
-         "policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}]}
+RULES = {
+    "stabilizationWindowSeconds": 60,
+    "selectPolicy": "Min",
+    "policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}],
+}
 
 
 def with_behavior(**behavior: Any) -> dict[str, Any]:

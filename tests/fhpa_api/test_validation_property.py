@@ -18,7 +18,9 @@ EXAMPLES = [doc for _, doc in load_documents(Path(__file__).resolve().parents[2]
 scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=12)
 json_like = st.recursive(
     scalars,
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4)
+    ),
     max_leaves=25,
 )
 

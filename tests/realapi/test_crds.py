@@ -41,9 +41,10 @@ def custom(realapi: Any) -> Iterator[CustomObjectsApi]:
 def create(custom: CustomObjectsApi, namespace: str, doc: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
     body = copy.deepcopy(doc)
     body["metadata"] = {"name": body["metadata"]["name"], "namespace": namespace}
-    result: dict[str, Any] = custom.create_namespaced_custom_object(
+    result = custom.create_namespaced_custom_object(
         GROUP, VERSION, namespace, PLURALS[body["kind"]], body, **kwargs
     )
+    assert isinstance(result, dict)
     return result
 
 
@@ -58,8 +59,11 @@ def minimal_fhpa(**spec: Any) -> dict[str, Any]:
         "apiVersion": f"{GROUP}/{VERSION}",
         "kind": "FederatedHPA",
         "metadata": {"name": f"f-{uuid.uuid4().hex[:8]}"},
-        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                 "maxReplicas": 5, **spec},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "maxReplicas": 5,
+            **spec,
+        },
     }
 
 
@@ -68,8 +72,10 @@ def minimal_cron(*rules: dict[str, Any]) -> dict[str, Any]:
         "apiVersion": f"{GROUP}/{VERSION}",
         "kind": "CronFederatedHPA",
         "metadata": {"name": f"c-{uuid.uuid4().hex[:8]}"},
-        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                 "rules": list(rules) or [{"name": "a", "schedule": "@daily", "targetReplicas": 1}]},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "rules": list(rules) or [{"name": "a", "schedule": "@daily", "targetReplicas": 1}],
+        },
     }
 
 
@@ -88,18 +94,31 @@ def test_every_example_is_created_with_the_same_defaults_as_the_webhook(
     [
         minimal_fhpa(),
         minimal_fhpa(behavior={}),
-        minimal_fhpa(behavior={"scaleUp": {"stabilizationWindowSeconds": 30}, "scaleDown": {"selectPolicy": "Min"}}),
-        minimal_fhpa(federatedHPAAssignment={"clusterAutoscalingPreference": [
-            {"targetCluster": {"clusterNames": ["a"]}, "priority": 1}]}),
+        minimal_fhpa(
+            behavior={"scaleUp": {"stabilizationWindowSeconds": 30}, "scaleDown": {"selectPolicy": "Min"}}
+        ),
+        minimal_fhpa(
+            federatedHPAAssignment={
+                "clusterAutoscalingPreference": [{"targetCluster": {"clusterNames": ["a"]}, "priority": 1}]
+            }
+        ),
         minimal_fhpa(minReplicas=None, scaleAssist=None, behavior=None, clusterAffinity=None),
         minimal_cron(),
         minimal_cron({"name": "a", "schedule": "@daily", "targetReplicas": 0, "suspend": None}),
     ],
-    ids=["fhpa-minimal", "fhpa-empty-behavior", "fhpa-partial-behavior", "fhpa-assignment-without-type",
-         "fhpa-nulls", "cron-minimal", "cron-null"],
+    ids=[
+        "fhpa-minimal",
+        "fhpa-empty-behavior",
+        "fhpa-partial-behavior",
+        "fhpa-assignment-without-type",
+        "fhpa-nulls",
+        "cron-minimal",
+        "cron-null",
+    ],
 )
-def test_schema_defaults_mirror_defaulting(custom: CustomObjectsApi, realapi_namespace: str,
-                                           doc: dict[str, Any]) -> None:
+def test_schema_defaults_mirror_defaulting(
+    custom: CustomObjectsApi, realapi_namespace: str, doc: dict[str, Any]
+) -> None:
     """An explicit null is pruned by the server (fields are not nullable) and then defaulted, exactly as
     defaulting treats null as unset."""
     created = create(custom, realapi_namespace, doc)
@@ -114,29 +133,55 @@ def without_nulls(value: Any) -> Any:
     return value
 
 
-def test_status_subresource_keeps_every_model_status_field(custom: CustomObjectsApi, realapi_namespace: str) -> None:
+def test_status_subresource_keeps_every_model_status_field(
+    custom: CustomObjectsApi, realapi_namespace: str
+) -> None:
     created = create(custom, realapi_namespace, minimal_fhpa())
-    status = FederatedHPAStatus.model_validate({
-        "observedGeneration": 1, "currentReplicas": 4, "desiredReplicas": 5,
-        "conditions": [{"type": "ScalingActive", "status": "True", "reason": "Assigned", "message": "ok",
-                        "lastTransitionTime": "2026-11-21T08:00:00Z"}],
-        "clusters": [{"name": "member1", "minReplicas": 1, "maxReplicas": 3, "currentReplicas": 2,
-                      "readyReplicas": 2, "pendingReplicas": 0, "desiredReplicas": 2,
-                      "lastScaleTime": "2026-11-21T08:00:00Z", "state": "Active",
-                      "pendingSince": "2026-11-21T08:00:00Z", "pinnedMinReplicas": 2}],
-        "assignmentKey": "k1", "lastAssignmentTime": "2026-11-21T08:00:00Z",
-    }).to_json()
+    status = FederatedHPAStatus.model_validate(
+        {
+            "observedGeneration": 1,
+            "currentReplicas": 4,
+            "desiredReplicas": 5,
+            "conditions": [
+                {
+                    "type": "ScalingActive",
+                    "status": "True",
+                    "reason": "Assigned",
+                    "message": "ok",
+                    "lastTransitionTime": "2026-11-21T08:00:00Z",
+                }
+            ],
+            "clusters": [
+                {
+                    "name": "member1",
+                    "minReplicas": 1,
+                    "maxReplicas": 3,
+                    "currentReplicas": 2,
+                    "readyReplicas": 2,
+                    "pendingReplicas": 0,
+                    "desiredReplicas": 2,
+                    "lastScaleTime": "2026-11-21T08:00:00Z",
+                    "state": "Active",
+                    "pendingSince": "2026-11-21T08:00:00Z",
+                    "pinnedMinReplicas": 2,
+                }
+            ],
+            "assignmentKey": "k1",
+            "lastAssignmentTime": "2026-11-21T08:00:00Z",
+        }
+    ).to_json()
     name = created["metadata"]["name"]
     patched = custom.patch_namespaced_custom_object_status(
         GROUP, VERSION, realapi_namespace, "federatedhpas", name, {"status": status}
     )
+    assert isinstance(patched, dict)
     assert patched["status"] == status
     assert patched["metadata"]["generation"] == 1, "a status write does not bump generation"
 
 
 def _message(exc: ApiException) -> str:
     try:
-        return str(json.loads(exc.body).get("message", exc.body))
+        return str(json.loads(exc.body or "").get("message", exc.body))
     except (TypeError, ValueError):
         return str(exc.body)
 
@@ -145,11 +190,17 @@ BAD_FHPA = [
     (minimal_fhpa(maxReplicas=0), "spec.maxReplicas"),
     (minimal_fhpa(minReplicas=0), "spec.minReplicas"),
     (minimal_fhpa(minReplicas=6), "spec.maxReplicas"),
-    (minimal_fhpa(federatedHPAAssignment={"federatedHPAAssignmentType": "RoundRobin"}),
-     "spec.federatedHPAAssignment.federatedHPAAssignmentType"),
+    (
+        minimal_fhpa(federatedHPAAssignment={"federatedHPAAssignmentType": "RoundRobin"}),
+        "spec.federatedHPAAssignment.federatedHPAAssignmentType",
+    ),
     (minimal_fhpa(metrics=[{"type": "Custom"}]), "spec.metrics[0].type"),
-    (minimal_fhpa(behavior={"scaleUp": {"policies": [{"type": "Pods", "value": 1, "periodSeconds": 1801}]}}),
-     "spec.behavior.scaleUp.policies[0].periodSeconds"),
+    (
+        minimal_fhpa(
+            behavior={"scaleUp": {"policies": [{"type": "Pods", "value": 1, "periodSeconds": 1801}]}}
+        ),
+        "spec.behavior.scaleUp.policies[0].periodSeconds",
+    ),
     (minimal_fhpa(behavior={"scaleDown": {"policies": []}}), "spec.behavior.scaleDown.policies"),
     (minimal_fhpa(autoscaleMultiClusterDelay=86401), "spec.autoscaleMultiClusterDelay"),
     (minimal_fhpa(scaleTargetRef={"kind": "Deployment"}), "spec.scaleTargetRef.name"),
@@ -157,12 +208,21 @@ BAD_FHPA = [
 BAD_CRON = [
     (minimal_cron({"name": "x" * 33, "schedule": "@daily", "targetReplicas": 1}), "spec.rules[0].name"),
     (minimal_cron({"name": "a", "schedule": "@daily", "targetReplicas": -1}), "spec.rules[0].targetReplicas"),
-    (minimal_cron({"name": "a", "schedule": "@daily", "targetReplicas": 1, "successfulHistoryLimit": 0}),
-     "spec.rules[0].successfulHistoryLimit"),
-    (minimal_cron({"name": "a", "schedule": "@daily", "targetReplicas": 1, "failedHistoryLimit": 33}),
-     "spec.rules[0].failedHistoryLimit"),
-    (minimal_cron({"name": "a", "schedule": "@daily", "targetReplicas": 1},
-                  {"name": "a", "schedule": "@hourly", "targetReplicas": 2}), "spec.rules[1]"),
+    (
+        minimal_cron({"name": "a", "schedule": "@daily", "targetReplicas": 1, "successfulHistoryLimit": 0}),
+        "spec.rules[0].successfulHistoryLimit",
+    ),
+    (
+        minimal_cron({"name": "a", "schedule": "@daily", "targetReplicas": 1, "failedHistoryLimit": 33}),
+        "spec.rules[0].failedHistoryLimit",
+    ),
+    (
+        minimal_cron(
+            {"name": "a", "schedule": "@daily", "targetReplicas": 1},
+            {"name": "a", "schedule": "@hourly", "targetReplicas": 2},
+        ),
+        "spec.rules[1]",
+    ),
 ]
 
 

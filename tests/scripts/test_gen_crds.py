@@ -53,7 +53,10 @@ def _walk(node: Any, path: str = "") -> list[tuple[str, dict[str, Any]]]:
 
 
 def test_schemas_are_structural() -> None:
-    for name in ("autoscaling.karmada.io_federatedhpas.yaml", "autoscaling.karmada.io_cronfederatedhpas.yaml"):
+    for name in (
+        "autoscaling.karmada.io_federatedhpas.yaml",
+        "autoscaling.karmada.io_cronfederatedhpas.yaml",
+    ):
         schema = _crd(name)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
         for path, node in _walk(schema):
             assert "$ref" not in node and "nullable" not in node, path
@@ -82,7 +85,9 @@ def test_fhpa_crd_names_defaults_and_columns() -> None:
 def test_status_fields_of_the_models_are_in_the_crd() -> None:
     crd = _crd("autoscaling.karmada.io_federatedhpas.yaml")
     status = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]
-    assert {"observedGeneration", "currentReplicas", "desiredReplicas", "conditions", "clusters"} <= set(status)
+    assert {"observedGeneration", "currentReplicas", "desiredReplicas", "conditions", "clusters"} <= set(
+        status
+    )
     cluster = status["clusters"]["items"]["properties"]
     assert {"name", "minReplicas", "maxReplicas", "readyReplicas", "pendingReplicas"} <= set(cluster)
 
@@ -91,7 +96,11 @@ def test_cron_crd_names_defaults_and_columns() -> None:
     crd = _crd("autoscaling.karmada.io_cronfederatedhpas.yaml")
     assert crd["spec"]["names"]["shortNames"] == ["cronfhpa"]
     version = crd["spec"]["versions"][0]
-    assert [c["name"] for c in version["additionalPrinterColumns"]] == ["Reference-Kind", "Reference-Name", "Age"]
+    assert [c["name"] for c in version["additionalPrinterColumns"]] == [
+        "Reference-Kind",
+        "Reference-Name",
+        "Age",
+    ]
     rules = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["rules"]
     rule = rules["items"]["properties"]
     assert (rule["suspend"]["default"], rule["successfulHistoryLimit"]["default"]) == (False, 3)
