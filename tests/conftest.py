@@ -1,0 +1,125 @@
+"""Shared pytest fixtures. Each tier keeps its fixtures in its own clearly marked section."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import pytest
+
+from tests.support.realapi import (  # realapi tier, see its section below
+    BUILD_SCRIPT,
+    CRD_DIR,
+    Binaries,
+    RealAPIServer,
+    availability,
+)
+
+# ================================================================================================
+# realapi tier: a real Kubernetes API server (apiextensions-apiserver + etcd + core stub).
+# Owner: the realapi harness (tests/support/realapi.py). Build: `bash scripts/realapi-build.sh`.
+#
+#   realapi            session-scoped RealAPIServer, ScaleTarget CRD installed
+#   realapi_factory    function-scoped factory for more servers ("clusters"), stopped after the test
+#   realapi_namespace  a fresh namespace name (registered in the core stub) for one test
+#
+# When the binary or etcd is missing the tests using these fixtures SKIP with a loud reason;
+# with CI=true they FAIL instead, so CI can never pass with the tier silently switched off.
+# ================================================================================================
+
+SCALETARGET_CRD = CRD_DIR / "scaletarget.yaml"
+_REALAPI_SKIP_TAG = "REALAPI TIER UNAVAILABLE"
+
+
+def _realapi_binaries_or_skip() -> Binaries:
+    binaries, reason = availability()
+    if binaries is not None:
+        return binaries
+    message = (
+        f"{_REALAPI_SKIP_TAG}: {reason}. "
+        f"Build the server with `bash {BUILD_SCRIPT}` (about 4 min cold, needs Debian's package registry)."
+    )
+    if os.environ.get("CI") == "true":
+        pytest.fail(
+            message + " CI=true: the realapi tier is required in CI, so this is a failure.", pytrace=False
+        )
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def realapi_binaries() -> Binaries:
+    """Paths of the apiserver and etcd binaries (skips or, under CI=true, fails when missing)."""
+    return _realapi_binaries_or_skip()
+
+
+@pytest.fixture(scope="session")
+def realapi(realapi_binaries: Binaries) -> Iterator[RealAPIServer]:
+    """One real API server for the whole session, with the ScaleTarget test CRD installed.
+
+    Shared by all tests: give objects unique names or use ``realapi_namespace``."""
+    server = RealAPIServer(name="session", binaries=realapi_binaries)
+    server.start()
+    try:
+        server.install_crds([SCALETARGET_CRD])
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def realapi_factory(realapi_binaries: Binaries) -> Iterator[Callable[..., RealAPIServer]]:
+    """``realapi_factory(name="member", crds=(SCALETARGET_CRD,), **kwargs) -> RealAPIServer``.
+
+    Starts another independent server (own etcd, ports, PKI) and installs ``crds``; every server
+    made by the factory is stopped when the test ends. ``kwargs`` go to ``RealAPIServer``."""
+    started: list[RealAPIServer] = []
+
+    def make(
+        name: str = "member",
+        crds: Sequence[str | os.PathLike[str] | dict[str, Any]] = (SCALETARGET_CRD,),
+        **kwargs: Any,
+    ) -> RealAPIServer:
+        server = RealAPIServer(name=name, binaries=realapi_binaries, **kwargs)
+        started.append(server)
+        server.start()
+        if crds:
+            server.install_crds(crds)
+        return server
+
+    try:
+        yield make
+    finally:
+        for server in reversed(started):
+            server.stop()
+
+
+@pytest.fixture
+def realapi_namespace(realapi: RealAPIServer) -> str:
+    """A namespace name unique to this test, known to the session server's core stub."""
+    name = f"t-{uuid.uuid4().hex[:10]}"
+    realapi.create_namespace(name)
+    return name
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Repeat the realapi skip loudly at the end of the run (``-ra`` lists it too)."""
+    skipped = [
+        report
+        for report in terminalreporter.stats.get("skipped", [])
+        if _REALAPI_SKIP_TAG in str(getattr(report, "longrepr", ""))
+    ]
+    if not skipped:
+        return
+    reason = str(skipped[0].longrepr[-1]) if isinstance(skipped[0].longrepr, tuple) else ""
+    terminalreporter.section("realapi tier SKIPPED", sep="!", red=True, bold=True)
+    terminalreporter.line(f"{len(skipped)} test(s) did not run against the real API server.", red=True)
+    if reason:
+        terminalreporter.line(reason, red=True)
+    terminalreporter.line(f"Run `bash {BUILD_SCRIPT}` (or `make realapi`) and re-run the tests.", red=True)
+
+
+# ================================================================================================
+# end of the realapi tier section
+# ================================================================================================

@@ -1,0 +1,925 @@
+"""A real Kubernetes API server for tests: etcd + apiextensions-apiserver + a core stub.
+
+``RealAPIServer`` starts, in its own temporary directory and on free loopback ports:
+
+* ``etcd`` (Debian's etcd-server),
+* ``apiextensions-apiserver``, the CRD-serving half of kube-apiserver, built by
+  ``scripts/realapi-build.sh`` (patched so that ``/apis`` discovery and CRD OpenAPI work, which
+  makes the real ``kubectl`` usable against it),
+* ``core_stub.py`` (beside this file), which plays the core API the server reads through
+  ``--kubeconfig``: namespaces, services and admission webhook configurations.
+
+It generates its own PKI with ``cryptography`` (a CA, a ``system:masters`` admin client cert, a
+serving cert for 127.0.0.1), writes an admin kubeconfig, waits for ``/readyz`` and stops every
+process group on ``stop()`` (also at interpreter exit). Several instances may run at once; each is
+an independent "cluster".
+
+What the server does not have: the core API (``/api``), apps/v1, autoscaling/v2, metrics, and any
+controller but the CRD ones. Stand in for workloads with a CRD that has a ``scale`` subresource
+(``tests/support/crds/scaletarget.yaml``).
+
+Plain module (no pytest import). Typical use::
+
+    from tests.support.realapi import RealAPIServer, webhook_configuration
+
+    with RealAPIServer(name="member1") as server:
+        server.install_crds([CRD_DIR / "scaletarget.yaml"])
+        api = kubernetes.client.CustomObjectsApi(server.api_client())
+"""
+
+from __future__ import annotations
+
+import atexit
+import base64
+import contextlib
+import datetime
+import hashlib
+import http.client
+import ipaddress
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+JSON = dict[str, Any]
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+BUILD_SCRIPT = "scripts/realapi-build.sh"
+PATCH_FILE = REPO_ROOT / "scripts" / "realapi" / "server.patch"
+CORE_STUB = Path(__file__).with_name("core_stub.py")
+CRD_DIR = Path(__file__).with_name("crds")
+
+WEBHOOK_COLLECTIONS = {
+    "mutating": "mutatingwebhookconfigurations",
+    "validating": "validatingwebhookconfigurations",
+}
+
+
+class RealAPIUnavailable(RuntimeError):
+    """The server binary or etcd is missing (or stale); the message says how to fix it."""
+
+
+class RealAPIStartError(RuntimeError):
+    """The processes were found but the server did not become ready."""
+
+
+# ------------------------------------------------------------------------------------------------
+# Locating the binaries
+
+
+@dataclass(frozen=True)
+class Binaries:
+    apiserver: Path
+    etcd: Path
+
+
+def realapi_dir() -> Path:
+    """The build cache of ``scripts/realapi-build.sh`` (``$FHPA_REALAPI_DIR`` or the default)."""
+    env = os.environ.get("FHPA_REALAPI_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "federated-hpa" / "realapi"
+
+
+def find_binaries() -> Binaries:
+    """Return the apiserver and etcd paths, or raise ``RealAPIUnavailable`` with the reason.
+
+    ``$FHPA_REALAPI_BIN`` and ``$FHPA_ETCD`` override the locations. Without the override, the
+    binary must have been built from the repository's current ``server.patch``.
+    """
+    hint = f"run `bash {BUILD_SCRIPT}` (or `make realapi`)"
+    explicit = os.environ.get("FHPA_REALAPI_BIN")
+    cache = realapi_dir()
+    apiserver = Path(explicit) if explicit else cache / "bin" / "apiextensions-apiserver"
+    if not (apiserver.is_file() and os.access(apiserver, os.X_OK)):
+        status = cache / "status"
+        last = ""
+        if status.is_file():
+            last = f"; last build status: {status.read_text().strip()}"
+        raise RealAPIUnavailable(f"apiextensions-apiserver not found at {apiserver}{last}; {hint}")
+    if not explicit:
+        stamp = cache / "build.stamp"
+        want = hashlib.sha256(PATCH_FILE.read_bytes()).hexdigest() if PATCH_FILE.is_file() else ""
+        recorded = stamp.read_text() if stamp.is_file() else ""
+        if f"patch_sha256={want}" not in recorded.splitlines():
+            raise RealAPIUnavailable(
+                f"{apiserver} was built from another version of scripts/realapi/server.patch; {hint}"
+            )
+    etcd_env = os.environ.get("FHPA_ETCD")
+    etcd = etcd_env or shutil.which("etcd") or ("/usr/bin/etcd" if Path("/usr/bin/etcd").exists() else None)
+    if not etcd or not os.access(etcd, os.X_OK):
+        raise RealAPIUnavailable(f"etcd not found on PATH (Debian package etcd-server); {hint}")
+    return Binaries(apiserver=apiserver, etcd=Path(etcd))
+
+
+def availability() -> tuple[Binaries | None, str]:
+    """``(binaries, "")`` when the tier can run, else ``(None, reason)``."""
+    try:
+        return find_binaries(), ""
+    except RealAPIUnavailable as exc:
+        return None, str(exc)
+
+
+# ------------------------------------------------------------------------------------------------
+# PKI
+
+
+def _write_key(path: Path, key: ec.EllipticCurvePrivateKey) -> None:
+    path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.TraditionalOpenSSL,
+            serialization.NoEncryption(),
+        )
+    )
+    path.chmod(0o600)
+
+
+class CertificateAuthority:
+    """A throw-away CA that signs client and serving certificates (EC P-256, valid 7 days)."""
+
+    def __init__(self, directory: Path, common_name: str = "fhpa-realapi-ca") -> None:
+        self.directory = directory
+        self.key = ec.generate_private_key(ec.SECP256R1())
+        now = datetime.datetime.now(datetime.UTC)
+        subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+        public = self.key.public_key()
+        self.cert = (
+            x509.CertificateBuilder()
+            .subject_name(subject)
+            .issuer_name(subject)
+            .public_key(public)
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(hours=1))
+            .not_valid_after(now + datetime.timedelta(days=7))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .add_extension(
+                x509.KeyUsage(
+                    digital_signature=True,
+                    content_commitment=False,
+                    key_encipherment=False,
+                    data_encipherment=False,
+                    key_agreement=False,
+                    key_cert_sign=True,
+                    crl_sign=True,
+                    encipher_only=False,
+                    decipher_only=False,
+                ),
+                critical=True,
+            )
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(public), critical=False)
+            .sign(self.key, hashes.SHA256())
+        )
+        self.cert_path = directory / "ca.crt"
+        self.cert_path.write_bytes(self.pem)
+
+    @property
+    def pem(self) -> bytes:
+        return self.cert.public_bytes(serialization.Encoding.PEM)
+
+    def issue(
+        self,
+        name: str,
+        *,
+        common_name: str,
+        organizations: Sequence[str] = (),
+        hosts: Sequence[str] = (),
+        client: bool = False,
+        server: bool = False,
+    ) -> tuple[Path, Path]:
+        """Write ``<name>.crt`` and ``<name>.key`` into the CA's directory; return their paths."""
+        key = ec.generate_private_key(ec.SECP256R1())
+        now = datetime.datetime.now(datetime.UTC)
+        attrs = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in organizations]
+        attrs.append(x509.NameAttribute(NameOID.COMMON_NAME, common_name))
+        usages = []
+        if client:
+            usages.append(ExtendedKeyUsageOID.CLIENT_AUTH)
+        if server:
+            usages.append(ExtendedKeyUsageOID.SERVER_AUTH)
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name(attrs))
+            .issuer_name(self.cert.subject)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(hours=1))
+            .not_valid_after(now + datetime.timedelta(days=7))
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(
+                x509.KeyUsage(
+                    digital_signature=True,
+                    content_commitment=False,
+                    key_encipherment=False,
+                    data_encipherment=False,
+                    key_agreement=False,
+                    key_cert_sign=False,
+                    crl_sign=False,
+                    encipher_only=False,
+                    decipher_only=False,
+                ),
+                critical=True,
+            )
+            .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
+            .add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_public_key(self.key.public_key()), critical=False
+            )
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        )
+        if hosts:
+            alt: list[x509.GeneralName] = []
+            for host in hosts:
+                try:
+                    alt.append(x509.IPAddress(ipaddress.ip_address(host)))
+                except ValueError:
+                    alt.append(x509.DNSName(host))
+            builder = builder.add_extension(x509.SubjectAlternativeName(alt), critical=False)
+        cert = builder.sign(self.key, hashes.SHA256())
+        cert_path = self.directory / f"{name}.crt"
+        key_path = self.directory / f"{name}.key"
+        cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        _write_key(key_path, key)
+        return cert_path, key_path
+
+
+# ------------------------------------------------------------------------------------------------
+# Webhook configuration helpers
+
+
+def webhook_rule(
+    api_groups: Sequence[str],
+    api_versions: Sequence[str],
+    resources: Sequence[str],
+    operations: Sequence[str] = ("CREATE", "UPDATE"),
+    scope: str = "*",
+) -> JSON:
+    """One ``rules`` entry of a webhook."""
+    return {
+        "apiGroups": list(api_groups),
+        "apiVersions": list(api_versions),
+        "resources": list(resources),
+        "operations": list(operations),
+        "scope": scope,
+    }
+
+
+def webhook_configuration(
+    name: str,
+    *,
+    url: str,
+    ca_bundle: bytes | str,
+    rules: Sequence[Mapping[str, Any]],
+    webhook_name: str | None = None,
+    failure_policy: str = "Fail",
+    timeout_seconds: int = 5,
+    side_effects: str = "None",
+    namespace_selector: Mapping[str, Any] | None = None,
+    object_selector: Mapping[str, Any] | None = None,
+) -> JSON:
+    """A webhook configuration object with one webhook calling ``url`` (for ``set_webhooks``).
+
+    ``ca_bundle`` is the PEM of the CA that signed the webhook server's certificate (for example
+    ``server.ca_pem`` with a cert from ``server.issue_cert``). The same body works for mutating
+    and validating configurations; the stub fills the kind-specific defaults.
+    """
+    pem = ca_bundle.encode() if isinstance(ca_bundle, str) else ca_bundle
+    return {
+        "metadata": {"name": name},
+        "webhooks": [
+            {
+                "name": webhook_name or f"{name}.fhpa.test",
+                "admissionReviewVersions": ["v1"],
+                "sideEffects": side_effects,
+                "failurePolicy": failure_policy,
+                "timeoutSeconds": timeout_seconds,
+                "matchPolicy": "Equivalent",
+                "namespaceSelector": dict(namespace_selector or {}),
+                "objectSelector": dict(object_selector or {}),
+                "clientConfig": {"url": url, "caBundle": base64.b64encode(pem).decode()},
+                "rules": [dict(r) for r in rules],
+            }
+        ],
+    }
+
+
+def _default_webhooks(kind: str, configs: Iterable[Mapping[str, Any]]) -> list[JSON]:
+    """Apply the defaults a real apiserver would (the stub stores objects as given)."""
+    out: list[JSON] = []
+    for config in configs:
+        body = json.loads(json.dumps(config))
+        for hook in body.get("webhooks") or []:
+            hook.setdefault("failurePolicy", "Fail")
+            hook.setdefault("matchPolicy", "Equivalent")
+            hook.setdefault("namespaceSelector", {})
+            hook.setdefault("objectSelector", {})
+            hook.setdefault("timeoutSeconds", 10)
+            hook.setdefault("sideEffects", "None")
+            hook.setdefault("admissionReviewVersions", ["v1"])
+            if kind == "mutating":
+                hook.setdefault("reinvocationPolicy", "Never")
+            for rule in hook.get("rules") or []:
+                rule.setdefault("scope", "*")
+        out.append(body)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Processes
+
+
+def _free_ports(count: int) -> list[int]:
+    socks = []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def _stop_group(proc: subprocess.Popen[bytes], grace: float) -> None:
+    """SIGTERM the process group, then SIGKILL what is left after ``grace`` seconds."""
+    if proc.poll() is not None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)  # stray children of a dead leader
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=grace)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=5)
+
+
+_RUNNING: weakref.WeakSet[RealAPIServer] = weakref.WeakSet()
+_RUNNING_LOCK = threading.Lock()
+
+
+@atexit.register
+def _stop_all_at_exit() -> None:
+    with _RUNNING_LOCK:
+        servers = list(_RUNNING)
+    for server in servers:
+        with contextlib.suppress(Exception):
+            server.stop()
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    try:
+        text = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return f"({path} not readable)"
+    return "\n".join(text[-lines:])
+
+
+class RealAPIServer:
+    """One real API server "cluster": etcd + apiextensions-apiserver + core stub.
+
+    Use ``start()``/``stop()`` or a ``with`` block. Attributes and helpers once started:
+
+    * ``url``, ``port``, ``kubeconfig_path``, ``ca_path``, ``ca_pem``, ``admin_cert_path``,
+      ``admin_key_path``, ``core_url``, ``workdir``;
+    * ``api_client()`` a fresh ``kubernetes.client.ApiClient`` (closed on ``stop()``);
+    * ``install_crds(paths)``, ``set_webhooks(mutating=..., validating=...)``,
+      ``create_namespace(name)``, ``issue_cert(name)``, ``get_json(path)``, ``kubectl(*args)``.
+    """
+
+    def __init__(
+        self,
+        name: str = "realapi",
+        *,
+        binaries: Binaries | None = None,
+        ready_timeout: float = 90.0,
+        keep_workdir: bool | None = None,
+        extra_apiserver_args: Sequence[str] = (),
+    ) -> None:
+        self.name = name
+        self._binaries = binaries
+        self.ready_timeout = ready_timeout
+        self.keep_workdir = (
+            keep_workdir if keep_workdir is not None else os.environ.get("FHPA_REALAPI_KEEP") == "1"
+        )
+        self.extra_apiserver_args = list(extra_apiserver_args)
+        self._procs: dict[str, subprocess.Popen[bytes]] = {}
+        self._clients: list[Any] = []
+        self._workdir: Path | None = None
+        self._ca: CertificateAuthority | None = None
+        self.port = 0
+        self.etcd_port = 0
+        self.core_port = 0
+        self.started = False
+
+    # -- properties ------------------------------------------------------------------------------
+
+    @property
+    def workdir(self) -> Path:
+        if self._workdir is None:
+            raise RuntimeError("RealAPIServer is not started")
+        return self._workdir
+
+    @property
+    def url(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    @property
+    def core_url(self) -> str:
+        return f"http://127.0.0.1:{self.core_port}"
+
+    @property
+    def kubeconfig_path(self) -> Path:
+        return self.workdir / "admin.kubeconfig"
+
+    @property
+    def ca_path(self) -> Path:
+        return self.workdir / "pki" / "ca.crt"
+
+    @property
+    def ca_pem(self) -> bytes:
+        return self.ca_path.read_bytes()
+
+    @property
+    def admin_cert_path(self) -> Path:
+        return self.workdir / "pki" / "admin.crt"
+
+    @property
+    def admin_key_path(self) -> Path:
+        return self.workdir / "pki" / "admin.key"
+
+    def pids(self) -> dict[str, int]:
+        """Process ids of the running components (each leads its own process group)."""
+        return {comp: proc.pid for comp, proc in self._procs.items() if proc.poll() is None}
+
+    def log_path(self, component: str) -> Path:
+        """``component`` is ``apiserver``, ``etcd`` or ``core_stub``."""
+        return self.workdir / f"{component}.log"
+
+    def __repr__(self) -> str:
+        state = self.url if self.started else "stopped"
+        return f"RealAPIServer({self.name!r}, {state})"
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def __enter__(self) -> RealAPIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> RealAPIServer:
+        if self.started:
+            return self
+        binaries = self._binaries or find_binaries()
+        self._workdir = Path(tempfile.mkdtemp(prefix=f"fhpa-realapi-{self.name}-"))
+        with _RUNNING_LOCK:
+            _RUNNING.add(self)
+        try:
+            self._write_pki()
+            self._start_core_stub()
+            last_error: Exception | None = None
+            for _attempt in range(3):
+                try:
+                    self._start_etcd_and_apiserver(binaries)
+                    self._wait_ready()
+                    self.started = True
+                    return self
+                except RealAPIStartError as exc:
+                    last_error = exc
+                    clash = "address already in use" in (
+                        _tail(self.log_path("apiserver"), 200) + _tail(self.log_path("etcd"), 200)
+                    )
+                    for comp in ("apiserver", "etcd"):
+                        proc = self._procs.pop(comp, None)
+                        if proc is not None:
+                            _stop_group(proc, grace=5)
+                    if not clash:
+                        break
+                    shutil.rmtree(self.workdir / "etcd", ignore_errors=True)
+            assert last_error is not None
+            raise last_error
+        except BaseException:
+            self.stop(_failed=True)
+            raise
+
+    def stop(self, *, _failed: bool = False) -> None:
+        """Stop every process (apiserver first) and remove the work directory."""
+        for client in self._clients:
+            with contextlib.suppress(Exception):
+                client.close()
+        self._clients.clear()
+        for comp in ("apiserver", "core_stub", "etcd"):
+            proc = self._procs.pop(comp, None)
+            if proc is not None:
+                _stop_group(proc, grace=10 if comp == "apiserver" else 5)
+        self.started = False
+        with _RUNNING_LOCK:
+            _RUNNING.discard(self)
+        if self._workdir is not None:
+            if self.keep_workdir:
+                sys.stderr.write(f"[realapi] kept work directory {self._workdir}\n")
+            else:
+                shutil.rmtree(self._workdir, ignore_errors=True)
+            self._workdir = None
+
+    # -- start-up steps --------------------------------------------------------------------------
+
+    def _write_pki(self) -> None:
+        pki = self.workdir / "pki"
+        pki.mkdir()
+        self._ca = CertificateAuthority(pki, common_name=f"fhpa-realapi-{self.name}-ca")
+        self._ca.issue("admin", common_name="admin", organizations=["system:masters"], client=True)
+        self._ca.issue(
+            "apiserver", common_name="apiserver", hosts=["127.0.0.1", "localhost", "::1"], server=True
+        )
+
+    def _write_kubeconfig(self, path: Path) -> None:
+        context = f"realapi-{self.name}"
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {"name": context, "cluster": {"server": self.url, "certificate-authority": str(self.ca_path)}}
+            ],
+            "users": [
+                {
+                    "name": "admin",
+                    "user": {
+                        "client-certificate": str(self.admin_cert_path),
+                        "client-key": str(self.admin_key_path),
+                    },
+                }
+            ],
+            "contexts": [
+                {"name": context, "context": {"cluster": context, "user": "admin", "namespace": "default"}}
+            ],
+            "current-context": context,
+        }
+        path.write_text(yaml.safe_dump(config, sort_keys=False))
+
+    def _child_env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")}
+        no_proxy = "127.0.0.1,localhost,::1"
+        for var in ("NO_PROXY", "no_proxy"):
+            env[var] = f"{env[var]},{no_proxy}" if env.get(var) else no_proxy
+        return env
+
+    def _spawn(self, component: str, cmd: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+        log = open(self.log_path(component), "ab")  # noqa: SIM115 - handed to the child
+        try:
+            proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=kwargs.pop("stdout", log),
+                stderr=log,
+                cwd=self.workdir,
+                env=self._child_env(),
+                start_new_session=True,  # own process group: stop() kills the whole group
+                **kwargs,
+            )
+        finally:
+            log.close()
+        self._procs[component] = proc
+        return proc
+
+    def _start_core_stub(self) -> None:
+        proc = self._spawn(
+            "core_stub",
+            [sys.executable, str(CORE_STUB), "--host", "127.0.0.1", "--port", "0"],
+            stdout=subprocess.PIPE,
+        )
+        assert proc.stdout is not None
+        line = b""
+        deadline = time.monotonic() + 20
+        # The stub prints "listening on http://127.0.0.1:PORT" once bound.
+        os.set_blocking(proc.stdout.fileno(), False)
+        while time.monotonic() < deadline and not line.endswith(b"\n"):
+            chunk = proc.stdout.read(200) if proc.poll() is None else proc.stdout.read()
+            if chunk:
+                line += chunk
+            elif proc.poll() is not None:
+                break
+            else:
+                time.sleep(0.02)
+        proc.stdout.close()
+        if not line.startswith(b"listening on http://"):
+            raise RealAPIStartError(f"core stub did not start: {line!r}\n{_tail(self.log_path('core_stub'))}")
+        self.core_port = int(line.strip().rsplit(b":", 1)[1])
+        core_config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "core", "cluster": {"server": self.core_url}}],
+            "users": [{"name": "anonymous", "user": {}}],
+            "contexts": [{"name": "core", "context": {"cluster": "core", "user": "anonymous"}}],
+            "current-context": "core",
+        }
+        (self.workdir / "core.kubeconfig").write_text(yaml.safe_dump(core_config, sort_keys=False))
+
+    def _start_etcd_and_apiserver(self, binaries: Binaries) -> None:
+        self.port, self.etcd_port, peer_port = _free_ports(3)
+        self._write_kubeconfig(self.kubeconfig_path)
+        etcd_url = f"http://127.0.0.1:{self.etcd_port}"
+        peer_url = f"http://127.0.0.1:{peer_port}"
+        self._spawn(
+            "etcd",
+            [
+                str(binaries.etcd),
+                "--name", "default",
+                "--data-dir", str(self.workdir / "etcd"),
+                "--listen-client-urls", etcd_url,
+                "--advertise-client-urls", etcd_url,
+                "--listen-peer-urls", peer_url,
+                "--initial-advertise-peer-urls", peer_url,
+                "--initial-cluster", f"default={peer_url}",
+                "--logger", "zap",
+                "--log-outputs", "stderr",
+                "--log-level", "warn",
+            ],
+        )  # fmt: skip
+        pki = self.workdir / "pki"
+        self._spawn(
+            "apiserver",
+            [
+                str(binaries.apiserver),
+                "--etcd-servers", etcd_url,
+                "--bind-address", "127.0.0.1",
+                "--secure-port", str(self.port),
+                "--tls-cert-file", str(pki / "apiserver.crt"),
+                "--tls-private-key-file", str(pki / "apiserver.key"),
+                "--cert-dir", str(self.workdir / "certs"),
+                "--client-ca-file", str(self.ca_path),
+                # Client certs only: no TokenReview/SubjectAccessReview is ever needed, because the
+                # admin cert is in system:masters. The kubeconfigs only satisfy start-up checks.
+                "--authentication-skip-lookup",
+                "--authentication-kubeconfig", str(self.kubeconfig_path),
+                "--authorization-kubeconfig", str(self.kubeconfig_path),
+                "--kubeconfig", str(self.workdir / "core.kubeconfig"),
+                "--enable-priority-and-fairness=false",
+                "--disable-admission-plugins",
+                "NamespaceLifecycle,ValidatingAdmissionPolicy,MutatingAdmissionPolicy",
+                *self.extra_apiserver_args,
+            ],
+        )  # fmt: skip
+
+    def _ssl_context(self) -> ssl.SSLContext:
+        ctx = ssl.create_default_context(cafile=str(self.ca_path))
+        ctx.load_cert_chain(str(self.admin_cert_path), str(self.admin_key_path))
+        return ctx
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + self.ready_timeout
+        ctx = self._ssl_context()
+        last = "no answer yet"
+        while time.monotonic() < deadline:
+            for comp in ("etcd", "apiserver", "core_stub"):
+                proc = self._procs.get(comp)
+                if proc is not None and proc.poll() is not None:
+                    raise RealAPIStartError(
+                        f"{comp} exited with {proc.returncode} during start-up; "
+                        f"last lines of {self.log_path(comp)}:\n{_tail(self.log_path(comp))}"
+                    )
+            try:
+                conn = http.client.HTTPSConnection("127.0.0.1", self.port, context=ctx, timeout=5)
+                try:
+                    conn.request("GET", "/readyz")
+                    resp = conn.getresponse()
+                    body = resp.read().decode(errors="replace")
+                finally:
+                    conn.close()
+                if resp.status == 200:
+                    return
+                last = f"HTTP {resp.status}: {body[-300:]}"
+            except (OSError, http.client.HTTPException) as exc:
+                last = repr(exc)
+            time.sleep(0.2)
+        raise RealAPIStartError(
+            f"apiserver not ready after {self.ready_timeout:.0f}s ({last}); last lines of "
+            f"{self.log_path('apiserver')}:\n{_tail(self.log_path('apiserver'))}"
+        )
+
+    # -- clients ---------------------------------------------------------------------------------
+
+    def api_client(self) -> Any:
+        """A new ``kubernetes.client.ApiClient`` with the admin credentials."""
+        from kubernetes import config
+
+        client = config.new_client_from_config(config_file=str(self.kubeconfig_path), persist_config=False)
+        self._clients.append(client)
+        return client
+
+    def request(self, method: str, path: str, body: Any = None, *, timeout: float = 30) -> tuple[int, Any]:
+        """A raw HTTPS request with the admin cert; returns ``(status, parsed JSON or text)``."""
+        conn = http.client.HTTPSConnection(
+            "127.0.0.1", self.port, context=self._ssl_context(), timeout=timeout
+        )
+        try:
+            headers = {"Accept": "application/json"}
+            data = None
+            if body is not None:
+                data = json.dumps(body).encode()
+                headers["Content-Type"] = "application/json"
+            conn.request(method, path, body=data, headers=headers)
+            resp = conn.getresponse()
+            raw = resp.read()
+        finally:
+            conn.close()
+        try:
+            return resp.status, json.loads(raw)
+        except ValueError:
+            return resp.status, raw.decode(errors="replace")
+
+    def get_json(self, path: str) -> Any:
+        """GET ``path`` and return the parsed JSON; raises ``RuntimeError`` unless HTTP 200."""
+        status, body = self.request("GET", path)
+        if status != 200:
+            raise RuntimeError(f"GET {path}: HTTP {status}: {body}")
+        return body
+
+    # -- CRDs ------------------------------------------------------------------------------------
+
+    def install_crds(
+        self, paths: Iterable[str | os.PathLike[str] | Mapping[str, Any]], *, timeout: float = 60
+    ) -> list[str]:
+        """Create (or replace) the CRDs in ``paths`` (YAML files, multi-document allowed, or dicts).
+
+        Waits until every CRD is Established, its served versions answer a list request and its
+        group-version discovery lists it. Returns the CRD names."""
+        docs: list[JSON] = []
+        for item in paths:
+            if isinstance(item, Mapping):
+                docs.append(json.loads(json.dumps(item)))
+                continue
+            with open(item) as fh:
+                for doc in yaml.safe_load_all(fh):
+                    if doc is None:
+                        continue
+                    if doc.get("kind") != "CustomResourceDefinition":
+                        raise ValueError(f"{item}: not a CustomResourceDefinition: {doc.get('kind')}")
+                    docs.append(doc)
+        names = []
+        for doc in docs:
+            name = doc["metadata"]["name"]
+            status, body = self.request(
+                "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", doc
+            )
+            if status == 409:
+                _, current = self.request(
+                    "GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}"
+                )
+                doc["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+                status, body = self.request(
+                    "PUT", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}", doc
+                )
+            if status not in (200, 201):
+                raise RuntimeError(f"creating CRD {name}: HTTP {status}: {body}")
+            names.append(name)
+        deadline = time.monotonic() + timeout
+        for doc in docs:
+            self._wait_crd_usable(doc, deadline)
+        return names
+
+    def _wait_crd_usable(self, doc: JSON, deadline: float) -> None:
+        name = doc["metadata"]["name"]
+        group = doc["spec"]["group"]
+        plural = doc["spec"]["names"]["plural"]
+        versions = [v["name"] for v in doc["spec"]["versions"] if v.get("served", True)]
+        last: Any = None
+        while time.monotonic() < deadline:
+            status, crd = self.request(
+                "GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}"
+            )
+            conditions = (
+                {c["type"]: c for c in (crd.get("status") or {}).get("conditions") or []}
+                if status == 200
+                else {}
+            )
+            last = conditions or crd
+            if conditions.get("Established", {}).get("status") == "True":
+                ok = True
+                for version in versions:
+                    list_status, _ = self.request("GET", f"/apis/{group}/{version}/{plural}?limit=1")
+                    disc_status, disc = self.request("GET", f"/apis/{group}/{version}")
+                    listed = disc_status == 200 and any(
+                        r.get("name") == plural for r in disc.get("resources", [])
+                    )
+                    if list_status != 200 or not listed:
+                        ok = False
+                        last = f"{group}/{version}: list HTTP {list_status}, in discovery: {listed}"
+                        break
+                if ok:
+                    return
+            time.sleep(0.1)
+        raise TimeoutError(f"CRD {name} not usable in time; last seen: {last}")
+
+    # -- core stub -------------------------------------------------------------------------------
+
+    def _stub_replace(self, collection: str, items: list[JSON], wait: float) -> JSON:
+        conn = http.client.HTTPConnection("127.0.0.1", self.core_port, timeout=wait + 10)
+        try:
+            conn.request(
+                "PUT",
+                f"/_stub/collections/{collection}?wait={wait}",
+                body=json.dumps({"items": items}).encode(),
+                headers={"Content-Type": "application/json"},
+            )
+            resp = conn.getresponse()
+            answer = json.loads(resp.read() or b"{}")
+        finally:
+            conn.close()
+        if resp.status != 200:
+            raise RuntimeError(f"core stub refused {collection}: HTTP {resp.status}: {answer}")
+        return dict(answer)
+
+    def set_webhooks(
+        self,
+        *,
+        mutating: Sequence[Mapping[str, Any]] | None = None,
+        validating: Sequence[Mapping[str, Any]] | None = None,
+        timeout: float = 15.0,
+        settle: float = 0.3,
+    ) -> None:
+        """Replace the webhook configurations the apiserver sees.
+
+        Each argument is a list of Mutating/ValidatingWebhookConfiguration bodies (see
+        ``webhook_configuration``); ``None`` leaves that kind unchanged, ``[]`` removes all. The
+        stub streams the differences to the apiserver's watch (ADDED/MODIFIED/DELETED); the call
+        returns once the apiserver's watch has been sent them, plus ``settle`` seconds for its
+        informer to process them."""
+        for kind, configs in (("mutating", mutating), ("validating", validating)):
+            if configs is None:
+                continue
+            answer = self._stub_replace(WEBHOOK_COLLECTIONS[kind], _default_webhooks(kind, configs), timeout)
+            if answer.get("watchersBehind") or not answer.get("watchersUpdated"):
+                raise TimeoutError(
+                    f"the apiserver did not receive the {kind} webhook change within {timeout}s: {answer}"
+                )
+        time.sleep(settle)
+
+    def create_namespace(self, name: str, labels: Mapping[str, str] | None = None) -> None:
+        """Add a namespace to the core stub (needed by webhooks with a namespaceSelector)."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.core_port, timeout=10)
+        try:
+            body = {"metadata": {"name": name, "labels": dict(labels or {})}}
+            conn.request("PUT", f"/api/v1/namespaces/{name}", body=json.dumps(body).encode())
+            resp = conn.getresponse()
+            resp.read()
+        finally:
+            conn.close()
+        if resp.status not in (200, 201):
+            raise RuntimeError(f"core stub: creating namespace {name}: HTTP {resp.status}")
+
+    def issue_cert(self, name: str, hosts: Sequence[str] = ("127.0.0.1", "localhost")) -> tuple[Path, Path]:
+        """A serving cert (and key) signed by this server's CA, e.g. for a test webhook server.
+
+        Use ``ca_pem`` as the webhook's ``caBundle``."""
+        if self._ca is None:
+            raise RuntimeError("RealAPIServer is not started")
+        return self._ca.issue(name, common_name=hosts[0] if hosts else name, hosts=hosts, server=True)
+
+    # -- kubectl ---------------------------------------------------------------------------------
+
+    def kubectl_env(self, cache_dir: str | os.PathLike[str] | None = None) -> dict[str, str]:
+        """Environment for running ``kubectl`` against this server (own ``KUBECACHEDIR``)."""
+        env = dict(os.environ)
+        env["KUBECONFIG"] = str(self.kubeconfig_path)
+        env["KUBECACHEDIR"] = str(cache_dir) if cache_dir is not None else str(self.workdir / "kubecache")
+        return env
+
+    def kubectl(
+        self,
+        *args: str,
+        cache_dir: str | os.PathLike[str] | None = None,
+        input: str | None = None,
+        timeout: float = 60,
+        kubectl: str | None = None,
+    ) -> subprocess.CompletedProcess[str]:
+        """Run ``kubectl ARGS`` against this server; never raises on a non-zero exit."""
+        binary = kubectl or os.environ.get("FHPA_KUBECTL") or shutil.which("kubectl") or "/usr/bin/kubectl"
+        return subprocess.run(
+            [binary, *args],
+            env=self.kubectl_env(cache_dir),
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
