@@ -22,7 +22,6 @@ or a dropped connection.
 from __future__ import annotations
 
 import contextlib
-import http.client
 import json
 import re
 import socket
@@ -30,6 +29,7 @@ import ssl
 import threading
 import time
 from dataclasses import dataclass, field
+from http.client import HTTPConnection, HTTPResponse, HTTPSConnection
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -83,10 +83,10 @@ class Backend:
         context.load_cert_chain(str(cert), str(key))
         return cls(parts.hostname or "127.0.0.1", parts.port or 443, context)
 
-    def connect(self, timeout: float | None) -> http.client.HTTPConnection:
+    def connect(self, timeout: float | None) -> HTTPConnection:
         if self.tls is not None:
-            return http.client.HTTPSConnection(self.host, self.port, timeout=timeout, context=self.tls)
-        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+            return HTTPSConnection(self.host, self.port, timeout=timeout, context=self.tls)
+        return HTTPConnection(self.host, self.port, timeout=timeout)
 
 
 class Front:
@@ -251,7 +251,7 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             conn.close()
 
-    def _relay(self, resp: http.client.HTTPResponse) -> None:
+    def _relay(self, resp: HTTPResponse) -> None:
         self.send_response(resp.status)
         for key, value in resp.getheaders():
             if key.lower() not in HOP_HEADERS:
