@@ -203,6 +203,10 @@ class KubeMemberCluster:
     def name(self) -> str:
         return self._identity.name
 
+    def set_identity(self, identity: ClusterIdentity) -> None:
+        """New labels or annotations on the registry's Secret: same cluster, same client and caches."""
+        self._identity = identity
+
     def close(self) -> None:
         self.client.close()
 
