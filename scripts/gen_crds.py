@@ -120,6 +120,39 @@ PATH_RULES: dict[str, dict[str, Any]] = {
     "spec.behavior.scaleDown.policies": {"default": SCALE_DOWN_DEFAULTS["policies"]},
 }
 
+# "Model.field" -> what `kubectl explain` shows for the field.
+FIELD_DOCS: dict[str, str] = {
+    "FederatedHPA.spec": "What to scale, within which bounds, and how replicas are shared between clusters.",
+    "FederatedHPASpec.scaleTargetRef": "The workload to scale (kind and name; it needs a scale subresource).",
+    "FederatedHPASpec.minReplicas": "Fleet-wide lower bound on the workload's replicas. Default 1.",
+    "FederatedHPASpec.maxReplicas": "Fleet-wide upper bound on the workload's replicas (>= minReplicas).",
+    "FederatedHPASpec.metrics": "autoscaling/v2 metrics copied into every member HPA. Default: CPU at 80% "
+    "average utilization.",
+    "FederatedHPASpec.behavior": "autoscaling/v2 scaling behavior copied into every member HPA.",
+    "FederatedHPASpec.clusterAffinity": "Which member clusters take part. Unset: every registered cluster.",
+    "FederatedHPASpec.federatedHPAAssignment": "How min/max are divided between clusters.",
+    "FederatedHPAAssignment.federatedHPAAssignmentType": "Duplicated (default), StaticWeighted, "
+    "DynamicWeighted, Aggregated or Prioritized.",
+    "FederatedHPAAssignment.clusterAutoscalingPreference": "Per-cluster weights (StaticWeighted) or "
+    "priorities (Prioritized); a cluster takes the first entry that matches it.",
+    "FederatedHPASpec.autoscaleMultiClusterDelay": "Seconds unschedulable pods must persist before capacity "
+    "moves to another cluster. Default 0.",
+    "FederatedHPASpec.scaleAssist": "false: assign min/max once and never act across clusters. Default true.",
+    "FederatedHPASpec.scalingToZero": "Let clusters sit at 0 replicas (not with Duplicated or scaleAssist "
+    "false). Default false.",
+    "CronFederatedHPA.spec": "Scheduled changes to a FederatedHPA's min/max or to a workload's replicas.",
+    "CronFederatedHPASpec.scaleTargetRef": "A FederatedHPA (apiVersion autoscaling.karmada.io/v1alpha1) or a "
+    "workload with a scale subresource.",
+    "CronFederatedHPARule.name": "Unique within the object (1..32 characters); keys the rule's history.",
+    "CronFederatedHPARule.schedule": "Standard 5-field cron or @yearly/@monthly/@weekly/@daily/@hourly.",
+    "CronFederatedHPARule.targetReplicas": "Replicas to set on a workload target (0 allowed).",
+    "CronFederatedHPARule.targetMinReplicas": "minReplicas to set on a FederatedHPA target.",
+    "CronFederatedHPARule.targetMaxReplicas": "maxReplicas to set on a FederatedHPA target.",
+    "CronFederatedHPARule.timeZone": "IANA time zone of the schedule. Default: the controller's (UTC).",
+    "CronFederatedHPARule.maxDelaySeconds": "How late a missed execution may still run; shorter than the "
+    "schedule's shortest interval.",
+}
+
 # Cross-field rules the API server itself enforces (CEL), so a bad object is refused even without
 # the webhook. The webhook enforces the same rules with fuller messages.
 MODEL_VALIDATIONS: dict[str, list[dict[str, str]]] = {
@@ -213,6 +246,8 @@ class _Converter:
             schema = self.convert(child, child_path, None)
             schema.update(copy.deepcopy(FIELD_RULES.get(f"{model}.{name}", {})))
             schema.update(copy.deepcopy(PATH_RULES.get(child_path, {})))
+            if f"{model}.{name}" in FIELD_DOCS:
+                schema = {"description": FIELD_DOCS[f"{model}.{name}"], **schema}
             properties[name] = schema
         if properties:
             out["properties"] = properties
@@ -224,7 +259,7 @@ class _Converter:
 
 def object_schema(model: type[FederatedHPA] | type[CronFederatedHPA]) -> dict[str, Any]:
     schema = model.model_json_schema(by_alias=True, mode="validation")
-    converted = _Converter(schema).convert(schema, "", None)
+    converted = _Converter(schema).convert(schema, "", schema.get("title"))
     properties = converted["properties"]
     properties["apiVersion"] = {"type": "string"}
     properties["kind"] = {"type": "string"}
