@@ -17,7 +17,7 @@ demo: $(STAMP)
 	$(BIN)/fhpa simulate --out out/demo
 
 test: $(STAMP)
-	bash scripts/realapi-build.sh
+	bash scripts/realapi-build.sh || echo "*** realapi build FAILED: realapi tests will be SKIPPED (FAIL under CI=true); see above ***"
 	$(BIN)/pytest -q
 
 test-fast: $(STAMP)

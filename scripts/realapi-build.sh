@@ -63,7 +63,7 @@ ensure_etcd() {
     fail "etcd is not installed and this is not root; run: sudo apt-get install etcd-server"
   fi
   say "etcd missing: apt-get update && apt-get install etcd-server (system apt sources)"
-  apt-get update -qq || fail "apt-get update failed"
+  apt-get update -qq || fail "apt-get update (system sources) failed"
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends etcd-server \
     || fail "apt-get install etcd-server failed"
   command -v etcd >/dev/null 2>&1 || fail "etcd-server installed but no etcd on PATH"
@@ -122,7 +122,8 @@ if [ "$need_sources" = 1 ]; then
   fi
 
   say "step 1/4: reading the $SUITE index from $MIRROR (private apt state in $APT)"
-  apt-get "${APT_OPTS[@]}" update -qq || fail "apt-get update of the private $SUITE index failed"
+  apt-get "${APT_OPTS[@]}" update -qq --error-on=any \
+    || fail "apt-get update of the private $SUITE index from $MIRROR failed (no network to Debian?)"
 
   say "step 1/4: resolving the golang-* dependency closure of $SRC_PKG and $GO_PKG"
   apt-cache "${APT_OPTS[@]}" depends --recurse --no-recommends --no-suggests --no-conflicts \

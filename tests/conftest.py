@@ -37,10 +37,7 @@ def _realapi_binaries_or_skip() -> Binaries:
     binaries, reason = availability()
     if binaries is not None:
         return binaries
-    message = (
-        f"{_REALAPI_SKIP_TAG}: {reason}. "
-        f"Build the server with `bash {BUILD_SCRIPT}` (about 4 min cold, needs Debian's package registry)."
-    )
+    message = f"{_REALAPI_SKIP_TAG}: {reason} (a cold build takes about 4 min)."
     if os.environ.get("CI") == "true":
         pytest.fail(
             message + " CI=true: the realapi tier is required in CI, so this is a failure.", pytrace=False
