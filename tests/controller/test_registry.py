@@ -251,6 +251,6 @@ def test_health_survives_a_relabel_but_not_a_new_kubeconfig(
     registry.sync_from_secrets(
         [secret("c", b.kubeconfig(), rv="3", annotations={ANNOTATION_CONTEXT: "fake"})]
     )
-    assert registry.health("c").healthy  # same cluster, new credentials: last known health kept  # type: ignore[union-attr]
+    assert registry.health("c").healthy  # type: ignore[union-attr]  # new credentials: health kept
     registry.sync_from_secrets([secret("c", "garbage: [", rv="4")])
     assert registry.health("c").healthy is False  # type: ignore[union-attr]
