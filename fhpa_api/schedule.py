@@ -114,7 +114,7 @@ class Schedule:
     def next_after(self, instant: datetime, tz: ZoneInfo) -> datetime:
         """The first fire strictly after ``instant``, as an aware datetime in ``tz``."""
         _require_aware(instant)
-        point = instant.astimezone(UTC)
+        instant = point = instant.astimezone(UTC)  # arithmetic on zoned datetimes is wall-clock arithmetic
         start = instant.astimezone(tz).replace(tzinfo=None) - _dst_margin(instant, tz)
         for wall in _walls(self, start, forward=True):
             fire = _fire_instant(wall, tz)
@@ -125,7 +125,7 @@ class Schedule:
     def latest_at_or_before(self, instant: datetime, tz: ZoneInfo) -> datetime | None:
         """The last fire at or before ``instant`` (aware, in ``tz``); None when none in the search window."""
         _require_aware(instant)
-        point = instant.astimezone(UTC)
+        instant = point = instant.astimezone(UTC)  # arithmetic on zoned datetimes is wall-clock arithmetic
         start = instant.astimezone(tz).replace(tzinfo=None) + _dst_margin(instant, tz)
         for wall in _walls(self, start, forward=False):
             fire = _fire_instant(wall, tz)
@@ -223,6 +223,12 @@ def parse_schedule(text: str) -> Schedule:
     """Parse a schedule, refusing anything the controller cannot run, with a message that says why."""
     if not isinstance(text, str):
         raise ScheduleError(f"schedule must be a string; {FIELD_HELP}")
+    return _parse_cached(text)
+
+
+@lru_cache(maxsize=4096)
+def _parse_cached(text: str) -> Schedule:
+    """Schedules are immutable, and a controller re-reads the same few texts on every reconcile."""
     stripped = text.strip()
     if not stripped:
         raise ScheduleError(f"schedule is empty; {FIELD_HELP}")

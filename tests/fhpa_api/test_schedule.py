@@ -384,7 +384,8 @@ def test_next_after_is_strictly_after_and_is_a_fire(text: str, tz: ZoneInfo, ins
     assert nxt.astimezone(UTC) > instant
     # It is a fire: the latest fire at or before it is itself, and no fire lies between instant and it.
     assert schedule.latest_at_or_before(nxt, tz) == nxt
-    before = schedule.latest_at_or_before(nxt - timedelta(seconds=1), tz)
+    # (in UTC: subtracting from a zoned datetime is wall-clock arithmetic, wrong across a DST change)
+    before = schedule.latest_at_or_before(nxt.astimezone(UTC) - timedelta(seconds=1), tz)
     assert before is None or before.astimezone(UTC) <= instant
 
 
@@ -422,3 +423,15 @@ def test_consecutive_fires_are_never_closer_than_the_shortest_interval(
     first = schedule.next_after(instant, tz)
     second = schedule.next_after(first, tz)
     assert (second.astimezone(UTC) - first.astimezone(UTC)).total_seconds() >= shortest
+
+
+def test_zoned_instants_give_the_same_answers_as_utc_ones() -> None:
+    """Regression: arithmetic on a zoned datetime is wall-clock arithmetic; the results must not depend on it."""
+    schedule = parse_schedule("* 2 * 10,11 0")  # every minute of 02:xx on October/November Sundays
+    moment = utc(2025, 10, 4, 14, 0)  # Sydney springs forward at 16:00 UTC
+    for _ in range(12):
+        zoned = moment.astimezone(SYDNEY)
+        assert schedule.next_after(zoned, SYDNEY) == schedule.next_after(moment, SYDNEY)
+        assert schedule.latest_at_or_before(zoned, SYDNEY) == schedule.latest_at_or_before(moment, SYDNEY)
+        moment += timedelta(minutes=17)
+    assert schedule.next_after(utc(2025, 10, 4, 15, 59), SYDNEY).astimezone(UTC) == utc(2025, 10, 4, 16, 0)
