@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from fhpa_api.quantity import QuantityError, parse_quantity
@@ -179,20 +180,30 @@ def _range_text(minimum: int | None, maximum: int | None) -> str:
     return ""
 
 
-def positive_quantity(obj: dict[str, Any], key: str, path: str, report: Report) -> bool:
-    """Check a quantity that must be > 0 (metric targets); return whether the field is set at all."""
+def quantity(obj: dict[str, Any], key: str, path: str, report: Report) -> Decimal | None:
+    """Read a quantity: a string such as "500m" or "1Gi", or an integer (the CRD's int-or-string)."""
     value = obj.get(key)
     if value is None:
-        return False
+        return None
     where = join(path, key)
+    if isinstance(value, float):
+        report.error(where, f'{value!r}: write a fractional quantity as a string, e.g. "500m" or "0.5"')
+        return None
     try:
-        number = parse_quantity(value)
+        return parse_quantity(value)
     except QuantityError as exc:
         report.error(where, str(exc))
-        return True
-    if number <= 0:
-        report.error(where, f"{value!r} must be a quantity greater than zero (e.g. 500m, 2, 1Gi)")
-    return True
+        return None
+
+
+def positive_quantity(obj: dict[str, Any], key: str, path: str, report: Report) -> bool:
+    """Check a quantity that must be > 0 (metric targets); return whether the field is set at all."""
+    number = quantity(obj, key, path, report)
+    if number is not None and number <= 0:
+        report.error(
+            join(path, key), f"{obj[key]!r} must be a quantity greater than zero (e.g. 500m, 2, 1Gi)"
+        )
+    return obj.get(key) is not None
 
 
 def one_of(

@@ -20,9 +20,9 @@ from fhpa_api.field_checks import (
     one_of,
     positive_quantity,
     present,
+    quantity,
     string,
 )
-from fhpa_api.quantity import QuantityError, parse_quantity
 
 METRIC_TYPES = ("Object", "Pods", "Resource", "ContainerResource", "External")
 TARGET_TYPES = ("Utilization", "Value", "AverageValue")
@@ -239,16 +239,9 @@ def check_scaling_rules(rules: dict[str, Any], path: str, report: Report) -> Non
 
 
 def _check_tolerance(rules: dict[str, Any], path: str, report: Report) -> None:
-    value = rules.get("tolerance")
-    if value is None:
-        return
-    try:
-        number = parse_quantity(value)
-    except QuantityError as exc:
-        report.error(join(path, "tolerance"), str(exc))
-        return
-    if number < 0:
-        report.error(join(path, "tolerance"), f"{value!r} must be a quantity >= 0 (e.g. 0.05 or 50m)")
+    number = quantity(rules, "tolerance", path, report)
+    if number is not None and number < 0:
+        report.error(join(path, "tolerance"), f"{rules['tolerance']!r} must be a quantity >= 0 (e.g. 50m)")
 
 
 def _check_policy(policy: dict[str, Any], path: str, report: Report) -> None:

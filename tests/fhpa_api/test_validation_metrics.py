@@ -207,6 +207,13 @@ BAD = [
     (
         EXTERNAL,
         "spec.metrics[0].external.target.averageValue",
+        0.5,
+        "spec.metrics[0].external.target.averageValue",
+        "as a string",
+    ),
+    (
+        EXTERNAL,
+        "spec.metrics[0].external.target.averageValue",
         0,
         "spec.metrics[0].external.target.averageValue",
         "greater than zero",

@@ -203,6 +203,17 @@ BAD_FHPA = [
     ),
     (minimal_fhpa(behavior={"scaleDown": {"policies": []}}), "spec.behavior.scaleDown.policies"),
     (minimal_fhpa(autoscaleMultiClusterDelay=86401), "spec.autoscaleMultiClusterDelay"),
+    (
+        minimal_fhpa(
+            metrics=[
+                {
+                    "type": "Resource",
+                    "resource": {"name": "cpu", "target": {"type": "AverageValue", "averageValue": 0.5}},
+                }
+            ]
+        ),
+        "spec.metrics[0].resource.target.averageValue",
+    ),
     (minimal_fhpa(scaleTargetRef={"kind": "Deployment"}), "spec.scaleTargetRef.name"),
 ]
 BAD_CRON = [
