@@ -426,7 +426,7 @@ def test_consecutive_fires_are_never_closer_than_the_shortest_interval(
 
 
 def test_zoned_instants_give_the_same_answers_as_utc_ones() -> None:
-    """Regression: arithmetic on a zoned datetime is wall-clock arithmetic; the results must not depend on it."""
+    """Regression: arithmetic on zoned datetimes is wall-clock arithmetic; results must not depend on it."""
     schedule = parse_schedule("* 2 * 10,11 0")  # every minute of 02:xx on October/November Sundays
     moment = utc(2025, 10, 4, 14, 0)  # Sydney springs forward at 16:00 UTC
     for _ in range(12):
