@@ -6,6 +6,7 @@ How the pieces fit (one process, a handful of threads):
         Watcher(FederatedHPA), Watcher(CronFederatedHPA), Watcher(member Secrets)   (one thread each)
             └─ every event enqueues its key; a Secret change updates the registry and enqueues every
                FederatedHPA, since the candidate clusters changed
+        probe thread: registry.probe_all() every probe period; a health flip enqueues every FederatedHPA
         WorkQueue ──► workers: FederatedHPA keys → finalizer / reconcile_federated_hpa
                                CronFederatedHPA keys → CronController.reconcile → TimerQueue
         timer thread: TimerQueue.pop_due(now) → WorkQueue (one heap for all cron rules)
@@ -51,18 +52,23 @@ MEMBER_SECRET_LABEL = "autoscaling.karmada.io/member-cluster"
 Key = tuple[str, str, str]  # (kind, namespace, name)
 
 
-class MemberRegistry(Protocol):
-    """The member-cluster registry as the manager drives it: fed from Secret watch events."""
+class RegistryChange(Protocol):
+    @property
+    def changed(self) -> bool: ...
 
-    def apply_secret(self, secret: dict[str, Any]) -> None:
-        """A member Secret was added or changed: (re)build that cluster's client."""
-        ...
 
-    def remove(self, name: str) -> None:
-        """A member Secret was deleted: forget the cluster."""
+class Registry(Protocol):
+    """The member-cluster registry as the manager drives it (controller.registry.MemberRegistry)."""
+
+    def apply_event(self, event_type: str, secret: Any) -> RegistryChange:
+        """One Secret watch event: a cluster added, its client rebuilt, relabelled or removed."""
         ...
 
     def members(self) -> Mapping[str, MemberCluster]: ...
+
+    def probe_all(self) -> Mapping[str, Any]:
+        """Probe every cluster (GET /readyz, short timeout); the reconcile reads the results."""
+        ...
 
 
 class SystemClock:
@@ -79,6 +85,7 @@ class ManagerConfig:
     default_time_zone: str = "UTC"
     workers: int = 2
     resync_seconds: float = 60.0
+    probe_seconds: float = 10.0  # member health probes (failover counts from the first failed one)
     watch_timeout_seconds: int = 300
     cleanup_give_up_seconds: float = finalizer.DEFAULT_GIVE_UP_AFTER_SECONDS
     shutdown_grace_seconds: float = 30.0
@@ -90,7 +97,7 @@ class Manager:
     def __init__(
         self,
         control_plane: KubeControlPlane,
-        registry: MemberRegistry,
+        registry: Registry,
         config: ManagerConfig,
         *,
         metrics: Metrics | None = None,
@@ -174,6 +181,7 @@ class Manager:
         self._threads = [self._thread(f"watch-{w.name}", w.run, stop) for w in self._watchers]
         self._threads.append(self._thread("cron-timers", self._timer_loop, stop))
         self._threads.append(self._thread("resync", self._resync_loop, stop))
+        self._threads.append(self._thread("member-probes", self._probe_loop, stop))
         self._workers = [self._thread(f"worker-{i}", self._worker_loop) for i in range(self.config.workers)]
 
     def _stop_leading(self) -> None:
@@ -229,13 +237,13 @@ class Manager:
         self.queue.add(key)
 
     def _on_secret(self, event: WatchEvent) -> None:
-        name = event.key[1]
-        if event.type == "DELETED":
-            self.registry.remove(name)
-        else:
-            self.registry.apply_secret(event.obj)
-        log.info("member cluster registry changed", extra={"cluster": name, "change": event.type.lower()})
-        self._enqueue_all(FEDERATED_HPA)
+        change = self.registry.apply_event(event.type, event.obj)
+        if change.changed:
+            log.info(
+                "member cluster registry changed",
+                extra={"cluster": event.key[1], "change": event.type.lower()},
+            )
+            self._enqueue_all(FEDERATED_HPA)
 
     # -- periodic work ------------------------------------------------------------------------------
 
@@ -251,6 +259,21 @@ class Manager:
     def _resync_loop(self, stop: threading.Event) -> None:
         while not stop.wait(self.config.resync_seconds):
             self._enqueue_all()
+
+    def _probe_loop(self, stop: threading.Event) -> None:
+        """Probe members; a cluster whose health flips gets every FederatedHPA looked at again."""
+        before: dict[str, Any] = {}
+        while not stop.is_set():
+            try:
+                health = self.registry.probe_all()
+            except Exception:  # a probe must never end the loop
+                log.exception("member probes failed")
+                health = before
+            now = {name: getattr(h, "healthy", None) for name, h in health.items()}
+            if now != before:
+                self._enqueue_all(FEDERATED_HPA)
+            before = now
+            stop.wait(self.config.probe_seconds)
 
     def _timer_loop(self, stop: threading.Event) -> None:
         while not stop.is_set():

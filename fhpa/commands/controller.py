@@ -53,6 +53,9 @@ def register(subparsers: Any) -> None:
     pl.add_argument("--rejoin-hysteresis", type=_non_negative, default=120.0, metavar="SECONDS")
     pl.add_argument("--default-time-zone", default="UTC", help="IANA zone for cron rules without timeZone")
     pl.add_argument("--resync-period", type=_positive, default=60.0, metavar="SECONDS")
+    pl.add_argument(
+        "--probe-period", type=_positive, default=10.0, metavar="SECONDS", help="member health probes"
+    )
     pl.add_argument("--workers", type=int, default=2, help="objects reconciled in parallel")
     pl.add_argument("--cleanup-timeout", type=_positive, default=300.0, metavar="SECONDS")
     pl.add_argument("--shutdown-grace", type=_positive, default=30.0, metavar="SECONDS")
@@ -186,6 +189,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
         default_time_zone=args.default_time_zone,
         workers=args.workers,
         resync_seconds=args.resync_period,
+        probe_seconds=args.probe_period,
         cleanup_give_up_seconds=args.cleanup_timeout,
         shutdown_grace_seconds=args.shutdown_grace,
     )
@@ -193,7 +197,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
     control_plane = KubeControlPlane(api, namespace=args.watch_namespace, reporting_instance=identity)
     manager = Manager(
         control_plane,
-        _registry(),
+        _registry(namespace),
         config,
         metrics=metrics,
         lease_client=LeaseClient(api) if args.leader_elect else None,
@@ -211,7 +215,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
     return manager, health
 
 
-def _registry() -> Any:
-    from controller.kube.registry import SecretRegistry
+def _registry(namespace: str) -> Any:
+    from controller.registry import MemberRegistry
 
-    return SecretRegistry()
+    return MemberRegistry(namespace)

@@ -16,7 +16,7 @@ from controller.manager import Manager, ManagerConfig
 from controller.member_hpa import LABEL_OWNER_UID
 from controller.planner import PlannerConfig
 from tests.support.fakekube import FakeKube, Resource
-from tests.support.members import DictRegistry, member_cluster, member_secret
+from tests.support.members import member_cluster, member_secret, registry
 
 GROUP = "autoscaling.karmada.io"
 SYSTEM = "federated-hpa-system"
@@ -53,12 +53,13 @@ def world() -> Iterator[dict[str, Any]]:
     )
     manager = Manager(
         plane,
-        DictRegistry(),
+        registry(SYSTEM),
         ManagerConfig(
             namespace=SYSTEM,
             leader_elect=False,
             planner=PlannerConfig(failover_grace_seconds=1, optimization_period_seconds=2),
             resync_seconds=1,
+            probe_seconds=0.5,
             watch_timeout_seconds=5,
             cleanup_give_up_seconds=3,
         ),

@@ -26,7 +26,7 @@ from controller.manager import Manager, ManagerConfig
 from fhpa_api.models import CronFederatedHPAStatus, CrossVersionObjectReference, FederatedHPAStatus
 from tests.controller.runtime.test_manager import FHPA, GROUP, SYSTEM, control_plane_fake, fhpa, wait_for
 from tests.support.fakekube import FakeKube, RequestRecord, deployment
-from tests.support.members import DictRegistry, member_cluster, member_secret
+from tests.support.members import member_cluster, member_secret, registry
 
 MANIFESTS = Path(__file__).resolve().parents[3] / "manifests" / "controller"
 Triple = tuple[str, str, str]  # (apiGroup, resource[/subresource], verb)
@@ -100,8 +100,10 @@ def exercise_control_plane() -> set[Triple]:
         )
         manager = Manager(
             plane,
-            DictRegistry(),
-            ManagerConfig(namespace=SYSTEM, lease=lease, resync_seconds=1, watch_timeout_seconds=5),
+            registry(SYSTEM),
+            ManagerConfig(
+                namespace=SYSTEM, lease=lease, resync_seconds=1, probe_seconds=0.5, watch_timeout_seconds=5
+            ),
             lease_client=LeaseClient(api),
         )
         stop = threading.Event()
