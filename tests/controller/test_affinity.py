@@ -6,8 +6,12 @@ from controller.affinity import affinity_matches, preference_for, priority, stat
 from controller.observation import ClusterObservation
 from fhpa_api.models import ClusterAffinity, ClusterAutoscalingPreference
 
-EU = ClusterObservation(name="eu1", labels={"env": "prod", "tier": "gold"}, provider="aws", region="eu-west-1")
-US = ClusterObservation(name="us1", labels={"env": "dev"}, provider="gcp", region="us-east1", zone="us-east1-b")
+EU = ClusterObservation(
+    name="eu1", labels={"env": "prod", "tier": "gold"}, provider="aws", region="eu-west-1"
+)
+US = ClusterObservation(
+    name="us1", labels={"env": "dev"}, provider="gcp", region="us-east1", zone="us-east1-b"
+)
 
 
 def aff(**body: object) -> ClusterAffinity:
@@ -65,7 +69,11 @@ def test_every_set_field_must_match() -> None:
 def test_first_matching_preference_wins_and_none_means_zero() -> None:
     prefs = [
         ClusterAutoscalingPreference.model_validate(
-            {"targetCluster": {"labelSelector": {"matchLabels": {"env": "prod"}}}, "staticWeight": 5, "priority": 9}
+            {
+                "targetCluster": {"labelSelector": {"matchLabels": {"env": "prod"}}},
+                "staticWeight": 5,
+                "priority": 9,
+            }
         ),
         ClusterAutoscalingPreference.model_validate(
             {"targetCluster": {"clusterNames": ["eu1", "us1"]}, "staticWeight": 2, "priority": 1}

@@ -49,14 +49,22 @@ def test_seed002_static_weighted_scaling_to_zero_leaves_the_empty_cluster_at_zer
 def test_seed002_dynamic_weighted() -> None:
     f = fhpa("DynamicWeighted", 8, 24)
     fleet = [obs("member1", 0, 1), obs("member2", 0, 5), obs("member3", 0, 2)]
-    assert as_pairs(initial_assignment(f, fleet)) == {"member1": (1, 3), "member2": (5, 15), "member3": (2, 6)}
+    assert as_pairs(initial_assignment(f, fleet)) == {
+        "member1": (1, 3),
+        "member2": (5, 15),
+        "member3": (2, 6),
+    }
 
 
 def test_seed002_aggregated_maxes_sum_to_federated_max() -> None:
     f = fhpa("Aggregated", 8, 24)
     fleet = [obs("member1", 0, 8), obs("member2", 0, 2), obs("member3", 0, 2)]
     # the seed's 18 would leave the maxes summing to 22; what nobody holds goes to the first
-    assert as_pairs(initial_assignment(f, fleet)) == {"member1": (8, 20), "member2": (1, 2), "member3": (1, 2)}
+    assert as_pairs(initial_assignment(f, fleet)) == {
+        "member1": (8, 20),
+        "member2": (1, 2),
+        "member3": (1, 2),
+    }
 
 
 def test_seed002_prioritized() -> None:

@@ -13,7 +13,11 @@ NAMES = st.lists(st.sampled_from([f"c{i}" for i in range(8)]), min_size=1, max_s
 
 def test_floor_shares_then_remainder_by_weight_descending() -> None:
     # 10 * 1/6 = 1.67, 10 * 2/6 = 3.33, 10 * 3/6 = 5: floors 1/3/5, the spare one to the heaviest
-    assert divide(10, {"member1": 1, "member2": 2, "member3": 3}) == {"member1": 1, "member2": 3, "member3": 6}
+    assert divide(10, {"member1": 1, "member2": 2, "member3": 3}) == {
+        "member1": 1,
+        "member2": 3,
+        "member3": 6,
+    }
 
 
 def test_remainder_ties_go_by_name() -> None:
@@ -29,7 +33,11 @@ def test_zero_weight_gets_nothing_when_others_weigh() -> None:
 
 
 def test_dynamic_weights_of_the_seed() -> None:
-    assert divide(24, {"member1": 1, "member2": 5, "member3": 2}) == {"member1": 3, "member2": 15, "member3": 6}
+    assert divide(24, {"member1": 1, "member2": 5, "member3": 2}) == {
+        "member1": 3,
+        "member2": 15,
+        "member3": 6,
+    }
     assert divide(8, {"member1": 1, "member2": 5, "member3": 2}) == {"member1": 1, "member2": 5, "member3": 2}
 
 
@@ -40,7 +48,9 @@ def test_negative_total_is_refused() -> None:
 
 @settings(max_examples=300)
 @given(total=st.integers(0, 500), names=NAMES, data=st.data())
-def test_divide_places_everything_and_ignores_order(total: int, names: list[str], data: st.DataObject) -> None:
+def test_divide_places_everything_and_ignores_order(
+    total: int, names: list[str], data: st.DataObject
+) -> None:
     weights = {n: data.draw(st.integers(0, 20)) for n in names}
     shares = divide(total, weights)
     assert sum(shares.values()) == total
