@@ -1,0 +1,165 @@
+"""End to end: every example scenario runs the real controller against the simulated fleet.
+
+Each test asserts the outcome its scenario file promises, and that the run reports no violation.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from simulator.baselines import baseline_scenarios
+from simulator.builtin import builtin_scenario
+from simulator.engine import RunResult, StepSample, simulate
+from simulator.report import summarize
+from simulator.scenario import load_scenario
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "examples" / "scenarios"
+pytestmark = pytest.mark.slow
+
+
+@cache
+def run(name: str) -> RunResult:
+    return simulate(load_scenario(SCENARIOS / f"{name}.yaml"))
+
+
+def maxes(step: StepSample) -> dict[str, int | None]:
+    return {n: c.hpa_max for n, c in step.clusters.items()}
+
+
+def mins(step: StepSample) -> dict[str, int | None]:
+    return {n: c.hpa_min for n, c in step.clusters.items()}
+
+
+def minute(result: RunResult, m: float) -> StepSample:
+    return next(s for s in result.steps if s.t >= m * 60)
+
+
+def longest_pending_s(result: RunResult, cluster: str) -> float:
+    longest = current = 0.0
+    for step in result.steps:
+        current = current + result.step_seconds if step.clusters[cluster].pending else 0.0
+        longest = max(longest, current)
+    return longest
+
+
+def test_every_example_is_covered():
+    covered = {
+        "burst-spill-prioritized",
+        "weighted-regions-static",
+        "capacity-dynamic-weighted",
+        "capacity-aggregated",
+        "failover-cluster",
+        "control-plane-outage",
+        "scale-to-and-from-zero",
+    }
+    assert {p.stem for p in SCENARIOS.glob("*.yaml")} == covered
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "burst-spill-prioritized",
+        "weighted-regions-static",
+        "capacity-dynamic-weighted",
+        "capacity-aggregated",
+        "failover-cluster",
+        "control-plane-outage",
+        "scale-to-and-from-zero",
+    ],
+)
+def test_no_violations_and_near_the_oracle(name):
+    summary = summarize(run(name))
+    assert summary["violations"] == []
+    assert summary["served_vs_oracle"] >= 0.95, summary["served_vs_oracle"]
+
+
+def test_burst_fills_idc_before_the_cloud_grows():
+    result = run("burst-spill-prioritized")
+    cloud_grew = next(
+        s for s in result.steps if s.clusters["cloud"].replicas > (s.clusters["cloud"].hpa_min or 0)
+    )
+    idc_full = next(s for s in result.steps if s.clusters["idc"].replicas >= s.clusters["idc"].capacity)
+    assert idc_full.t <= cloud_grew.t
+    before = [s for s in result.steps if s.t < idc_full.t]
+    assert before and all(s.clusters["cloud"].replicas == 0 for s in before)  # idles at 0 (scalingToZero)
+    assert max(s.clusters["cloud"].replicas for s in result.steps) > 20  # and then takes the overflow
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="planner: priority.pin_and_release detects falling load as member HPA desired < workload "
+    "replicas, which a native HPA never reports (it scales the workload in the same sync), so no pin is "
+    "set and both clusters scale down together",
+)
+def test_after_the_burst_the_cloud_drains_first():
+    result = run("burst-spill-prioritized")
+    after_peak = [s for s in result.steps if s.t >= 45 * 60]
+    for step in after_peak:
+        cloud = step.clusters["cloud"]
+        if cloud.replicas > (cloud.hpa_min or 0):
+            assert step.clusters["idc"].replicas == step.clusters["idc"].capacity, step.t
+
+
+def test_static_weights_split_the_bounds_and_keep_them_summing_to_the_max():
+    result = run("weighted-regions-static")
+    first = result.steps[0]
+    assert maxes(first) == {"eu-west": 20, "us-east": 10, "ap-south": 10}
+    assert mins(first) == {"eu-west": 2, "us-east": 1, "ap-south": 1}
+    assert all(sum(m or 0 for m in maxes(s).values()) == 40 for s in result.steps)
+    peak = minute(result, 45)
+    assert sum(c.replicas for c in peak.clusters.values()) == 40  # the federated max binds at the peak
+
+
+@pytest.mark.parametrize("name", ["capacity-dynamic-weighted", "capacity-aggregated"])
+def test_capacity_driven_bounds_follow_available_pods(name):
+    result = run(name)
+    assert maxes(result.steps[0]) == {"small": 10, "medium": 40, "large": 50}
+    for name in ("small", "medium", "large"):  # a max past capacity is taken back at once
+        assert longest_pending_s(result, name) <= 60, name
+    assert summarize(result)["served_vs_oracle"] >= 0.99
+
+
+def test_failover_moves_the_share_and_the_cluster_rejoins():
+    result = run("failover-cluster")
+    during = minute(result, 25)  # 5 minutes into gamma's outage: past the 60 s grace
+    assert during.clusters["gamma"].down
+    assert (during.clusters["alpha"].hpa_max or 0) + (during.clusters["beta"].hpa_max or 0) == 60
+    after = minute(result, 50)  # back since 40m, past the 120 s hysteresis
+    assert not after.clusters["gamma"].down
+    assert sum(m or 0 for m in maxes(after).values()) == 60 and (after.clusters["gamma"].hpa_max or 0) > 0
+    assert summarize(result)["served_vs_oracle"] >= 0.99
+
+
+def test_member_hpas_keep_scaling_while_the_controller_is_down():
+    result = run("control-plane-outage")
+    outage = [s for s in result.steps if not s.controller_up]
+    assert outage and all(not s.actions for s in outage)
+    assert len({tuple(maxes(s).items()) for s in outage}) == 1  # bounds frozen at what was last written
+    cloud = [s.clusters["cloud"].replicas for s in outage]
+    assert cloud[-1] > cloud[0]  # the cloud HPA scaled up on its own
+    assert all(c.replicas <= (c.hpa_max or 0) for s in outage for c in s.clusters.values())
+    resumed = [s for s in result.steps if s.controller_up and s.t > outage[-1].t]
+    assert resumed and summarize(result)["served_vs_oracle"] >= 0.98
+
+
+def test_a_cluster_goes_to_zero_at_night_and_comes_back_for_the_morning():
+    result = run("scale-to-and-from-zero")
+    night = [s for s in result.steps if 30 * 60 <= s.t < 55 * 60]
+    assert all(s.clusters["west"].replicas == 0 and s.clusters["east"].replicas >= 1 for s in night)
+    morning = minute(result, 75)
+    assert morning.clusters["west"].replicas > 0
+    assert morning.clusters["east"].pending == 0
+
+
+def test_builtin_prioritized_beats_the_static_split_and_nears_the_oracle():
+    scenario = builtin_scenario()
+    ours = summarize(simulate(scenario))
+    static = next(
+        summarize(simulate(s)) for label, s in baseline_scenarios(scenario) if label == "static-split"
+    )
+    assert ours["violations"] == []
+    assert ours["served_vs_oracle"] >= 0.95
+    assert ours["served_fraction"] > static["served_fraction"]
