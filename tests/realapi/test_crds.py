@@ -15,12 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from kubernetes.client import ApiClient, CustomObjectsApi
 from kubernetes.client.exceptions import ApiException
 
 from fhpa_api.defaulting import apply_defaults
 from fhpa_api.documents import load_documents
 from fhpa_api.models import KINDS, FederatedHPAStatus
+from fhpa_api.validation import validate
 
 pytestmark = pytest.mark.realapi
 
@@ -260,3 +263,74 @@ def test_unknown_fields_are_refused_under_strict_field_validation(
     exc = refused(custom, realapi_namespace, minimal_fhpa(maxReplica=3), field_validation="Strict")
     assert exc.status in (400, 422)
     assert "maxReplica" in _message(exc)
+
+
+# --- consistency: whatever `fhpa validate` accepts, the API server accepts ------------------------------
+
+PLAUSIBLE = st.sampled_from(
+    [
+        None,
+        0,
+        1,
+        -1,
+        3,
+        33,
+        3601,
+        86401,
+        2**31,
+        0.5,
+        "",
+        "x",
+        "500m",
+        "Max",
+        "In",
+        True,
+        [],
+        {},
+        ["a"],
+        {"a": "b"},
+    ]
+)
+
+
+def _node_paths(doc: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [prefix]
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            out.extend(_node_paths(value, (*prefix, key)))
+    elif isinstance(doc, list):
+        for index, value in enumerate(doc):
+            out.extend(_node_paths(value, (*prefix, index)))
+    return out
+
+
+@st.composite
+def near_valid(draw: st.DrawFn) -> dict[str, Any]:
+    """An example with one spec node replaced by a plausible wrong (or right) value."""
+    doc = copy.deepcopy(draw(st.sampled_from(EXAMPLES)))
+    spec_paths = [p for p in _node_paths(doc) if len(p) > 1 and p[0] == "spec"]
+    path = draw(st.sampled_from(spec_paths))
+    target = doc
+    for part in path[:-1]:
+        target = target[part]
+    target[path[-1]] = draw(PLAUSIBLE)
+    return doc
+
+
+@pytest.fixture(scope="module")
+def shared_namespace(realapi: Any) -> str:
+    name = f"consistency-{uuid.uuid4().hex[:8]}"
+    realapi.create_namespace(name)
+    return name
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=near_valid())
+def test_what_fhpa_validate_accepts_the_schema_accepts(
+    custom: CustomObjectsApi, shared_namespace: str, doc: dict[str, Any]
+) -> None:
+    ours = validate(apply_defaults(doc))
+    try:
+        create(custom, shared_namespace, doc, dry_run="All")
+    except ApiException as exc:
+        assert not ours.ok, f"the server refused what fhpa validate accepts: {_message(exc)}"
