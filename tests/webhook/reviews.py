@@ -51,7 +51,8 @@ def review(obj: Any, operation: str = "CREATE", old: Any = None, *, kind: str | 
     resource = {"FederatedHPA": "federatedhpas", "CronFederatedHPA": "cronfederatedhpas"}.get(kind, "things")
     gvk = {"group": group, "version": "v1alpha1", "kind": kind}
     gvr = {"group": group, "version": "v1alpha1", "resource": resource}
-    meta = (obj or old or {}).get("metadata", {})
+    meta = (obj or old or {}).get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
     request: dict[str, Any] = {
         "uid": uid or str(uuid.uuid4()),
         "kind": gvk,
