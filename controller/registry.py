@@ -44,7 +44,14 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 
 from controller.errors import ClusterUnreachableError
-from controller.kube.clients import KubeClient, KubeconfigError, Timeouts, build_api_client, parse_kubeconfig
+from controller.kube.clients import (
+    KubeClient,
+    KubeconfigError,
+    RequestObserver,
+    Timeouts,
+    build_api_client,
+    parse_kubeconfig,
+)
 from controller.kube.member import KubeMemberCluster
 from controller.observation import ClusterObservation, Taint
 from controller.ports import ClusterIdentity, MemberCluster
@@ -74,9 +81,11 @@ class ProbedMember(MemberCluster, Protocol):
 MemberFactory = Callable[[ClusterIdentity, dict[str, Any], str | None], ProbedMember]
 
 
-def default_factory(timeouts: Timeouts) -> MemberFactory:
+def default_factory(timeouts: Timeouts, observer: RequestObserver | None = None) -> MemberFactory:
+    """Members on the official client; ``observer`` sees every request's latency (metrics)."""
+
     def build(identity: ClusterIdentity, kubeconfig: dict[str, Any], context: str | None) -> ProbedMember:
-        client = KubeClient(identity.name, build_api_client(kubeconfig, context), timeouts)
+        client = KubeClient(identity.name, build_api_client(kubeconfig, context), timeouts, observer)
         return KubeMemberCluster(identity, client)
 
     return build
@@ -289,10 +298,11 @@ class MemberRegistry:
         factory: MemberFactory | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         max_probe_workers: int = 8,
+        request_observer: RequestObserver | None = None,
     ) -> None:
         self.namespace = namespace
         self.timeouts = timeouts or Timeouts()
-        self._factory = factory or default_factory(self.timeouts)
+        self._factory = factory or default_factory(self.timeouts, request_observer)
         self._clock = clock
         self._max_probe_workers = max_probe_workers
         self._lock = threading.RLock()

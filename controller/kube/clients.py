@@ -19,6 +19,7 @@ import json
 import os
 import ssl
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -31,6 +32,10 @@ from kubernetes.client.exceptions import ApiException
 from controller.errors import ClusterUnreachableError, ConflictError, GoneError, NotFoundError, PortError
 
 T = TypeVar("T")
+
+RequestObserver = Callable[[str, str, float, str], None]
+"""Called after every request with (cluster, HTTP method, seconds, outcome): "ok" or the error's class
+name. For member-API latency metrics; it sees no paths, bodies or credentials."""
 
 MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
@@ -285,10 +290,17 @@ class KubeClient:
     patch content types itself; dicts in, dicts out keeps one code path for all of them.
     """
 
-    def __init__(self, cluster: str, api: ApiClient, timeouts: Timeouts | None = None) -> None:
+    def __init__(
+        self,
+        cluster: str,
+        api: ApiClient,
+        timeouts: Timeouts | None = None,
+        observer: RequestObserver | None = None,
+    ) -> None:
         self.cluster = cluster
         self.api = api
         self.timeouts = timeouts or Timeouts()
+        self.observer = observer
 
     def close(self) -> None:
         self.api.close()
@@ -331,7 +343,16 @@ class KubeClient:
             except ValueError:
                 return data.decode(errors="replace")
 
-        return call(self.cluster, send, what)
+        started = time.monotonic()
+        outcome = "ok"
+        try:
+            return call(self.cluster, send, what)
+        except PortError as exc:
+            outcome = type(exc).__name__
+            raise
+        finally:
+            if self.observer is not None:
+                self.observer(self.cluster, method, time.monotonic() - started, outcome)
 
     def get(self, path: str, **query: Any) -> Any:
         return self.request("GET", path, query)

@@ -25,16 +25,21 @@ Approximations, on purpose: no admission, no defaulting beyond metadata, no pagi
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import copy
+import functools
 import json
+import os
 import re
+import ssl
+import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -670,6 +675,7 @@ class RequestRecord:
     body: Any = None
     status: int | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    client_cn: str | None = None  # the common name of a TLS client certificate, when one was presented
 
 
 # --- HTTP -------------------------------------------------------------------------------------------
@@ -724,6 +730,7 @@ class _Handler(BaseHTTPRequestHandler):
         record = RequestRecord(method, url.path, query, self.headers.get("Content-Type"), None)
         record.headers = {k.lower(): v for k, v in self.headers.items() if k.lower() != "authorization"}
         record.headers["authorization"] = "<present>" if self.headers.get("Authorization") else ""
+        record.client_cn = _peer_common_name(self.connection)
         fake.record(record)
         if fake.faults.vanished:
             self._misbehave(fake.faults.vanished, fake.stall_seconds)
@@ -853,8 +860,11 @@ class FakeKube:
         bookmark_seconds: float = 1.0,
         stall_seconds: float = 30.0,
         git_version: str = "v1.31.0-fake",
+        tls: bool = False,
     ) -> None:
         self.store = Store(default_resources(hpa_versions), history=history)
+        self.tls = tls  # serve HTTPS with a test CA; client certificates are accepted and recorded
+        self._tls_dir: tempfile.TemporaryDirectory[str] | None = None
         self.faults = Faults()
         self.requests: list[RequestRecord] = []
         self.watch_max_seconds = watch_max_seconds
@@ -874,6 +884,10 @@ class FakeKube:
         self.stopping.clear()
         self._server = _Server((host, port), _Handler)
         self._server.fake = self
+        if self.tls:
+            self._server.socket = self._server_tls_context().wrap_socket(
+                self._server.socket, server_side=True, do_handshake_on_connect=False
+            )
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fakekube", daemon=True
         )
@@ -884,7 +898,21 @@ class FakeKube:
     def url(self) -> str:
         assert self._server is not None, "FakeKube is not started"
         host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return f"{'https' if self.tls else 'http'}://{host!s}:{port}"
+
+    def _server_tls_context(self) -> ssl.SSLContext:
+        pki = fake_pki()
+        self._tls_dir = tempfile.TemporaryDirectory(prefix="fakekube-")
+        cert, key = os.path.join(self._tls_dir.name, "tls.crt"), os.path.join(self._tls_dir.name, "tls.key")
+        with open(cert, "wb") as fh:
+            fh.write(pki.server_cert)
+        with open(key, "wb") as fh:
+            fh.write(pki.server_key)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        context.verify_mode = ssl.CERT_OPTIONAL
+        context.load_verify_locations(cadata=pki.ca_cert.decode())
+        return context
 
     def stop(self) -> None:
         self.stopping.set()
@@ -894,6 +922,9 @@ class FakeKube:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
+        if self._tls_dir is not None:
+            self._tls_dir.cleanup()
+            self._tls_dir = None
 
     def __enter__(self) -> FakeKube:
         self.start()
@@ -911,13 +942,27 @@ class FakeKube:
     def reappear(self) -> None:
         self.faults.vanished = None
 
-    def kubeconfig(self, token: str = "fake-token", cluster: str = "fake") -> dict[str, Any]:
-        """A kubeconfig (as a dict) that reaches this server with a bearer token."""
+    def kubeconfig(
+        self, token: str = "fake-token", cluster: str = "fake", client_cert: bool = False
+    ) -> dict[str, Any]:
+        """A kubeconfig (as a dict) that reaches this server with a bearer token, or with the test CA's
+        client certificate when ``client_cert`` (TLS only). Over TLS it carries the CA as data."""
+        b64 = lambda data: base64.b64encode(data).decode()  # noqa: E731
+        server: Obj = {"server": self.url}
+        user: Obj = {"token": token}
+        if self.tls:
+            pki = fake_pki()
+            server["certificate-authority-data"] = b64(pki.ca_cert)
+            if client_cert:
+                user = {
+                    "client-certificate-data": b64(pki.client_cert),
+                    "client-key-data": b64(pki.client_key),
+                }
         return {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [{"name": cluster, "cluster": {"server": self.url}}],
-            "users": [{"name": cluster, "user": {"token": token}}],
+            "clusters": [{"name": cluster, "cluster": server}],
+            "users": [{"name": cluster, "user": user}],
             "contexts": [{"name": cluster, "context": {"cluster": cluster, "user": cluster}}],
             "current-context": cluster,
         }
@@ -1247,6 +1292,95 @@ class FakeKube:
                 resources.append({**scale, "version": "v1", "verbs": ["get", "patch", "update"]})
         gv = f"{group}/{version}" if group else version
         return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}
+
+
+def _peer_common_name(connection: Any) -> str | None:
+    getpeercert = getattr(connection, "getpeercert", None)
+    if getpeercert is None:
+        return None
+    try:
+        cert = getpeercert()
+    except (ValueError, OSError):
+        return None
+    for rdn in (cert or {}).get("subject", ()):
+        for key, value in rdn:
+            if key == "commonName":
+                return str(value)
+    return None
+
+
+@dataclass(frozen=True)
+class FakePKI:
+    """PEM material for HTTPS tests: a CA, a server certificate for 127.0.0.1/localhost, a client one."""
+
+    ca_cert: bytes
+    server_cert: bytes
+    server_key: bytes
+    client_cert: bytes
+    client_key: bytes
+
+
+@functools.cache
+def fake_pki() -> FakePKI:
+    """One test CA per process (EC keys: fast to make)."""
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    now = datetime.now(UTC)
+
+    def name(cn: str, org: str | None = None) -> x509.Name:
+        attrs = [x509.NameAttribute(NameOID.COMMON_NAME, cn)]
+        if org:
+            attrs.append(x509.NameAttribute(NameOID.ORGANIZATION_NAME, org))
+        return x509.Name(attrs)
+
+    def pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:
+        return key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(name("fakekube-ca"))
+        .issuer_name(name("fakekube-ca"))
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(minutes=5))
+        .not_valid_after(now + timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+
+    def leaf(cn: str, org: str | None, usage: x509.ObjectIdentifier, san: bool) -> tuple[bytes, bytes]:
+        key = ec.generate_private_key(ec.SECP256R1())
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(name(cn, org))
+            .issuer_name(ca.subject)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - timedelta(minutes=5))
+            .not_valid_after(now + timedelta(days=1))
+            .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
+        )
+        if san:
+            alt = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            builder = builder.add_extension(x509.SubjectAlternativeName(alt), critical=False)
+        cert = builder.sign(ca_key, hashes.SHA256())
+        return cert.public_bytes(serialization.Encoding.PEM), pem_key(key)
+
+    server_cert, server_key = leaf("fakekube", None, ExtendedKeyUsageOID.SERVER_AUTH, san=True)
+    client_cert, client_key = leaf(
+        "fhpa-controller", "system:masters", ExtendedKeyUsageOID.CLIENT_AUTH, san=False
+    )
+    return FakePKI(
+        ca.public_bytes(serialization.Encoding.PEM), server_cert, server_key, client_cert, client_key
+    )
 
 
 def _scale_of(obj: Obj) -> Obj:
