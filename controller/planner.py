@@ -271,8 +271,10 @@ def _status(
         for o in sorted(reported, key=lambda o: o.name)
     ]
     slots = fleet.ordered()
-    current = sum(s.current for s in slots)
-    desired = sum(s.owned_hpa_desired if s.owned_hpa_desired is not None else s.current for s in slots)
+    current = sum(s.cluster.current_replicas for s in slots)  # as observed, like the rows
+    desired = sum(
+        s.owned_hpa_desired if s.owned_hpa_desired is not None else s.cluster.current_replicas for s in slots
+    )
     scale_times = [r.last_scale_time for r in table if r.last_scale_time is not None]
     return FederatedHPAStatus(
         observed_generation=fleet.fhpa.metadata.generation,
