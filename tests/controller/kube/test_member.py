@@ -417,3 +417,106 @@ def test_a_cluster_vanishing_mid_reconcile_loses_nothing(two_clusters: tuple[Fak
         reconcile_federated_hpa(fhpa, members, cp, clock)  # type: ignore[arg-type]
     assert a.store.find(HPAS, "default", "web") is not None
     assert len(b.requests_matching("POST", HPAS)) == 1
+
+
+# --- a kill and restart at any point of a reconcile ---------------------------------------------------
+
+
+class Crash(BaseException):
+    """The controller process dies: nothing after this point of the reconcile happens."""
+
+
+class CrashingMember:
+    """A member whose process dies before its ``budget.left``-th next write reaches the cluster."""
+
+    def __init__(self, inner: KubeMemberCluster, budget: dict[str, int]) -> None:
+        self.inner = inner
+        self.budget = budget
+
+    @property
+    def identity(self) -> ClusterIdentity:
+        return self.inner.identity
+
+    def probe(self) -> bool:
+        return self.inner.probe()
+
+    def observe(self, fhpa: FederatedHPA) -> Any:
+        return self.inner.observe(fhpa)
+
+    def _spend(self) -> None:
+        if self.budget["left"] == 0:
+            raise Crash()
+        self.budget["left"] -= 1
+
+    def apply_hpa(self, fhpa: FederatedHPA, spec: dict[str, object]) -> None:
+        self._spend()
+        self.inner.apply_hpa(fhpa, spec)
+
+    def delete_hpa(self, fhpa: FederatedHPA) -> None:
+        self._spend()
+        self.inner.delete_hpa(fhpa)
+
+    def scale_workload(self, namespace: str, target: CrossVersionObjectReference, replicas: int) -> None:
+        self._spend()
+        self.inner.scale_workload(namespace, target, replicas)
+
+
+def member_state(fake: FakeKube) -> tuple[Any, ...]:
+    hpa = fake.store.find(HPAS, "default", "web")
+    spec = None if hpa is None else (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"])
+    return spec, fake.store.get("deployments", "default", "web")["spec"]["replicas"]
+
+
+def successful_writes(fake: FakeKube) -> int:
+    return sum(1 for r in fake.requests if r.method in ("POST", "PUT", "DELETE") and (r.status or 999) < 300)
+
+
+def converge(fhpa: FederatedHPA, members: dict[str, Any], cp: RecordingControlPlane) -> FederatedHPA:
+    from controller.reconcile import reconcile_federated_hpa
+
+    for _ in range(4):
+        plan, _ = reconcile_federated_hpa(fhpa, members, cp, FixedClock())  # type: ignore[arg-type]
+        fhpa = fhpa.model_copy(update={"status": plan.status})
+        if not plan.has_member_writes:
+            break
+    return fhpa
+
+
+@pytest.mark.parametrize("crash_after", [0, 1, 2, 3])
+def test_a_kill_at_any_point_of_a_reconcile_ends_as_an_uninterrupted_run(crash_after: int) -> None:
+    pytest.importorskip("controller.planner")
+
+    def fleet() -> tuple[FakeKube, FakeKube]:
+        a, b = FakeKube(), FakeKube()
+        for fk in (a, b):
+            fk.start()
+            populate(fk, replicas=5)  # above the max: each cluster gets an HPA and a scale-down write
+        return a, b
+
+    fhpa = make_fhpa(max_replicas=3)
+    a, b = fleet()
+    try:
+        converge(fhpa, {"a": make_member(a, "a"), "b": make_member(b, "b")}, RecordingControlPlane())
+        expected = (member_state(a), member_state(b))
+        expected_writes = successful_writes(a) + successful_writes(b)
+    finally:
+        a.stop(), b.stop()
+    assert expected_writes == 4 and expected[0] == ((1, 3), 3)
+
+    a, b = fleet()
+    try:
+        budget = {"left": crash_after}
+        doomed = {
+            "a": CrashingMember(make_member(a, "a"), budget),
+            "b": CrashingMember(make_member(b, "b"), budget),
+        }
+        with pytest.raises(Crash):
+            converge(fhpa, doomed, RecordingControlPlane())
+        # restart: new clients and caches, no status written by the dead process
+        converge(fhpa, {"a": make_member(a, "a"), "b": make_member(b, "b")}, RecordingControlPlane())
+        assert (member_state(a), member_state(b)) == expected
+        assert (
+            successful_writes(a) + successful_writes(b) == expected_writes
+        )  # nothing lost, nothing repeated
+    finally:
+        a.stop(), b.stop()
