@@ -500,7 +500,8 @@ def test_a_kill_at_any_point_of_a_reconcile_ends_as_an_uninterrupted_run(crash_a
         expected = (member_state(a), member_state(b))
         expected_writes = successful_writes(a) + successful_writes(b)
     finally:
-        a.stop(), b.stop()
+        a.stop()
+        b.stop()
     assert expected_writes == 4 and expected[0] == ((1, 3), 3)
 
     a, b = fleet()
@@ -519,4 +520,5 @@ def test_a_kill_at_any_point_of_a_reconcile_ends_as_an_uninterrupted_run(crash_a
             successful_writes(a) + successful_writes(b) == expected_writes
         )  # nothing lost, nothing repeated
     finally:
-        a.stop(), b.stop()
+        a.stop()
+        b.stop()
