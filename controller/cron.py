@@ -401,28 +401,36 @@ class CronController:
     def __init__(self, control_plane: ControlPlane, default_time_zone: str = "UTC") -> None:
         self.control_plane = control_plane
         self.default_zone = load_time_zone(default_time_zone)
+        # executions done but not yet in status (every status write failed): recorded, never re-run
+        self._unrecorded: dict[tuple[str, str], dict[str, Outcome]] = {}
 
     def reconcile(self, namespace: str, name: str, now: datetime) -> datetime | None:
         """Run what is due for one CronFederatedHPA, write its status; return when to call again (or None)."""
         now = _utc(now)
-        work = _Pass()
-        for _ in range(CONFLICT_ATTEMPTS):
-            cron = self.control_plane.get_cron_federated_hpa(namespace, name)
-            if cron is None or cron.metadata.deletion_timestamp:
-                return None
-            decisions = self._decide(cron, now)
-            self._run_due(cron, decisions, now, work)
-            status = build_status(cron, decisions, work.outcomes)
-            wake = next_wakeup(decisions)
-            if cron.status is not None and status == cron.status:
+        key = (namespace, name)
+        work = _Pass(outcomes=self._unrecorded.pop(key, {}))
+        try:
+            for _ in range(CONFLICT_ATTEMPTS):
+                cron = self.control_plane.get_cron_federated_hpa(namespace, name)
+                if cron is None or cron.metadata.deletion_timestamp:
+                    work.outcomes.clear()
+                    return None
+                decisions = self._decide(cron, now)
+                self._run_due(cron, decisions, now, work)
+                status = build_status(cron, decisions, work.outcomes)
+                wake = next_wakeup(decisions)
+                if cron.status is None or status != cron.status:
+                    try:
+                        self.control_plane.update_cron_federated_hpa_status(cron, status)
+                    except ConflictError:
+                        continue  # re-read; executions already done are recorded, not repeated
+                work.outcomes.clear()
                 return wake
-            try:
-                self.control_plane.update_cron_federated_hpa_status(cron, status)
-            except ConflictError:
-                continue  # re-read; executions already done are recorded, not repeated
-            return wake
-        log.warning("cron %s/%s: status write kept conflicting; retrying in %s", namespace, name, RETRY_AFTER)
-        return now + RETRY_AFTER
+            log.warning("cron %s/%s: status write conflicts; retry in %s", namespace, name, RETRY_AFTER)
+            return now + RETRY_AFTER
+        finally:
+            if work.outcomes:
+                self._unrecorded[key] = work.outcomes
 
     def _decide(self, cron: CronFederatedHPA, now: datetime) -> list[RuleDecision]:
         created = creation_time(cron) if is_new_object(cron) else None

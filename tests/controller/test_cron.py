@@ -239,6 +239,17 @@ def test_status_conflict_is_retried_without_repeating_the_execution() -> None:
     assert ok is not None and len(ok) == 1
 
 
+def test_status_that_cannot_be_written_is_written_later_without_re_running() -> None:
+    cp, ctl = setup([rule()], created=at(9))
+    cp.fail_next("update_cron_federated_hpa_status", *[ConflictError("changed") for _ in range(5)])
+    assert ctl.reconcile(NS, "peak", at(9, 3)) == at(9, 3, 5)  # gave up for now: retry in 5 s
+    assert cp.status_writes == 0
+    assert ctl.reconcile(NS, "peak", at(9, 3, 5)) == at(10, 3)
+    assert len(cp.scale_calls) == 1 and len(cp.events) == 1
+    ok = history(cp).successful_executions
+    assert ok is not None and [e.schedule_time for e in ok] == [at(9, 3)]
+
+
 # ----- catch-up after downtime -----
 
 
