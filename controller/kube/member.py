@@ -18,6 +18,8 @@ What it writes, and how it stays safe with other writers:
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import threading
 import time
@@ -39,7 +41,6 @@ from controller.member_hpa import (
     LABEL_OWNER_UID,
     hpa_name,
     owner_labels,
-    template_digest,
 )
 from controller.observation import ClusterObservation, MemberHPAObservation
 from controller.ports import ClusterIdentity
@@ -135,6 +136,35 @@ def hpa_observation(hpa: Mapping[str, Any], owned: bool) -> MemberHPAObservation
         desired_replicas=int(status.get("desiredReplicas") or 0),
         template_digest=(meta.get("annotations") or {}).get(ANNOTATION_DIGEST),
         conditions=_conditions(status.get("conditions")),
+    )
+
+
+def spec_template_digest(spec: Mapping[str, Any]) -> str:
+    """The digest of the cluster-independent part of a spec (target, metrics, behavior): for a spec made
+    by member_hpa.render_spec it equals member_hpa.template_digest of its FederatedHPA."""
+    part = {k: spec[k] for k in ("scaleTargetRef", "metrics", "behavior") if k in spec}
+    raw = json.dumps(part, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+def _already_applied(
+    hpa: Mapping[str, Any], spec: Mapping[str, Any], labels: Mapping[str, str], annotations: Mapping[str, str]
+) -> bool:
+    """Whether writing ``spec`` would change nothing that matters.
+
+    The stored spec may differ from what we wrote only by server defaulting (behavior rules filled in,
+    v2beta2 conversion), so an HPA whose digest annotation says it holds this template and whose bounds
+    match is as planned; without that, the spec must be equal.
+    """
+    meta = hpa.get("metadata") or {}
+    if _labels(hpa) != dict(labels) or (meta.get("annotations") or {}) != dict(annotations):
+        return False
+    stored = hpa.get("spec") or {}
+    if stored == spec:
+        return True
+    same_bounds = all(stored.get(k) == spec.get(k) for k in ("minReplicas", "maxReplicas", "scaleTargetRef"))
+    return same_bounds and (meta.get("annotations") or {}).get(ANNOTATION_DIGEST) == spec_template_digest(
+        spec
     )
 
 
@@ -384,13 +414,8 @@ class KubeMemberCluster:
             )
         labels = {**(_labels(mine) if mine else {}), **owner_labels(fhpa)}
         annotations = {**((mine or {}).get("metadata", {}).get("annotations") or {})}
-        annotations[ANNOTATION_DIGEST] = template_digest(fhpa)
-        if (
-            mine is not None
-            and mine.get("spec") == spec
-            and _labels(mine) == labels
-            and ((mine["metadata"].get("annotations") or {}) == annotations)
-        ):
+        annotations[ANNOTATION_DIGEST] = spec_template_digest(spec)
+        if mine is not None and _already_applied(mine, spec, labels, annotations):
             return  # already as planned: no write, no new resourceVersion
         metadata: dict[str, Any] = {
             "name": name,

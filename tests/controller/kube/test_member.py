@@ -11,7 +11,7 @@ import pytest
 
 from controller.errors import ClusterUnreachableError, ConflictError, NotFoundError, NotOwnedError, PortError
 from controller.kube.clients import KubeClient, Timeouts, build_api_client
-from controller.kube.member import KubeMemberCluster
+from controller.kube.member import KubeMemberCluster, spec_template_digest
 from controller.member_hpa import ANNOTATION_DIGEST, LABEL_OWNER_UID, render_spec, template_digest
 from controller.ports import ClusterIdentity
 from fhpa_api.models import (
@@ -21,6 +21,8 @@ from fhpa_api.models import (
     FederatedHPA,
     FederatedHPASpec,
     FederatedHPAStatus,
+    HorizontalPodAutoscalerBehavior,
+    MetricSpec,
     ObjectMeta,
 )
 from tests.support.fakekube import FakeKube, deployment, node, pod
@@ -156,6 +158,37 @@ def test_create_then_observe_then_update_only_when_changed(fake: FakeKube, membe
     assert put.body["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
     assert put.query["fieldManager"] == ["federated-hpa"]
     assert fake.store.get(HPAS, "default", "web")["spec"]["maxReplicas"] == 8
+
+
+def test_server_defaulting_of_the_stored_spec_does_not_cause_rewrites(
+    fake: FakeKube, member: KubeMemberCluster
+) -> None:
+    fhpa = make_fhpa()
+    member.apply_hpa(fhpa, render_spec(fhpa, 1, 4))
+    stored = fake.store.get(HPAS, "default", "web")
+    stored["spec"]["behavior"] = {"scaleUp": {"stabilizationWindowSeconds": 0}}  # as an API server fills in
+    fake.store.update(HPAS, stored)
+    before = len(writes(fake))
+    member.apply_hpa(fhpa, render_spec(fhpa, 1, 4))
+    assert len(writes(fake)) == before
+    member.apply_hpa(fhpa, render_spec(fhpa, 2, 4))  # a real change is still written
+    assert fake.store.get(HPAS, "default", "web")["spec"]["minReplicas"] == 2
+
+
+def test_the_digest_written_is_the_planners_template_digest() -> None:
+    fhpa = make_fhpa()
+    fhpa.spec.behavior = HorizontalPodAutoscalerBehavior.model_validate(
+        {"scaleDown": {"stabilizationWindowSeconds": 60}}
+    )
+    fhpa.spec.metrics = [
+        MetricSpec.model_validate(
+            {
+                "type": "Resource",
+                "resource": {"name": "memory", "target": {"type": "AverageValue", "averageValue": "1Gi"}},
+            }
+        )
+    ]
+    assert spec_template_digest(render_spec(fhpa, 1, 9)) == template_digest(fhpa)
 
 
 def test_hpa_status_is_observed(fake: FakeKube, member: KubeMemberCluster) -> None:
