@@ -8,9 +8,11 @@ status in the API and the next pass redoes what is missing (every action is idem
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 
 from controller.errors import ClusterUnreachableError, ConflictError, NotFoundError, NotOwnedError, PortError
 from controller.plan import HPAAction, Plan
@@ -79,10 +81,9 @@ def execute(
             result.failed[f"{action.op}/{action.cluster}"] = "cluster is no longer registered"
             continue
         if action.op == "delete":
-            attempt("delete", action.cluster, lambda m=member: m.delete_hpa(fhpa))
+            attempt("delete", action.cluster, partial(member.delete_hpa, fhpa))
         else:
-            spec = action.spec or {}
-            attempt(action.op, action.cluster, lambda m=member, s=spec: m.apply_hpa(fhpa, s))
+            attempt(action.op, action.cluster, partial(member.apply_hpa, fhpa, action.spec or {}))
 
     for write in plan.replica_writes:
         member = members.get(write.cluster)
@@ -90,11 +91,8 @@ def execute(
             result.failed[f"scale/{write.cluster}"] = "cluster is no longer registered"
             continue
         namespace = fhpa.metadata.namespace or "default"
-        attempt(
-            "scale",
-            write.cluster,
-            lambda m=member, r=write.replicas: m.scale_workload(namespace, fhpa.spec.scale_target_ref, r),
-        )
+        scale = partial(member.scale_workload, namespace, fhpa.spec.scale_target_ref, write.replicas)
+        attempt("scale", write.cluster, scale)
 
     try:
         result.updated = control_plane.update_federated_hpa_status(fhpa, plan.status)
@@ -109,8 +107,6 @@ def execute(
         except PortError as exc:  # an Event is best effort; never fail a reconcile on it
             log.warning("event not recorded", extra={"object": ref, "error": str(exc)})
     for label, message in result.failed.items():
-        try:
+        with contextlib.suppress(PortError):  # best effort, as above
             control_plane.emit_event(fhpa, "Warning", "MemberActionFailed", f"{label}: {message}")
-        except PortError:
-            pass
     return result
