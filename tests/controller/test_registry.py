@@ -254,3 +254,34 @@ def test_health_survives_a_relabel_but_not_a_new_kubeconfig(
     assert registry.health("c").healthy  # type: ignore[union-attr]  # new credentials: health kept
     registry.sync_from_secrets([secret("c", "garbage: [", rv="4")])
     assert registry.health("c").healthy is False  # type: ignore[union-attr]
+
+
+def test_fed_from_a_list_and_watch_of_secrets_on_the_control_plane(fakes: tuple[FakeKube, FakeKube]) -> None:
+    """The manager's way: list the Secrets, sync, then apply each watch event from the list's version."""
+    from kubernetes import client, watch
+    from kubernetes import config as kube_config
+
+    member, _ = fakes
+    with FakeKube(namespaces=("default", NS)) as control_plane:
+        control_plane.store.create("secrets", secret("east", member.kubeconfig()))
+        core: Any = client.CoreV1Api(kube_config.new_client_from_config_dict(control_plane.kubeconfig()))
+        registry = MemberRegistry(NS, Timeouts(connect=0.5, read=1.0, probe=0.5))
+        try:
+            listed = core.list_namespaced_secret(NS, label_selector=f"{MEMBER_LABEL}=true")
+            assert registry.sync_from_secrets(listed.items).added == ["east"]
+            assert registry.members()["east"].observe(fhpa()).current_replicas == 2
+
+            control_plane.store.create("secrets", secret("west", member.kubeconfig()))
+            control_plane.store.delete("secrets", NS, "east")
+            stream = watch.Watch().stream(
+                core.list_namespaced_secret,
+                NS,
+                label_selector=f"{MEMBER_LABEL}=true",
+                resource_version=listed.metadata.resource_version,
+                timeout_seconds=1,
+            )
+            for event in stream:
+                registry.apply_event(event["type"], event["object"])
+            assert list(registry.members()) == ["west"]
+        finally:
+            registry.close()
