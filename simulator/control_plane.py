@@ -1,8 +1,11 @@
 """The control-plane API server in memory: the simulator's implementation of the ControlPlane port.
 
-It keeps what a real API server would guarantee the controller: objects come back as copies (a caller
-cannot change what is stored without a write), every write bumps ``resourceVersion``, spec writes bump
-``generation``, and a status write against a stale ``resourceVersion`` is refused with ConflictError.
+It keeps what a real API server would guarantee the controller: every write bumps ``resourceVersion``,
+spec writes bump ``generation``, and a status write against a stale ``resourceVersion`` is refused with
+ConflictError. Stored objects are never changed in place: a write stores a new object, so a read can
+hand out a cheap snapshot (top level and metadata copied, spec and status shared with the stored
+version) instead of a deep copy; a day of 10 clusters does some 6,000 reads and writes. Callers treat
+what they read as read-only, as the controller's pure planner does.
 A workload's scale subresource here stands for the template that user tooling propagates Duplicated:
 setting it sets that replica count in every member cluster that has the workload.
 """
@@ -13,7 +16,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from controller.errors import ConflictError, NotFoundError
 from controller.ports import Clock
@@ -70,23 +73,27 @@ class SimulatedControlPlane:
         stored.metadata.resource_version = self._next_revision()
         stored.metadata.creation_timestamp = self._clock.now().isoformat()
         store[key] = stored
-        return stored.model_copy(deep=True)
+        return _snapshot(stored)
 
     # --- ControlPlane port ------------------------------------------------------------------------
 
     def get_federated_hpa(self, namespace: str, name: str) -> FederatedHPA | None:
         found = self._fhpas.get((namespace, name))
-        return None if found is None else found.model_copy(deep=True)
+        return None if found is None else _snapshot(found)
+
+    def peek_federated_hpa(self, namespace: str, name: str) -> FederatedHPA | None:
+        """The stored object itself, for the simulator's own measurements (never modified in place)."""
+        return self._fhpas.get((namespace, name))
 
     def list_federated_hpas(self) -> list[FederatedHPA]:
-        return [self._fhpas[k].model_copy(deep=True) for k in sorted(self._fhpas)]
+        return [_snapshot(self._fhpas[k]) for k in sorted(self._fhpas)]
 
     def update_federated_hpa_status(self, fhpa: FederatedHPA, status: FederatedHPAStatus) -> FederatedHPA:
         stored = self._current(self._fhpas, fhpa)
-        stored.status = status.model_copy(deep=True)
-        stored.metadata.resource_version = self._next_revision()
+        new = self._replace(stored, status=status.model_copy())
+        self._fhpas[_key(new)] = new
         self.writes += 1
-        return stored.model_copy(deep=True)
+        return _snapshot(new)
 
     def patch_federated_hpa_bounds(
         self, namespace: str, name: str, min_replicas: int | None, max_replicas: int | None
@@ -94,31 +101,31 @@ class SimulatedControlPlane:
         stored = self._fhpas.get((namespace, name))
         if stored is None:
             raise NotFoundError(f"FederatedHPA {namespace}/{name} not found")
-        spec = stored.spec
+        bounds: dict[str, int] = {}
         if min_replicas is not None:
-            spec.min_replicas = min_replicas
+            bounds["min_replicas"] = min_replicas
         if max_replicas is not None:
-            spec.max_replicas = max_replicas
-        stored.metadata.generation = (stored.metadata.generation or 0) + 1
-        stored.metadata.resource_version = self._next_revision()
+            bounds["max_replicas"] = max_replicas
+        new = self._replace(stored, spec=stored.spec.model_copy(update=bounds), bump_generation=True)
+        self._fhpas[(namespace, name)] = new
         self.writes += 1
-        return stored.model_copy(deep=True)
+        return _snapshot(new)
 
     def get_cron_federated_hpa(self, namespace: str, name: str) -> CronFederatedHPA | None:
         found = self._crons.get((namespace, name))
-        return None if found is None else found.model_copy(deep=True)
+        return None if found is None else _snapshot(found)
 
     def list_cron_federated_hpas(self) -> list[CronFederatedHPA]:
-        return [self._crons[k].model_copy(deep=True) for k in sorted(self._crons)]
+        return [_snapshot(self._crons[k]) for k in sorted(self._crons)]
 
     def update_cron_federated_hpa_status(
         self, cron: CronFederatedHPA, status: CronFederatedHPAStatus
     ) -> CronFederatedHPA:
         stored = self._current(self._crons, cron)
-        stored.status = status.model_copy(deep=True)
-        stored.metadata.resource_version = self._next_revision()
+        new = self._replace(stored, status=status.model_copy())
+        self._crons[_key(new)] = new
         self.writes += 1
-        return stored.model_copy(deep=True)
+        return _snapshot(new)
 
     def scale_workload(self, namespace: str, target: CrossVersionObjectReference, replicas: int) -> None:
         """The template's replicas: propagated Duplicated, every member that has the workload gets them."""
@@ -151,6 +158,13 @@ class SimulatedControlPlane:
         self._revision += 1
         return str(self._revision)
 
+    def _replace(self, stored: Stored, bump_generation: bool = False, **fields: Any) -> Stored:
+        """A new version of ``stored`` with ``fields`` replaced and a new resourceVersion."""
+        meta = stored.metadata.model_copy(update={"resource_version": self._next_revision()})
+        if bump_generation:
+            meta.generation = (meta.generation or 0) + 1
+        return stored.model_copy(update={**fields, "metadata": meta})
+
     def _store_for(self, obj: FederatedHPA | CronFederatedHPA) -> dict[tuple[str, str], _AnyStored]:
         return self._fhpas if isinstance(obj, FederatedHPA) else self._crons  # type: ignore[return-value]
 
@@ -170,6 +184,15 @@ class SimulatedControlPlane:
 
 
 _AnyStored = FederatedHPA | CronFederatedHPA
+
+
+def _key(obj: FederatedHPA | CronFederatedHPA) -> tuple[str, str]:
+    return (obj.metadata.namespace or "default", obj.metadata.name or "")
+
+
+def _snapshot(obj: Stored) -> Stored:
+    """What a read returns: its own top level and metadata; spec and status shared, read-only."""
+    return obj.model_copy(update={"metadata": obj.metadata.model_copy()})
 
 
 def _same(workload: CrossVersionObjectReference | None, target: CrossVersionObjectReference) -> bool:

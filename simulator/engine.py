@@ -278,7 +278,7 @@ class Simulation:
     # --- measuring --------------------------------------------------------------------------------
 
     def _check_invariants(self, t: float, step: float) -> None:
-        fhpa = self.control_plane.get_federated_hpa(*self.fhpa_key)
+        fhpa = self.control_plane.peek_federated_hpa(*self.fhpa_key)
         uid = fhpa.metadata.uid if fhpa is not None else None
         for name, cluster in self.clusters.items():
             for hpa in cluster.hpas.values():
@@ -320,7 +320,7 @@ class Simulation:
     def _record(
         self, t: float, demand: float, utilization: float, served: dict[str, float], up: bool
     ) -> None:
-        fhpa = self.control_plane.get_federated_hpa(*self.fhpa_key)
+        fhpa = self.control_plane.peek_federated_hpa(*self.fhpa_key)
         pod_capacity = self.scenario.file.load.pod_capacity
         oracle_capacity = sum(
             c.pods.capacity for c in self.clusters.values() if not c.down and c.workload is not None
