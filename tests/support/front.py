@@ -29,7 +29,7 @@ import ssl
 import threading
 import time
 from dataclasses import dataclass, field
-from http.client import HTTPConnection, HTTPResponse, HTTPSConnection
+from http.client import HTTPConnection, HTTPException, HTTPResponse, HTTPSConnection
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -246,8 +246,8 @@ class _Handler(BaseHTTPRequestHandler):
         rec.status = resp.status
         try:
             self._relay(resp)
-        except OSError:
-            pass  # the client went away (a watch closed by the controller)
+        except (OSError, HTTPException):
+            self.close_connection = True  # one side went away mid-stream (a watch closed, a server stopped)
         finally:
             conn.close()
 
