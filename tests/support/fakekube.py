@@ -37,7 +37,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -335,6 +335,7 @@ class WatchEvent:
     resource: str  # Resource.key
     type: str  # ADDED, MODIFIED, DELETED
     obj: Obj
+    prior: Obj | None = None  # the object before a MODIFIED: a selector watch turns it into ADDED/DELETED
 
 
 class Store:
@@ -415,10 +416,10 @@ class Store:
             return items, self._rv
 
     # writes
-    def _bump(self, res: Resource, type_: str, obj: Obj) -> None:
+    def _bump(self, res: Resource, type_: str, obj: Obj, prior: Obj | None = None) -> None:
         self._rv += 1
         obj["metadata"]["resourceVersion"] = str(self._rv)
-        self._log.append(WatchEvent(self._rv, res.key, type_, copy.deepcopy(obj)))
+        self._log.append(WatchEvent(self._rv, res.key, type_, copy.deepcopy(obj), copy.deepcopy(prior)))
         if len(self._log) > self._history:
             dropped = self._log.pop(0)
             self._oldest = dropped.rv
@@ -498,7 +499,7 @@ class Store:
                 fields.append({"manager": manager, "operation": operation, "time": _now()})
                 new["metadata"]["managedFields"] = fields
             self._objects[key] = new
-            self._bump(res, "MODIFIED", new)
+            self._bump(res, "MODIFIED", new, old)
             return copy.deepcopy(new)
 
     def _merge_for_write(self, res: Resource, old: Obj, obj: Obj, subresource: str | None) -> Obj:
@@ -542,8 +543,9 @@ class Store:
                 raise _conflict(res, name)
             if old["metadata"].get("finalizers"):
                 if not old["metadata"].get("deletionTimestamp"):
+                    prior = copy.deepcopy(old)
                     old["metadata"]["deletionTimestamp"] = _now()
-                    self._bump(res, "MODIFIED", old)
+                    self._bump(res, "MODIFIED", old, prior)
                 return copy.deepcopy(old)
             del self._objects[key]
             self._bump(res, "DELETED", old)
@@ -1169,7 +1171,8 @@ class FakeKube:
                 break
             for ev in events:
                 last = ev.rv
-                if ev.resource == route.res.key and visible(ev.obj) and not send(ev.type, ev.obj):
+                type_ = _as_seen(ev, visible) if ev.resource == route.res.key else None
+                if type_ is not None and not send(type_, ev.obj):
                     return
             now = time.monotonic()
             if now >= deadline:
@@ -1292,6 +1295,17 @@ class FakeKube:
                 resources.append({**scale, "version": "v1", "verbs": ["get", "patch", "update"]})
         gv = f"{group}/{version}" if group else version
         return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}
+
+
+def _as_seen(ev: WatchEvent, visible: Callable[[Obj], bool]) -> str | None:
+    """The event a filtered watch shows: an object entering the selector is ADDED, one leaving it is
+    DELETED (as the real API server does), one outside it nothing."""
+    now = visible(ev.obj)
+    if ev.type == "MODIFIED" and ev.prior is not None:
+        was = visible(ev.prior)
+        if was != now:
+            return "ADDED" if now else "DELETED"
+    return ev.type if now else None
 
 
 def _peer_common_name(connection: Any) -> str | None:

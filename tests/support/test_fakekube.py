@@ -290,3 +290,18 @@ def test_requests_are_recorded_without_credentials(fake: FakeKube, api: client.A
     rec = fake.requests_matching("GET", "/pods")[-1]
     assert rec.headers["authorization"] == "<present>"
     assert "fake-token" not in json.dumps(rec.headers)
+
+
+def test_a_selector_watch_sees_objects_enter_and_leave_the_selection(fake: FakeKube) -> None:
+    cm = {"metadata": {"name": "c", "namespace": "default", "labels": {"pick": "yes"}}}
+    rv = fake.store.create("configmaps", cm)["metadata"]["resourceVersion"]
+    for value in ("no", "yes"):
+        obj = fake.store.get("configmaps", "default", "c")
+        obj["metadata"]["labels"]["pick"] = value
+        fake.store.update("configmaps", obj)
+    fake.store.put("configmaps", {"metadata": {"name": "other", "namespace": "default"}})
+    api = kube_config.new_client_from_config_dict(fake.kubeconfig())
+    query = f"watch=true&labelSelector=pick%3Dyes&timeoutSeconds=1&resourceVersion={rv}"
+    resp = api.call_api(*api.param_serialize("GET", f"/api/v1/namespaces/default/configmaps?{query}"))
+    events = [(e["type"], e["object"]["metadata"]["name"]) for e in map(json.loads, resp.read().splitlines())]
+    assert events == [("DELETED", "c"), ("ADDED", "c")]
