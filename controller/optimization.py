@@ -97,21 +97,18 @@ def release_saturation(fleet: Fleet) -> bool:
 
 
 def redistribute_min(fleet: Fleet) -> bool:
-    """Min redistribution: a cluster at 0 replicas gives its min share to the running clusters.
+    """Min redistribution: clusters at 0 replicas leave their min share to the running clusters.
 
-    Its idle HPA keeps minReplicas 1 (an HPA cannot have 0 there); the running clusters' mins are
-    raised, most room first, until they alone sum to F.min.
+    The running clusters' mins are raised, most room first, until they alone sum to F.min. The idle
+    clusters' HPAs keep their min (an HPA over 0 replicas stays idle), ready for a scale from zero.
     """
-    running = [s for s in fleet.ordered() if s.max_replicas > 0 and (s.current > 0 or s.held)]
-    idle = [s for s in fleet.ordered() if s.max_replicas > 0 and s.current == 0 and not s.held]
+    holders = [s for s in fleet.ordered() if s.max_replicas > 0]
+    running = [s for s in holders if s.current > 0 or s.held]
+    idle = [s for s in holders if s.current == 0 and not s.held]
     if not idle or not running:
         return False
-    changed = False
-    for slot in idle:
-        if slot.min_replicas != 1 or slot.pin is not None:
-            slot.min_replicas, slot.pin = 1, None
-            changed = True
     short = fleet.fhpa.spec.effective_min - sum(s.hpa_min for s in running)
+    raised = False
     while short > 0:
         room = [s for s in running if not s.held and s.max_replicas > s.min_replicas]
         if not room:
@@ -120,11 +117,11 @@ def redistribute_min(fleet: Fleet) -> bool:
         take = min(short, slot.max_replicas - slot.min_replicas)
         slot.min_replicas += take
         short -= take
-        changed = True
-    if changed:
+        raised = True
+    if raised:
         fleet.event(
             "MinRedistributed",
-            f"clusters at 0 replicas ({', '.join(s.name for s in idle)}) gave their "
-            "min share to the running clusters",
+            f"clusters at 0 replicas ({', '.join(s.name for s in idle)}) left their min share to the running "
+            "clusters",
         )
-    return changed
+    return raised

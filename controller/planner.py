@@ -159,6 +159,8 @@ def _assign(
         target = initial_replicas(b, cluster.current_replicas, to_zero)
         if target is not None:
             fleet.write_replicas(slot, target, "initial assignment")
+    if to_zero:
+        optimization.redistribute_min(fleet)
     shares = ", ".join(
         f"{n} {b.min_replicas}..{b.max_replicas}" for n, b in sorted(bounds.items()) if b.has_hpa
     )
