@@ -371,7 +371,8 @@ class MemberRegistry:
                 )
             if entry is not None:
                 entry.member.close()
-                health = entry.health if problem is None else ClusterHealth()
+                # new credentials may be the fix for what made it unhealthy: observe tries it again at once
+                health = ClusterHealth()
                 change.rebuilt.append(view.name)
                 log.info("Rebuilt member cluster client", extra={"cluster": view.name})
             else:

@@ -295,7 +295,13 @@ class KubeMemberCluster:
         if not api_version:
             return None
         resolved = self.resolve(api_version, ref.kind)
-        return resolved if resolved is not None and resolved.scalable else None
+        if resolved is not None and not resolved.scalable:
+            log.warning(
+                "Workload kind has no scale subresource",
+                extra={"cluster": self.name, "kind": f"{api_version} {ref.kind}"},
+            )
+            return None
+        return resolved
 
     # --- observe ---------------------------------------------------------------------------------
 

@@ -240,18 +240,20 @@ def test_probes_track_health_and_short_circuit_observe(
     assert registry.members()["east"].observe(fhpa()).healthy
 
 
-def test_health_survives_a_relabel_but_not_a_new_kubeconfig(
+def test_health_survives_a_relabel_and_a_new_kubeconfig_starts_over(
     registry: MemberRegistry, fakes: tuple[FakeKube, FakeKube]
 ) -> None:
     a, b = fakes
     registry.sync_from_secrets([secret("c", a.kubeconfig(), rv="1")])
+    a.vanish()
     registry.probe_all()
     registry.sync_from_secrets([secret("c", a.kubeconfig(), rv="2", labels={"x": "y"})])
-    assert registry.health("c").healthy  # type: ignore[union-attr]
+    assert registry.health("c").healthy is False  # type: ignore[union-attr]
     registry.sync_from_secrets(
         [secret("c", b.kubeconfig(), rv="3", annotations={ANNOTATION_CONTEXT: "fake"})]
     )
-    assert registry.health("c").healthy  # type: ignore[union-attr]  # new credentials: health kept
+    assert registry.health("c").healthy is None  # type: ignore[union-attr]
+    assert registry.members()["c"].observe(fhpa()).healthy  # not refused on the old client's record
     registry.sync_from_secrets([secret("c", "garbage: [", rv="4")])
     assert registry.health("c").healthy is False  # type: ignore[union-attr]
 
