@@ -1,0 +1,86 @@
+"""`fhpa simulate`: outputs, the summary table, --compare, exit codes, and simulate as the default."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from fhpa.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = ROOT / "examples" / "scenarios"
+SUMMARY_KEYS = {
+    "served_fraction",
+    "oracle_served_fraction",
+    "unserved_rps_seconds",
+    "replica_seconds",
+    "peak_replicas",
+    "time_to_absorb_s",
+    "controller_actions",
+    "api_writes",
+    "violations",
+}
+
+
+@pytest.mark.slow
+def test_builtin_run_writes_summary_csv_and_png_and_ends_with_the_plot(tmp_path, capsys):
+    out = tmp_path / "demo"
+    assert main(["simulate", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out.strip().splitlines()
+    assert printed[-1] == f"plot: {out / 'timeline.png'}"
+    assert any(line.startswith("served / oracle") for line in printed)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary.keys() >= SUMMARY_KEYS
+    assert summary["violations"] == []
+    assert set(summary["replica_seconds"]) == {"idc", "cloud"}
+    assert (out / "timeline.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with (out / "timeline.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 2 * 7200 // 15  # one row per step and cluster
+    assert {
+        "replicas",
+        "ready",
+        "pending",
+        "hpa_min",
+        "hpa_max",
+        "hpa_desired",
+        "utilization_pct",
+        "served_rps",
+    } <= rows[0].keys()
+
+
+@pytest.mark.slow
+def test_compare_adds_the_baselines_side_by_side(tmp_path, capsys):
+    out = tmp_path / "cmp"
+    code = main(
+        ["simulate", str(SCENARIOS / "failover-cluster.yaml"), "--out", str(out), "--compare", "--no-png"]
+    )
+    assert code == 0
+    table = capsys.readouterr().out
+    header = next(line for line in table.splitlines() if "static-split" in line)
+    assert "scenario" in header and "duplicated" in header
+    summary = json.loads((out / "summary.json").read_text())
+    assert set(summary["baselines"]) == {"static-split", "duplicated"}
+    assert summary["baselines"]["static-split"]["scale_assist"] is False
+    assert (out / "static-split" / "summary.json").exists()
+
+
+def test_an_invalid_scenario_exits_2_with_the_problem_on_stderr(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("duration: 1x\nclusters: []\n")
+    assert main(["simulate", str(bad), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "duration:" in err and "s, m or h" in err
+    assert "load: required" in err
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+def test_simulate_is_the_default_command(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main([]) == 0  # plain `fhpa` runs the built-in scenario into out/simulate
+    assert capsys.readouterr().out.strip().endswith("plot: out/simulate/timeline.png")
+    assert (tmp_path / "out" / "simulate" / "summary.json").exists()
