@@ -8,10 +8,12 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from controller.errors import ClusterUnreachableError, ConflictError, NotFoundError, NotOwnedError, PortError
 from controller.kube.clients import KubeClient, Timeouts, build_api_client
-from controller.kube.member import KubeMemberCluster, spec_template_digest
+from controller.kube.member import KubeMemberCluster, pod_counts, selector_string, spec_template_digest
 from controller.member_hpa import ANNOTATION_DIGEST, LABEL_OWNER_UID, render_spec, template_digest
 from controller.ports import ClusterIdentity
 from fhpa_api.models import (
@@ -25,7 +27,7 @@ from fhpa_api.models import (
     MetricSpec,
     ObjectMeta,
 )
-from tests.support.fakekube import FakeKube, deployment, node, pod
+from tests.support.fakekube import FakeKube, deployment, label_selector_matches, node, pod
 
 HPAS = "horizontalpodautoscalers"
 TARGET = CrossVersionObjectReference(api_version="apps/v1", kind="Deployment", name="web")
@@ -555,3 +557,73 @@ def test_a_kill_at_any_point_of_a_reconcile_ends_as_an_uninterrupted_run(crash_a
     finally:
         a.stop()
         b.stop()
+
+
+# --- pure helpers -------------------------------------------------------------------------------------
+
+label_keys = st.sampled_from(["app", "tier", "team"])
+label_values = st.sampled_from(["a", "b", "c"])
+requirements = st.builds(
+    lambda key, op, values: {"key": key, "operator": op, "values": values if op in ("In", "NotIn") else []},
+    label_keys,
+    st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist"]),
+    st.lists(label_values, min_size=1, max_size=3, unique=True),
+)
+selectors = st.fixed_dictionaries(
+    {"matchLabels": st.dictionaries(label_keys, label_values, max_size=2)},
+    optional={"matchExpressions": st.lists(requirements, max_size=3)},
+)
+
+
+def selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    """metav1.LabelSelector semantics, written out directly."""
+    if any(labels.get(k) != v for k, v in selector["matchLabels"].items()):
+        return False
+    for req in selector.get("matchExpressions", []):
+        key, op, values = req["key"], req["operator"], req["values"]
+        ok = {
+            "In": key in labels and labels[key] in values,
+            "NotIn": key not in labels or labels[key] not in values,
+            "Exists": key in labels,
+            "DoesNotExist": key not in labels,
+        }[op]
+        if not ok:
+            return False
+    return True
+
+
+@settings(max_examples=200)
+@given(selector=selectors, labels=st.dictionaries(label_keys, label_values))
+def test_selector_strings_select_what_the_label_selector_selects(
+    selector: dict[str, Any], labels: dict[str, str]
+) -> None:
+    assert label_selector_matches(selector_string(selector), labels) == selects(selector, labels)
+
+
+pod_states = st.fixed_dictionaries(
+    {
+        "phase": st.sampled_from(["Pending", "Running", "Succeeded", "Failed"]),
+        "unschedulable": st.booleans(),
+        "ready": st.booleans(),
+        "bound": st.booleans(),
+        "terminating": st.booleans(),
+    }
+)
+
+
+@settings(max_examples=200)
+@given(states=st.lists(pod_states, max_size=12))
+def test_pod_counts_partition_the_live_pods(states: list[dict[str, Any]]) -> None:
+    pods = []
+    for s in states:
+        p = pod("p", unschedulable=s["unschedulable"], ready=s["ready"], phase=s["phase"], node_name="n")
+        if not s["bound"]:
+            p["spec"].pop("nodeName", None)
+        if s["terminating"]:
+            p["metadata"]["deletionTimestamp"] = "2026-11-22T00:00:00Z"
+        pods.append(p)
+    ready, pending, running = pod_counts(pods)
+    live = [s for s in states if s["phase"] not in ("Succeeded", "Failed")]
+    assert pending == sum(1 for s in live if s["unschedulable"])
+    assert ready + pending <= len(live) and running + pending <= len(live)
+    assert ready == sum(1 for s in live if not s["unschedulable"] and s["ready"] and not s["terminating"])
