@@ -25,7 +25,7 @@ CLUSTERS = 10
 
 
 def day_scenario(policy: str = "Prioritized") -> dict[str, Any]:
-    clusters = [
+    clusters: list[dict[str, Any]] = [
         {
             "name": f"member{i:02d}",
             "labels": {"tier": "onprem" if i < 3 else "cloud"},

@@ -197,4 +197,3 @@ def _snapshot(obj: Stored) -> Stored:
 
 def _same(workload: CrossVersionObjectReference | None, target: CrossVersionObjectReference) -> bool:
     return workload is not None and (workload.kind, workload.name) == (target.kind, target.name)
-
