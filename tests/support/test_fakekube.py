@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 import urllib3
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from kubernetes import client, watch
 from kubernetes import config as kube_config
 from kubernetes.client.exceptions import ApiException
@@ -305,3 +307,58 @@ def test_a_selector_watch_sees_objects_enter_and_leave_the_selection(fake: FakeK
     resp = api.call_api(*api.param_serialize("GET", f"/api/v1/namespaces/default/configmaps?{query}"))
     events = [(e["type"], e["object"]["metadata"]["name"]) for e in map(json.loads, resp.read().splitlines())]
     assert events == [("DELETED", "c"), ("ADDED", "c")]
+
+
+def test_concurrent_writers_with_one_resource_version_exactly_one_wins(fake: FakeKube) -> None:
+    created = fake.store.create("configmaps", {"metadata": {"name": "c", "namespace": "default"}, "data": {}})
+    rv = created["metadata"]["resourceVersion"]
+    results: list[int] = []
+    lock = threading.Lock()
+
+    def writer(i: int) -> None:
+        api = kube_config.new_client_from_config_dict(fake.kubeconfig())
+        body = {"metadata": {"name": "c", "resourceVersion": rv}, "data": {"writer": str(i)}}
+        try:
+            raw(api, "PUT", "/api/v1/namespaces/default/configmaps/c", body)
+            status = 200
+        except ApiException as exc:
+            status = exc.status
+        with lock:
+            results.append(status)
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == [200] + [409] * 7
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=3),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=3), children, max_size=3)
+    ),
+    max_leaves=10,
+)
+json_objects = st.dictionaries(st.text(min_size=1, max_size=3), json_values, max_size=4)
+
+
+@settings(max_examples=200)
+@given(target=json_objects, patch=json_objects)
+def test_merge_patch_is_idempotent(target: dict[str, Any], patch: dict[str, Any]) -> None:
+    once = merge_patch(target, patch)
+    assert merge_patch(once, patch) == once
+
+
+@settings(max_examples=200)
+@given(
+    doc=json_objects,
+    key=st.text(min_size=1, max_size=3).filter(lambda k: "/" not in k and "~" not in k),
+    value=json_values,
+)
+def test_json_patch_add_then_remove_restores_a_new_key(doc: dict[str, Any], key: str, value: Any) -> None:
+    doc.pop(key, None)
+    added = json_patch(doc, [{"op": "add", "path": f"/{key}", "value": value}])
+    assert added[key] == value
+    assert json_patch(added, [{"op": "remove", "path": f"/{key}"}]) == doc
