@@ -443,6 +443,10 @@ def test_a_cluster_vanishing_mid_reconcile_loses_nothing(two_clusters: tuple[Fak
     plan, _ = reconcile_federated_hpa(fhpa, members, cp, clock)  # type: ignore[arg-type]
     assert not any(act.op == "delete" and act.cluster == "b" for act in plan.hpa_actions)
     assert b.store.find(HPAS, "default", "web") is not None
+    row = next(c for c in cp.statuses[-1].clusters or [] if c.name == "a")
+    healthy = next(c for c in row.conditions or [] if c.type == "Healthy")
+    assert healthy.status == "False" and row.unhealthy_since is not None  # reported, not dropped
+    assert any(type_ == "Warning" and "a:" in message for type_, _, message in cp.events)
 
     # it comes back: the next passes create what was missing, and nothing is written twice
     a.reappear()
