@@ -43,11 +43,13 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-FIXED_ANSWER = json.dumps({
-    "apiVersion": "admission.k8s.io/v1",
-    "kind": "AdmissionReview",
-    "response": {"uid": "00000000-0000-0000-0000-000000000000", "allowed": True},
-}).encode()
+FIXED_ANSWER = json.dumps(
+    {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "response": {"uid": "00000000-0000-0000-0000-000000000000", "allowed": True},
+    }
+).encode()
 
 
 def floor_app() -> Any:
@@ -72,47 +74,81 @@ def floor_app() -> Any:
 
 
 def _fhpa(name: str, **spec: Any) -> dict[str, Any]:
-    body = {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name}, "maxReplicas": 20,
-            "minReplicas": 2, "federatedHPAAssignment": {"federatedHPAAssignmentType": "StaticWeighted",
-                                                          "clusterAutoscalingPreference": [
-                                                              {"targetCluster": {"clusterNames": ["eu-1"]},
-                                                               "staticWeight": 2},
-                                                              {"targetCluster": {"clusterNames": ["us-1"]},
-                                                               "staticWeight": 1}]}}
+    body = {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+        "maxReplicas": 20,
+        "minReplicas": 2,
+        "federatedHPAAssignment": {
+            "federatedHPAAssignmentType": "StaticWeighted",
+            "clusterAutoscalingPreference": [
+                {"targetCluster": {"clusterNames": ["eu-1"]}, "staticWeight": 2},
+                {"targetCluster": {"clusterNames": ["us-1"]}, "staticWeight": 1},
+            ],
+        },
+    }
     body.update(spec)
-    return {"apiVersion": "autoscaling.karmada.io/v1alpha1", "kind": "FederatedHPA",
-            "metadata": {"name": name, "namespace": "shop"}, "spec": body}
+    return {
+        "apiVersion": "autoscaling.karmada.io/v1alpha1",
+        "kind": "FederatedHPA",
+        "metadata": {"name": name, "namespace": "shop"},
+        "spec": body,
+    }
 
 
 def _cron(name: str, schedule: str) -> dict[str, Any]:
-    return {"apiVersion": "autoscaling.karmada.io/v1alpha1", "kind": "CronFederatedHPA",
-            "metadata": {"name": name, "namespace": "shop"},
-            "spec": {"scaleTargetRef": {"apiVersion": "autoscaling.karmada.io/v1alpha1", "kind": "FederatedHPA",
-                                        "name": "web"},
-                     "rules": [{"name": "up", "schedule": schedule, "timeZone": "Europe/Berlin",
-                                "targetMinReplicas": 10},
-                               {"name": "down", "schedule": "0 22 * * *", "targetMinReplicas": 2}]}}
+    return {
+        "apiVersion": "autoscaling.karmada.io/v1alpha1",
+        "kind": "CronFederatedHPA",
+        "metadata": {"name": name, "namespace": "shop"},
+        "spec": {
+            "scaleTargetRef": {
+                "apiVersion": "autoscaling.karmada.io/v1alpha1",
+                "kind": "FederatedHPA",
+                "name": "web",
+            },
+            "rules": [
+                {"name": "up", "schedule": schedule, "timeZone": "Europe/Berlin", "targetMinReplicas": 10},
+                {"name": "down", "schedule": "0 22 * * *", "targetMinReplicas": 2},
+            ],
+        },
+    }
 
 
 def review_bodies() -> list[tuple[str, bytes]]:
     """A mix like real traffic: creates and updates of both kinds, defaulting and validation, a denial."""
     from fhpa_api.defaulting import apply_defaults
 
-    objects = [_fhpa("web"), _cron("nightly", "30 7 * * MON-FRI"), _fhpa("bad", minReplicas=30),
-               _cron("bad", "61 * * * *")]
+    objects = [
+        _fhpa("web"),
+        _cron("nightly", "30 7 * * MON-FRI"),
+        _fhpa("bad", minReplicas=30),
+        _cron("bad", "61 * * * *"),
+    ]
     bodies = []
     for obj in objects:
         for path, sent in (("/mutate", obj), ("/validate", apply_defaults(obj))):
             for operation in ("CREATE", "UPDATE"):
                 kind = sent["kind"]
-                resource = {"group": "autoscaling.karmada.io", "version": "v1alpha1",
-                            "resource": kind.lower() + "s"}
+                resource = {
+                    "group": "autoscaling.karmada.io",
+                    "version": "v1alpha1",
+                    "resource": kind.lower() + "s",
+                }
                 gvk = {"group": "autoscaling.karmada.io", "version": "v1alpha1", "kind": kind}
-                request = {"uid": str(uuid.uuid4()), "kind": gvk, "resource": resource, "requestKind": gvk,
-                           "requestResource": resource, "name": sent["metadata"]["name"], "namespace": "shop",
-                           "operation": operation, "userInfo": {"username": "admin"},
-                           "object": sent, "oldObject": copy.deepcopy(sent) if operation == "UPDATE" else None,
-                           "dryRun": False}
+                request = {
+                    "uid": str(uuid.uuid4()),
+                    "kind": gvk,
+                    "resource": resource,
+                    "requestKind": gvk,
+                    "requestResource": resource,
+                    "name": sent["metadata"]["name"],
+                    "namespace": "shop",
+                    "operation": operation,
+                    "userInfo": {"username": "admin"},
+                    "object": sent,
+                    "oldObject": copy.deepcopy(sent) if operation == "UPDATE" else None,
+                    "dryRun": False,
+                }
                 review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
                 bodies.append((path, json.dumps(review).encode()))
     return bodies
@@ -151,7 +187,9 @@ def _wait_ready(port: int, ca: Path, process: subprocess.Popen[bytes], timeout: 
 @contextmanager
 def serve(argv: list[str], port: int, ca: Path, log: Path) -> Iterator[None]:
     with open(log, "wb") as out:
-        process = subprocess.Popen(argv, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(
+            argv, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
     try:
         _wait_ready(port, ca, process)
         yield
@@ -165,16 +203,51 @@ def serve(argv: list[str], port: int, ca: Path, log: Path) -> Iterator[None]:
 
 
 def our_server(certs: Path, port: int, workers: int, threads: int) -> list[str]:
-    return [sys.executable, "-m", "fhpa", "webhook", "serve", "--cert-dir", str(certs),
-            "--bind", f"127.0.0.1:{port}", "--workers", str(workers), "--threads", str(threads),
-            "--log-level", "warning"]
+    return [
+        sys.executable,
+        "-m",
+        "fhpa",
+        "webhook",
+        "serve",
+        "--cert-dir",
+        str(certs),
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        str(workers),
+        "--threads",
+        str(threads),
+        "--log-level",
+        "warning",
+    ]
 
 
 def floor_server(certs: Path, port: int, workers: int, threads: int) -> list[str]:
-    return [sys.executable, "-m", "gunicorn", "--chdir", str(REPO / "bench"), "--bind", f"127.0.0.1:{port}",
-            "--workers", str(workers), "--worker-class", "gthread", "--threads", str(threads),
-            "--keep-alive", "30", "--certfile", str(certs / "tls.crt"), "--keyfile", str(certs / "tls.key"),
-            "--no-control-socket", "--log-level", "warning", "webhook_latency:floor_app()"]
+    return [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "--chdir",
+        str(REPO / "bench"),
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        str(workers),
+        "--worker-class",
+        "gthread",
+        "--threads",
+        str(threads),
+        "--keep-alive",
+        "30",
+        "--certfile",
+        str(certs / "tls.crt"),
+        "--keyfile",
+        str(certs / "tls.key"),
+        "--no-control-socket",
+        "--log-level",
+        "warning",
+        "webhook_latency:floor_app()",
+    ]
 
 
 # --- load -------------------------------------------------------------------------------------------
@@ -187,7 +260,9 @@ def _client_worker(args: tuple[int, str, int, int, int, float, list[tuple[str, b
     port, ca, connections, count, offset, start_at, bodies = args
     latencies: list[float] = []
     lock = threading.Lock()
-    per_connection = [count // connections + (1 if i < count % connections else 0) for i in range(connections)]
+    per_connection = [
+        count // connections + (1 if i < count % connections else 0) for i in range(connections)
+    ]
 
     def run(index: int, n: int) -> None:
         conn = http.client.HTTPSConnection("127.0.0.1", port, context=_client_context(Path(ca)), timeout=30)
@@ -230,8 +305,9 @@ class Result:
         return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def run_load(port: int, ca: Path, total: int, concurrency: int, processes: int,
-             bodies: list[tuple[str, bytes]]) -> Result:
+def run_load(
+    port: int, ca: Path, total: int, concurrency: int, processes: int, bodies: list[tuple[str, bytes]]
+) -> Result:
     processes = max(1, min(processes, concurrency))
     conns = [concurrency // processes + (1 if i < concurrency % processes else 0) for i in range(processes)]
     counts = [total * c // concurrency for c in conns]
@@ -249,8 +325,10 @@ def run_load(port: int, ca: Path, total: int, concurrency: int, processes: int,
 
 
 def _row(name: str, result: Result) -> str:
-    return (f"| {name} | {len(result.latencies)} | {result.percentile(0.5) * 1000:.2f} | "
-            f"{result.percentile(0.99) * 1000:.2f} | {result.throughput:.0f} |")
+    return (
+        f"| {name} | {len(result.latencies)} | {result.percentile(0.5) * 1000:.2f} | "
+        f"{result.percentile(0.99) * 1000:.2f} | {result.throughput:.0f} |"
+    )
 
 
 def report(args: argparse.Namespace, rounds: list[tuple[Result, Result]]) -> str:
@@ -281,9 +359,11 @@ def report(args: argparse.Namespace, rounds: list[tuple[Result, Result]]) -> str
         "| --- | ---: | ---: | ---: | ---: |",
     ]
     for i, (o, f) in enumerate(rounds, 1):
-        lines.append(f"| {i} | {o.percentile(0.5) * 1000:.2f} / {o.percentile(0.99) * 1000:.2f} | "
-                     f"{o.throughput:.0f} | {f.percentile(0.5) * 1000:.2f} / {f.percentile(0.99) * 1000:.2f} | "
-                     f"{f.throughput:.0f} |")
+        lines.append(
+            f"| {i} | {o.percentile(0.5) * 1000:.2f} / {o.percentile(0.99) * 1000:.2f} | "
+            f"{o.throughput:.0f} | {f.percentile(0.5) * 1000:.2f} / {f.percentile(0.99) * 1000:.2f} | "
+            f"{f.throughput:.0f} |"
+        )
     verdict_p99 = "met" if ratio <= 1.5 else "NOT met"
     verdict_rate = "met" if ours.throughput >= 500 else "NOT met"
     lines += [
@@ -296,7 +376,9 @@ def report(args: argparse.Namespace, rounds: list[tuple[Result, Result]]) -> str
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--requests", type=int, default=4000, help="reviews per server per round")
     parser.add_argument("--concurrency", type=int, default=8, help="concurrent keep-alive connections")
     parser.add_argument("--workers", type=int, default=2)
@@ -309,24 +391,58 @@ def main(argv: Sequence[str] | None = None) -> int:
     bodies = review_bodies()
     with tempfile.TemporaryDirectory(prefix="fhpa-bench-") as tmp:
         certs = Path(tmp) / "certs"
-        subprocess.run([sys.executable, "-m", "fhpa", "certs", "generate", "--out", str(certs), "--service",
-                        "bench", "--namespace", "bench", "--ip", "127.0.0.1"], cwd=REPO, check=True,
-                       capture_output=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "fhpa",
+                "certs",
+                "generate",
+                "--out",
+                str(certs),
+                "--service",
+                "bench",
+                "--namespace",
+                "bench",
+                "--ip",
+                "127.0.0.1",
+            ],
+            cwd=REPO,
+            check=True,
+            capture_output=True,
+        )
         ca = certs / "ca.crt"
         ours_port, floor_port = _free_port(), _free_port()
-        with serve(our_server(certs, ours_port, args.workers, args.threads), ours_port, ca, Path(tmp) / "ours.log"), \
-                serve(floor_server(certs, floor_port, args.workers, args.threads), floor_port, ca,
-                      Path(tmp) / "floor.log"):
+        with (
+            serve(
+                our_server(certs, ours_port, args.workers, args.threads),
+                ours_port,
+                ca,
+                Path(tmp) / "ours.log",
+            ),
+            serve(
+                floor_server(certs, floor_port, args.workers, args.threads),
+                floor_port,
+                ca,
+                Path(tmp) / "floor.log",
+            ),
+        ):
             for port in (ours_port, floor_port):  # warm up: imports, first handshakes, caches
                 run_load(port, ca, 400, args.concurrency, args.client_processes, bodies)
             rounds = []
             for _ in range(args.rounds):
                 ours = run_load(ours_port, ca, args.requests, args.concurrency, args.client_processes, bodies)
-                floor = run_load(floor_port, ca, args.requests, args.concurrency, args.client_processes, bodies)
+                floor = run_load(
+                    floor_port, ca, args.requests, args.concurrency, args.client_processes, bodies
+                )
                 rounds.append((ours, floor))
-                print(f"round: ours p50 {ours.percentile(0.5) * 1000:.2f} ms p99 {ours.percentile(0.99) * 1000:.2f}"
-                      f" ms {ours.throughput:.0f}/s | floor p50 {floor.percentile(0.5) * 1000:.2f} ms p99 "
-                      f"{floor.percentile(0.99) * 1000:.2f} ms {floor.throughput:.0f}/s", flush=True)
+                print(
+                    f"round: ours p50 {ours.percentile(0.5) * 1000:.2f} ms"
+                    f" p99 {ours.percentile(0.99) * 1000:.2f} ms {ours.throughput:.0f}/s"
+                    f" | floor p50 {floor.percentile(0.5) * 1000:.2f} ms"
+                    f" p99 {floor.percentile(0.99) * 1000:.2f} ms {floor.throughput:.0f}/s",
+                    flush=True,
+                )
     text = report(args, rounds)
     print(text)
     if args.out:

@@ -102,7 +102,9 @@ def _validity(days: int, now: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
     return now - CLOCK_SKEW, now + dt.timedelta(days=days)
 
 
-def build_ca(common_name: str, days: int, now: dt.datetime) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+def build_ca(
+    common_name: str, days: int, now: dt.datetime
+) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
     """A self-signed CA that may sign serving certificates only (path length 0)."""
     key = _new_key()
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])

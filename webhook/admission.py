@@ -59,8 +59,13 @@ def mutate(request: AdmissionRequest) -> Decision:
     try:
         patch = default_patch(request.object)
     except Exception:
-        log.exception("defaulting failed for %s %s/%s (uid %s); passing it on unpatched to validation",
-                      request.kind, request.namespace, request.name, request.uid)
+        log.exception(
+            "defaulting failed for %s %s/%s (uid %s); passing it on unpatched to validation",
+            request.kind,
+            request.namespace,
+            request.name,
+            request.uid,
+        )
         return Decision(allow(request), "error")
     return Decision(allow(request, patch), "patched" if patch else "allowed")
 
@@ -75,14 +80,26 @@ def review_validation(request: AdmissionRequest) -> Decision:
     try:
         result = validate(request.object, old)
     except Exception:
-        log.exception("validation raised for %s %s/%s (uid %s)",
-                      request.kind, request.namespace, request.name, request.uid)
+        log.exception(
+            "validation raised for %s %s/%s (uid %s)",
+            request.kind,
+            request.namespace,
+            request.name,
+            request.uid,
+        )
         message = "the webhook could not check this object (an internal error, logged by the webhook)"
         return Decision(deny(request, message, 500, "InternalError"), "error")
     warnings = list(result.warnings)
     if result.ok:
         return Decision(allow(request, warnings=warnings), "allowed")
     message = "; ".join(str(err) for err in result.errors)
-    log.info("denied %s %s %s/%s (uid %s): %s", request.operation, request.kind,
-             request.namespace, request.name, request.uid, message)
+    log.info(
+        "denied %s %s %s/%s (uid %s): %s",
+        request.operation,
+        request.kind,
+        request.namespace,
+        request.name,
+        request.uid,
+        message,
+    )
     return Decision(deny(request, message, DENIED_CODE, DENIED_REASON, warnings), "denied")

@@ -89,13 +89,18 @@ def _serve_review(path: str, handler: Handler, metrics: WebhookMetrics, limit: i
     except BadReview as exc:
         log.warning("HTTP 400 on %s from %s: %s", path, request.remote_addr, exc)
         metrics.observe(path, "unknown", "unknown", "bad_request", time.perf_counter() - started)
-        response = _json(400, {"error": str(exc)})
-        response.headers["Connection"] = "close"  # an unread remainder must not be taken for a request
-        return response
+        # No "Connection: close": gunicorn drains an unread remainder (for at most a few seconds) so that
+        # a client still sending its body gets to read this answer instead of a reset connection.
+        return _json(400, {"error": str(exc)})
     decision = handler(review_request)
     response = _json(200, decision.review)
-    metrics.observe(path, admission.kind_label(review_request), review_request.operation, decision.outcome,
-                    time.perf_counter() - started)
+    metrics.observe(
+        path,
+        admission.kind_label(review_request),
+        review_request.operation,
+        decision.outcome,
+        time.perf_counter() - started,
+    )
     return response
 
 

@@ -101,8 +101,9 @@ def clean_warning(text: str) -> str:
     return line
 
 
-def allow(request: AdmissionRequest, patch: list[dict[str, Any]] | None = None,
-          warnings: list[str] | None = None) -> dict[str, Any]:
+def allow(
+    request: AdmissionRequest, patch: list[dict[str, Any]] | None = None, warnings: list[str] | None = None
+) -> dict[str, Any]:
     """An allowing AdmissionReview; the JSONPatch is sent only when there are operations."""
     response: dict[str, Any] = {"uid": request.uid, "allowed": True}
     if patch:
@@ -111,15 +112,18 @@ def allow(request: AdmissionRequest, patch: list[dict[str, Any]] | None = None,
     return _envelope(request, response, warnings)
 
 
-def deny(request: AdmissionRequest, message: str, code: int, reason: str,
-         warnings: list[str] | None = None) -> dict[str, Any]:
+def deny(
+    request: AdmissionRequest, message: str, code: int, reason: str, warnings: list[str] | None = None
+) -> dict[str, Any]:
     """A denying AdmissionReview. The API server shows `message` to the user after
     `admission webhook "NAME" denied the request: `, and answers with `code`."""
     status = {"status": "Failure", "code": code, "reason": reason, "message": message}
     return _envelope(request, {"uid": request.uid, "allowed": False, "status": status}, warnings)
 
 
-def _envelope(request: AdmissionRequest, response: dict[str, Any], warnings: list[str] | None) -> dict[str, Any]:
+def _envelope(
+    request: AdmissionRequest, response: dict[str, Any], warnings: list[str] | None
+) -> dict[str, Any]:
     cleaned = [w for w in (clean_warning(w) for w in warnings or []) if w]
     if cleaned:
         response["warnings"] = cleaned

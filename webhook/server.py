@@ -62,33 +62,65 @@ class ServeOptions:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of `fhpa webhook serve` (and of `python -m webhook.server`)."""
     parser.add_argument("--cert-dir", required=True, type=Path, help="directory holding tls.crt and tls.key")
-    parser.add_argument("--bind", default=DEFAULT_BIND, help=f"HOST:PORT to listen on (default {DEFAULT_BIND})")
+    parser.add_argument(
+        "--bind", default=DEFAULT_BIND, help=f"HOST:PORT to listen on (default {DEFAULT_BIND})"
+    )
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes (default 2)")
     parser.add_argument("--threads", type=int, default=4, help="threads per worker (default 4)")
-    parser.add_argument("--read-timeout", type=float, default=10.0,
-                        help="seconds a client may leave a started request without sending (default 10)")
-    parser.add_argument("--request-timeout", type=float, default=30.0,
-                        help="seconds a client may take to send a request and read the answer (default 30)")
-    parser.add_argument("--keepalive", type=float, default=30.0,
-                        help="seconds an idle kept-alive connection stays open (default 30)")
+    parser.add_argument(
+        "--read-timeout",
+        type=float,
+        default=10.0,
+        help="seconds a client may leave a started request without sending (default 10)",
+    )
+    parser.add_argument(
+        "--request-timeout",
+        type=float,
+        default=30.0,
+        help="seconds a client may take to send a request and read the answer (default 30)",
+    )
+    parser.add_argument(
+        "--keepalive",
+        type=float,
+        default=30.0,
+        help="seconds an idle kept-alive connection stays open (default 30)",
+    )
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     parser.add_argument("--access-log", action="store_true", help="log every request (off by default)")
 
 
 def options_from_args(args: argparse.Namespace) -> ServeOptions:
     return ServeOptions(
-        cert_dir=args.cert_dir, bind=args.bind, workers=args.workers, threads=args.threads,
-        read_timeout=args.read_timeout, request_timeout=args.request_timeout, keepalive=args.keepalive,
-        log_level=args.log_level, access_log=args.access_log,
+        cert_dir=args.cert_dir,
+        bind=args.bind,
+        workers=args.workers,
+        threads=args.threads,
+        read_timeout=args.read_timeout,
+        request_timeout=args.request_timeout,
+        keepalive=args.keepalive,
+        log_level=args.log_level,
+        access_log=args.access_log,
     )
 
 
 def to_argv(options: ServeOptions) -> list[str]:
     argv = [
-        "--cert-dir", str(options.cert_dir), "--bind", options.bind, "--workers", str(options.workers),
-        "--threads", str(options.threads), "--read-timeout", str(options.read_timeout),
-        "--request-timeout", str(options.request_timeout), "--keepalive", str(options.keepalive),
-        "--log-level", options.log_level,
+        "--cert-dir",
+        str(options.cert_dir),
+        "--bind",
+        options.bind,
+        "--workers",
+        str(options.workers),
+        "--threads",
+        str(options.threads),
+        "--read-timeout",
+        str(options.read_timeout),
+        "--request-timeout",
+        str(options.request_timeout),
+        "--keepalive",
+        str(options.keepalive),
+        "--log-level",
+        options.log_level,
     ]
     return [*argv, "--access-log"] if options.access_log else argv
 
@@ -142,15 +174,19 @@ def run_gunicorn(options: ServeOptions) -> int:
     from webhook.metrics import WebhookMetrics
     from webhook.tlsreload import CertificateReloader
 
-    reloader = CertificateReloader(options.cert_dir / CERT_NAME, options.cert_dir / KEY_NAME,
-                                   options.read_timeout, options.request_timeout)
+    reloader = CertificateReloader(
+        options.cert_dir / CERT_NAME,
+        options.cert_dir / KEY_NAME,
+        options.read_timeout,
+        options.request_timeout,
+    )
     problem = reloader.readiness()
     if problem:
         print(f"fhpa webhook serve: {problem}", file=sys.stderr)
         return 2
     settings = gunicorn_settings(options, reloader)
 
-    class WebhookServer(BaseApplication):  # type: ignore[misc]
+    class WebhookServer(BaseApplication):
         def load_config(self) -> None:
             for key, value in settings.items():
                 self.cfg.set(key, value)
@@ -158,7 +194,9 @@ def run_gunicorn(options: ServeOptions) -> int:
         def load(self) -> Any:
             return create_app(readiness=reloader.readiness, metrics=WebhookMetrics())
 
-    logging.basicConfig(level=options.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=options.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     try:
         WebhookServer().run()
     finally:

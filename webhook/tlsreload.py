@@ -60,7 +60,7 @@ class DeadlineSSLSocket(ssl.SSLSocket):
         if remaining < current:
             super().settimeout(remaining)
 
-    def read(self, len: int = 1024, buffer: Any = None) -> Any:  # noqa: A002 - the base class's name
+    def read(self, len: int = 1024, buffer: Any = None) -> Any:
         self._check_deadline()
         return super().read(len, buffer)
 
@@ -85,8 +85,9 @@ def socket_class(io_timeout: float, request_budget: float) -> type[DeadlineSSLSo
 class CertificateReloader:
     """Serves an SSLContext for the current tls.crt/tls.key, rebuilt when the files change."""
 
-    def __init__(self, cert_file: Path, key_file: Path, io_timeout: float = 10.0,
-                 request_budget: float = 30.0) -> None:
+    def __init__(
+        self, cert_file: Path, key_file: Path, io_timeout: float = 10.0, request_budget: float = 30.0
+    ) -> None:
         self.cert_file = cert_file
         self.key_file = key_file
         self._socket_class = socket_class(io_timeout, request_budget)
@@ -130,8 +131,12 @@ class CertificateReloader:
             # Often a renewal caught between writing the key and the certificate; retried on the next
             # connection. The previous context (if any) keeps serving meanwhile.
             self._last_error = f"{type(exc).__name__}: {exc}"
-            log.warning("cannot load %s with %s (%s); keeping the previous certificate",
-                        self.cert_file, self.key_file, self._last_error)
+            log.warning(
+                "cannot load %s with %s (%s); keeping the previous certificate",
+                self.cert_file,
+                self.key_file,
+                self._last_error,
+            )
             return
         if self._context is not None:
             log.info("certificate %s changed; new connections use the new one", self.cert_file)

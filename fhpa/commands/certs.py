@@ -9,7 +9,7 @@ from pathlib import Path
 from certs.generate import CertificateError, generate
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("certs", help="certificates for the admission webhook")
     actions = parser.add_subparsers(dest="certs_command", metavar="ACTION", required=True)
     gen = actions.add_parser(
@@ -25,7 +25,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     gen.add_argument(
         "--ip", action="append", default=[], metavar="ADDR", help="an IP SAN (repeatable), e.g. 127.0.0.1"
     )
-    gen.add_argument("--days", type=int, default=365, help="validity of the serving certificate (default 365)")
+    gen.add_argument(
+        "--days", type=int, default=365, help="validity of the serving certificate (default 365)"
+    )
     gen.add_argument("--new-ca", action="store_true", help="make a new CA even if --out holds one")
     gen.set_defaults(func=run_generate)
 

@@ -8,7 +8,7 @@ import sys
 from webhook.server import add_arguments, exec_server, options_from_args
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("webhook", help="the admission webhook server")
     actions = parser.add_subparsers(dest="webhook_command", metavar="ACTION", required=True)
     serve = actions.add_parser(

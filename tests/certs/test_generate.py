@@ -23,8 +23,13 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "fhpa", "certs", "generate", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "fhpa", "certs", "generate", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def load(path: Path) -> x509.Certificate:
@@ -55,8 +60,20 @@ def handshake(out: Path, server_hostname: str) -> None:
 
 
 def test_cli_writes_the_files_and_prints_the_ca_bundle(tmp_path: Path) -> None:
-    result = run_cli("--out", str(tmp_path), "--service", "fhpa-webhook", "--namespace", "fhpa-system",
-                     "--ip", "127.0.0.1", "--ip", "::1", "--days", "30")
+    result = run_cli(
+        "--out",
+        str(tmp_path),
+        "--service",
+        "fhpa-webhook",
+        "--namespace",
+        "fhpa-system",
+        "--ip",
+        "127.0.0.1",
+        "--ip",
+        "::1",
+        "--days",
+        "30",
+    )
     assert result.returncode == 0, result.stderr
     assert base64.b64decode(result.stdout.strip()) == (tmp_path / "ca.crt").read_bytes()
     for key in ("tls.key", "ca.key"):
@@ -64,10 +81,15 @@ def test_cli_writes_the_files_and_prints_the_ca_bundle(tmp_path: Path) -> None:
     cert, ca = load(tmp_path / "tls.crt"), load(tmp_path / "ca.crt")
     sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert sans.get_values_for_type(x509.DNSName) == [
-        "fhpa-webhook", "fhpa-webhook.fhpa-system", "fhpa-webhook.fhpa-system.svc",
+        "fhpa-webhook",
+        "fhpa-webhook.fhpa-system",
+        "fhpa-webhook.fhpa-system.svc",
         "fhpa-webhook.fhpa-system.svc.cluster.local",
     ]
-    assert sans.get_values_for_type(x509.IPAddress) == [ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1")]
+    assert sans.get_values_for_type(x509.IPAddress) == [
+        ipaddress.ip_address("127.0.0.1"),
+        ipaddress.ip_address("::1"),
+    ]
     cert.verify_directly_issued_by(ca)
     eku = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
     assert list(eku) == [ExtendedKeyUsageOID.SERVER_AUTH]
@@ -77,8 +99,15 @@ def test_cli_writes_the_files_and_prints_the_ca_bundle(tmp_path: Path) -> None:
     assert dt.timedelta(days=29) < lifetime <= dt.timedelta(days=30)
 
 
-@pytest.mark.parametrize("name", ["fhpa-webhook.fhpa-system.svc", "fhpa-webhook.fhpa-system.svc.cluster.local",
-                                  "fhpa-webhook", "127.0.0.1"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "fhpa-webhook.fhpa-system.svc",
+        "fhpa-webhook.fhpa-system.svc.cluster.local",
+        "fhpa-webhook",
+        "127.0.0.1",
+    ],
+)
 def test_a_client_trusting_the_ca_accepts_every_service_name(tmp_path: Path, name: str) -> None:
     generate(tmp_path, "fhpa-webhook", "fhpa-system", ["127.0.0.1"])
     handshake(tmp_path, name)
@@ -136,8 +165,9 @@ LABEL = st.from_regex(r"\A[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?\Z")
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(service=LABEL, namespace=LABEL, ips=st.lists(st.ip_addresses(), max_size=3, unique=True))
-def test_sans_are_the_service_names_and_the_ips(tmp_path_factory: pytest.TempPathFactory, service: str,
-                                                namespace: str, ips: list[ipaddress.IPv4Address]) -> None:
+def test_sans_are_the_service_names_and_the_ips(
+    tmp_path_factory: pytest.TempPathFactory, service: str, namespace: str, ips: list[ipaddress.IPv4Address]
+) -> None:
     out = tmp_path_factory.mktemp("p")
     generate(out, service, namespace, [str(ip) for ip in ips])
     sans = load(out / "tls.crt").extensions.get_extension_for_class(x509.SubjectAlternativeName).value

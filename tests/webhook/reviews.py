@@ -36,16 +36,25 @@ def cronfhpa(name: str = "nightly", rules: list[dict[str, Any]] | None = None) -
         "metadata": {"name": name, "namespace": "default"},
         "spec": {
             "scaleTargetRef": {"apiVersion": API_VERSION, "kind": "FederatedHPA", "name": "web"},
-            "rules": rules if rules is not None else [
-                {"name": "scale-up", "schedule": "0 8 * * *", "targetMinReplicas": 5}
-            ],
+            "rules": rules
+            if rules is not None
+            else [{"name": "scale-up", "schedule": "0 8 * * *", "targetMinReplicas": 5}],
         },
     }
 
 
-def review(obj: Any, operation: str = "CREATE", old: Any = None, *, kind: str | None = None,
-           group: str = GROUP, dry_run: bool = False, api_version: str = "admission.k8s.io/v1",
-           uid: str | None = None, sub_resource: str | None = None) -> dict[str, Any]:
+def review(
+    obj: Any,
+    operation: str = "CREATE",
+    old: Any = None,
+    *,
+    kind: str | None = None,
+    group: str = GROUP,
+    dry_run: bool = False,
+    api_version: str = "admission.k8s.io/v1",
+    uid: str | None = None,
+    sub_resource: str | None = None,
+) -> dict[str, Any]:
     """An AdmissionReview request for `obj` (None for DELETE's object)."""
     kind = kind or (obj or old or {}).get("kind", "FederatedHPA")
     resource = {"FederatedHPA": "federatedhpas", "CronFederatedHPA": "cronfederatedhpas"}.get(kind, "things")

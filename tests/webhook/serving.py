@@ -25,14 +25,31 @@ NAMESPACE = "fhpa-system"
 
 def fhpa_command(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     """Run the `fhpa` command as a user would (through the package's entry point)."""
-    return subprocess.run([sys.executable, "-m", "fhpa", *args], cwd=REPO, capture_output=True, text=True,
-                          check=check, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "fhpa", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=check,
+        timeout=120,
+    )
 
 
 def generate_certs(out: Path, *extra: str) -> str:
     """`fhpa certs generate` for loopback; returns the printed caBundle."""
-    result = fhpa_command("certs", "generate", "--out", str(out), "--service", SERVICE,
-                          "--namespace", NAMESPACE, "--ip", "127.0.0.1", *extra)
+    result = fhpa_command(
+        "certs",
+        "generate",
+        "--out",
+        str(out),
+        "--service",
+        SERVICE,
+        "--namespace",
+        NAMESPACE,
+        "--ip",
+        "127.0.0.1",
+        *extra,
+    )
     return result.stdout.strip()
 
 
@@ -61,14 +78,16 @@ class RunningWebhook:
         context = client_context(*(ca_files or (self.cert_dir / "ca.crt",)))
         return http.client.HTTPSConnection("127.0.0.1", self.port, context=context, timeout=timeout)
 
-    def request(self, method: str, path: str, body: Any = None, *ca_files: Path,
-                headers: dict[str, str] | None = None) -> tuple[int, Any]:
+    def request(
+        self, method: str, path: str, body: Any = None, *ca_files: Path, headers: dict[str, str] | None = None
+    ) -> tuple[int, Any]:
         """One request on a fresh connection; JSON answers are decoded."""
         conn = self.connection(*ca_files)
         try:
             data = body if body is None or isinstance(body, bytes) else json.dumps(body).encode()
-            conn.request(method, path, body=data,
-                         headers={"Content-Type": "application/json", **(headers or {})})
+            conn.request(
+                method, path, body=data, headers={"Content-Type": "application/json", **(headers or {})}
+            )
             resp = conn.getresponse()
             raw = resp.read()
             kind = resp.getheader("Content-Type", "")
@@ -95,16 +114,28 @@ def wait_ready(server: RunningWebhook, deadline: float = 30) -> None:
 
 
 @contextmanager
-def run_webhook(cert_dir: Path, log_dir: Path, extra: Sequence[str] = (), workers: int = 2,
-                command: Sequence[str] | None = None, port: int | None = None) -> Iterator[RunningWebhook]:
+def run_webhook(
+    cert_dir: Path,
+    log_dir: Path,
+    extra: Sequence[str] = (),
+    workers: int = 2,
+    command: Sequence[str] | None = None,
+    port: int | None = None,
+) -> Iterator[RunningWebhook]:
     """`fhpa webhook serve` on a free loopback port, stopped (by its own pid) on exit."""
     port = port or free_port()
     log_path = log_dir / f"webhook-{port}.log"
     argv = list(command or [sys.executable, "-m", "fhpa", "webhook", "serve"])
     argv += ["--cert-dir", str(cert_dir), "--bind", f"127.0.0.1:{port}", "--workers", str(workers), *extra]
     with open(log_path, "wb") as log:
-        process = subprocess.Popen(argv, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-                                   start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        process = subprocess.Popen(
+            argv,
+            cwd=REPO,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
     server = RunningWebhook(port, cert_dir, process, log_path)
     try:
         wait_ready(server)

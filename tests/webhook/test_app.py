@@ -46,8 +46,10 @@ def test_mutate_fills_the_design_defaults_of_a_federatedhpa(client: FlaskClient)
 
 
 def test_mutate_defaults_every_rule_of_a_cronfederatedhpa(client: FlaskClient) -> None:
-    rules = [{"name": "a", "schedule": "0 8 * * *", "targetMinReplicas": 2},
-             {"name": "b", "schedule": "0 20 * * *", "targetMinReplicas": 1, "successfulHistoryLimit": 7}]
+    rules = [
+        {"name": "a", "schedule": "0 8 * * *", "targetMinReplicas": 2},
+        {"name": "b", "schedule": "0 20 * * *", "targetMinReplicas": 1, "successfulHistoryLimit": 7},
+    ]
     _, answer = post(client, "/mutate", review(cronfhpa(rules=rules)))
     ops = {op["path"]: op["value"] for op in decode_patch(answer["response"])}
     assert ops["/spec/rules/0/successfulHistoryLimit"] == 3
@@ -105,10 +107,16 @@ def test_validate_denies_a_bad_cron_schedule_naming_the_rule(client: FlaskClient
 
 
 def test_ineffective_fields_come_back_as_short_warnings(client: FlaskClient) -> None:
-    obj = apply_defaults(fhpa(federatedHPAAssignment={
-        "federatedHPAAssignmentType": "Duplicated",
-        "clusterAutoscalingPreference": [{"targetCluster": {"clusterNames": ["a"]}, "staticWeight": 2}],
-    }))
+    obj = apply_defaults(
+        fhpa(
+            federatedHPAAssignment={
+                "federatedHPAAssignmentType": "Duplicated",
+                "clusterAutoscalingPreference": [
+                    {"targetCluster": {"clusterNames": ["a"]}, "staticWeight": 2}
+                ],
+            }
+        )
+    )
     _, answer = post(client, "/validate", review(obj))
     warnings = answer["response"]["warnings"]
     assert answer["response"]["allowed"] is True
@@ -124,7 +132,9 @@ def test_dry_run_gets_the_same_answer(client: FlaskClient) -> None:
 
 
 def test_v1beta1_review_is_answered_in_v1beta1(client: FlaskClient) -> None:
-    _, answer = post(client, "/validate", review(apply_defaults(fhpa()), api_version="admission.k8s.io/v1beta1"))
+    _, answer = post(
+        client, "/validate", review(apply_defaults(fhpa()), api_version="admission.k8s.io/v1beta1")
+    )
     assert answer["apiVersion"] == "admission.k8s.io/v1beta1"
 
 
@@ -188,8 +198,9 @@ BAD_BODIES: dict[str, Any] = {
 
 @pytest.mark.parametrize("path", ["/mutate", "/validate"])
 @pytest.mark.parametrize("name", list(BAD_BODIES))
-def test_bad_bodies_get_400_with_a_json_message(client: FlaskClient, path: str, name: str,
-                                                 caplog: pytest.LogCaptureFixture) -> None:
+def test_bad_bodies_get_400_with_a_json_message(
+    client: FlaskClient, path: str, name: str, caplog: pytest.LogCaptureFixture
+) -> None:
     status, answer = post(client, path, BAD_BODIES[name])
     assert status == 400
     assert isinstance(answer["error"], str) and answer["error"]
@@ -213,7 +224,9 @@ def test_the_default_limit_is_three_mebibytes(client: FlaskClient) -> None:
     assert client.post("/validate", data=under, content_type="application/json").status_code == 200
 
 
-def test_a_crash_in_the_rules_is_a_denial_not_a_500(client: FlaskClient, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_crash_in_the_rules_is_a_denial_not_a_500(
+    client: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def boom(obj: Any, old: Any = None) -> Any:
         raise RuntimeError("secret detail")
 
@@ -255,12 +268,13 @@ def test_metrics_count_requests_by_path_kind_operation_and_outcome(client: Flask
     post(client, "/mutate", review(None, "DELETE", old=fhpa()))
     post(client, "/mutate", b"nope")
     text = client.get("/metrics").get_data(as_text=True)
+    total = "fhpa_webhook_requests_total"
     expected = [
-        'fhpa_webhook_requests_total{kind="FederatedHPA",operation="CREATE",outcome="denied",path="/validate"} 1.0',
-        'fhpa_webhook_requests_total{kind="CronFederatedHPA",operation="CREATE",outcome="allowed",path="/validate"} 1.0',
-        'fhpa_webhook_requests_total{kind="FederatedHPA",operation="CREATE",outcome="patched",path="/mutate"} 1.0',
-        'fhpa_webhook_requests_total{kind="FederatedHPA",operation="DELETE",outcome="skipped",path="/mutate"} 1.0',
-        'fhpa_webhook_requests_total{kind="unknown",operation="unknown",outcome="bad_request",path="/mutate"} 1.0',
+        f'{total}{{kind="FederatedHPA",operation="CREATE",outcome="denied",path="/validate"}} 1.0',
+        f'{total}{{kind="CronFederatedHPA",operation="CREATE",outcome="allowed",path="/validate"}} 1.0',
+        f'{total}{{kind="FederatedHPA",operation="CREATE",outcome="patched",path="/mutate"}} 1.0',
+        f'{total}{{kind="FederatedHPA",operation="DELETE",outcome="skipped",path="/mutate"}} 1.0',
+        f'{total}{{kind="unknown",operation="unknown",outcome="bad_request",path="/mutate"}} 1.0',
         'fhpa_webhook_request_duration_seconds_count{path="/mutate"} 3.0',
         'fhpa_webhook_request_duration_seconds_count{path="/validate"} 2.0',
     ]

@@ -21,27 +21,52 @@ from webhook.app import create_app
 SCALARS = st.none() | st.booleans() | st.integers(-(2**63), 2**63) | st.floats() | st.text(max_size=20)
 JSON_VALUES = st.recursive(
     SCALARS,
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4)
+    ),
     max_leaves=20,
 )
-FIELD_NAMES = st.sampled_from([
-    "minReplicas", "maxReplicas", "metrics", "behavior", "scaleTargetRef", "clusterAffinity",
-    "federatedHPAAssignment", "scaleAssist", "scalingToZero", "autoscaleMultiClusterDelay", "rules",
-    "schedule", "timeZone", "targetReplicas", "targetMinReplicas", "name", "kind", "apiVersion",
-])
+FIELD_NAMES = st.sampled_from(
+    [
+        "minReplicas",
+        "maxReplicas",
+        "metrics",
+        "behavior",
+        "scaleTargetRef",
+        "clusterAffinity",
+        "federatedHPAAssignment",
+        "scaleAssist",
+        "scalingToZero",
+        "autoscaleMultiClusterDelay",
+        "rules",
+        "schedule",
+        "timeZone",
+        "targetReplicas",
+        "targetMinReplicas",
+        "name",
+        "kind",
+        "apiVersion",
+    ]
+)
 
 
 @st.composite
 def mangled_objects(draw: st.DrawFn) -> Any:
     """A valid object of one of our kinds with random fields replaced, added or removed at any depth."""
-    obj = apply_defaults(draw(st.sampled_from([fhpa(), cronfhpa()]))) if draw(st.booleans()) else (
-        draw(st.sampled_from([fhpa(), cronfhpa()])))
+    obj = (
+        apply_defaults(draw(st.sampled_from([fhpa(), cronfhpa()])))
+        if draw(st.booleans())
+        else (draw(st.sampled_from([fhpa(), cronfhpa()])))
+    )
     for _ in range(draw(st.integers(1, 4))):
         target = obj
         for _ in range(draw(st.integers(0, 3))):
             children = [v for v in target.values() if isinstance(v, dict)] if isinstance(target, dict) else []
-            lists = [v[0] for v in target.values() if isinstance(v, list) and v and isinstance(v[0], dict)] \
-                if isinstance(target, dict) else []
+            lists = (
+                [v[0] for v in target.values() if isinstance(v, list) and v and isinstance(v[0], dict)]
+                if isinstance(target, dict)
+                else []
+            )
             options = children + lists
             if not options:
                 break
@@ -65,9 +90,13 @@ def admission_bodies(draw: st.DrawFn) -> bytes:
         return json.dumps(draw(JSON_VALUES)).encode()
     operation = draw(st.sampled_from(["CREATE", "UPDATE", "DELETE", "CONNECT"]))
     obj = draw(mangled_objects())
-    body = review(obj, operation, old=draw(mangled_objects()) if operation == "UPDATE" else None,
-                  kind=draw(st.sampled_from(["FederatedHPA", "CronFederatedHPA"])),
-                  dry_run=draw(st.booleans()))
+    body = review(
+        obj,
+        operation,
+        old=draw(mangled_objects()) if operation == "UPDATE" else None,
+        kind=draw(st.sampled_from(["FederatedHPA", "CronFederatedHPA"])),
+        dry_run=draw(st.booleans()),
+    )
     if choice == 3:  # break the envelope too
         request = body["request"]
         request[draw(st.sampled_from(sorted(request)))] = draw(JSON_VALUES)
@@ -124,5 +153,3 @@ def test_any_body_over_tls_gets_200_or_400(server: RunningWebhook, path: str, bo
 def test_the_fuzzed_server_logged_no_traceback(server: RunningWebhook) -> None:
     assert "Traceback" not in server.log()
     assert Path(server.log_path).exists()
-
-

@@ -24,8 +24,13 @@ pytestmark = pytest.mark.skipif(not Path(KUBECTL).exists(), reason="kubectl not 
 
 
 def kustomize(directory: Path, tmp_path: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    result = subprocess.run([KUBECTL, "kustomize", str(directory)], capture_output=True, text=True, timeout=120,
-                            env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "KUBECACHEDIR": str(tmp_path)})
+    result = subprocess.run(
+        [KUBECTL, "kustomize", str(directory)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "KUBECACHEDIR": str(tmp_path)},
+    )
     assert result.returncode == 0, result.stderr
     return {(doc["kind"], doc["metadata"]["name"]): doc for doc in yaml.safe_load_all(result.stdout) if doc}
 
@@ -36,7 +41,9 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], dict
 
 
 @pytest.fixture(scope="module")
-def self_signed(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[tuple[str, str], dict[str, Any]], Path]:
+def self_signed(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[dict[tuple[str, str], dict[str, Any]], Path]:
     copy = tmp_path_factory.mktemp("manifests") / "webhook"
     shutil.copytree(MANIFESTS, copy, ignore=shutil.ignore_patterns("certs"))
     certs = copy / "overlays" / "self-signed" / "certs"
@@ -72,7 +79,9 @@ def test_deployment_runs_our_server_hardened_with_probes(base: dict[tuple[str, s
 
 def test_service_and_disruption_budget(base: dict[tuple[str, str], dict[str, Any]]) -> None:
     service = base[("Service", SERVICE)]
-    assert service["spec"]["ports"] == [{"name": "https", "port": 443, "targetPort": "https", "protocol": "TCP"}]
+    assert service["spec"]["ports"] == [
+        {"name": "https", "port": 443, "targetPort": "https", "protocol": "TCP"}
+    ]
     pod_labels = base[("Deployment", SERVICE)]["spec"]["template"]["metadata"]["labels"]
     assert service["spec"]["selector"].items() <= pod_labels.items()
     pdb = base[("PodDisruptionBudget", SERVICE)]
@@ -88,8 +97,12 @@ def test_webhook_configurations(base: dict[tuple[str, str], dict[str, Any]]) -> 
         assert hook["admissionReviewVersions"] == ["v1"]
         assert hook["sideEffects"] == "None" and hook["failurePolicy"] == "Fail"
         assert hook["timeoutSeconds"] == 5 and hook["matchPolicy"] == "Equivalent"
-        assert hook["clientConfig"]["service"] == {"name": SERVICE, "namespace": NAMESPACE, "path": paths[kind],
-                                                   "port": 443}
+        assert hook["clientConfig"]["service"] == {
+            "name": SERVICE,
+            "namespace": NAMESPACE,
+            "path": paths[kind],
+            "port": 443,
+        }
         (rule,) = hook["rules"]
         assert rule["apiGroups"] == ["autoscaling.karmada.io"]
         assert sorted(rule["operations"]) == ["CREATE", "UPDATE"]
@@ -118,7 +131,9 @@ def test_self_signed_overlay_uses_fhpa_certs_generate_output(
         assert base64.b64decode(secret["data"][name]) == (certs / name).read_bytes()
     assert "ca.key" not in secret["data"]
     for kind, hook in _webhooks(docs):
-        assert "cert-manager.io/inject-ca-from" not in docs[(kind, SERVICE)]["metadata"].get("annotations", {})
+        assert "cert-manager.io/inject-ca-from" not in docs[(kind, SERVICE)]["metadata"].get(
+            "annotations", {}
+        )
         bundle = "".join(hook["clientConfig"]["caBundle"].split())
         assert base64.b64decode(bundle) == (certs / "ca.crt").read_bytes()
     assert docs[("Deployment", SERVICE)] is not None

@@ -37,8 +37,9 @@ def test_mutate_and_validate_over_verified_https(server: RunningWebhook) -> None
     status, answer = server.request("POST", "/mutate", review(fhpa()))
     assert status == 200
     assert {"op": "add", "path": "/spec/minReplicas", "value": 1} in decode_patch(answer["response"])
-    status, answer = server.request("POST", "/validate", review(apply_defaults(cronfhpa(rules=[
-        {"name": "a", "schedule": "0 8 * * *"}]))))
+    status, answer = server.request(
+        "POST", "/validate", review(apply_defaults(cronfhpa(rules=[{"name": "a", "schedule": "0 8 * * *"}])))
+    )
     assert status == 200 and answer["response"]["allowed"] is False
     assert "spec.rules[0]" in answer["response"]["status"]["message"]
 
@@ -79,7 +80,8 @@ def test_a_chunked_body_over_the_limit_is_cut_off(server: RunningWebhook) -> Non
 
 def test_metrics_sum_over_workers(server: RunningWebhook) -> None:
     def count(text: str) -> float:
-        pattern = r'fhpa_webhook_requests_total\{kind="FederatedHPA",operation="UPDATE",outcome="allowed",path="/validate"\} (\S+)'
+        labels = 'kind="FederatedHPA",operation="UPDATE",outcome="allowed",path="/validate"'
+        pattern = r"fhpa_webhook_requests_total\{" + labels + r"\} (\S+)"
         found = re.search(pattern, text)
         return float(found.group(1)) if found else 0.0
 
@@ -101,9 +103,10 @@ def test_a_stalled_client_cannot_hold_the_only_thread(certs: Path, tmp_path: Pat
     limits = ["--threads", "1", "--read-timeout", "1", "--request-timeout", "3"]
     with run_webhook(certs, tmp_path, limits, workers=1) as server:
         context = client_context(certs / "ca.crt")
-        stalled = context.wrap_socket(socket.create_connection(("127.0.0.1", server.port)),
-                                      server_hostname="127.0.0.1")
-        stalled.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n{\"kind\":")
+        stalled = context.wrap_socket(
+            socket.create_connection(("127.0.0.1", server.port)), server_hostname="127.0.0.1"
+        )
+        stalled.sendall(b'POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n{"kind":')
         started = time.monotonic()
         assert server.request("GET", "/healthz")[0] == 200  # served once the stalled read times out
         assert time.monotonic() - started < 5
@@ -112,8 +115,9 @@ def test_a_stalled_client_cannot_hold_the_only_thread(certs: Path, tmp_path: Pat
         assert answer == b"" or b" 400 " in answer.split(b"\r\n")[0]
         stalled.close()
 
-        trickle = context.wrap_socket(socket.create_connection(("127.0.0.1", server.port)),
-                                      server_hostname="127.0.0.1")
+        trickle = context.wrap_socket(
+            socket.create_connection(("127.0.0.1", server.port)), server_hostname="127.0.0.1"
+        )
         trickle.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\n")
         started = time.monotonic()
         with pytest.raises(OSError):

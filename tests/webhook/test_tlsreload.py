@@ -3,6 +3,7 @@ in flight fails, new connections get the new certificate)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -15,7 +16,7 @@ from cryptography import x509
 
 from fhpa_api.defaulting import apply_defaults
 from tests.webhook.reviews import fhpa, review
-from tests.webhook.serving import RunningWebhook, generate_certs, run_webhook
+from tests.webhook.serving import generate_certs, run_webhook
 from webhook.tlsreload import CertificateReloader
 
 
@@ -37,10 +38,8 @@ def _served_serial(reloader: CertificateReloader) -> int:
     client = client_ctx.wrap_bio(client_in, client_out)
     for _ in range(10):
         for side in (client, server):
-            try:
+            with contextlib.suppress(ssl.SSLWantReadError):
                 side.do_handshake()
-            except ssl.SSLWantReadError:
-                pass
         server_in.write(client_out.read())
         client_in.write(server_out.read())
     der = client.getpeercert(binary_form=True)
@@ -109,7 +108,9 @@ def test_certificate_swap_on_the_running_server(tmp_path: Path) -> None:
                 conn = server.connection(old_ca, new_ca)
                 try:
                     for _ in range(5):
-                        conn.request("POST", "/validate", body=body, headers={"Content-Type": "application/json"})
+                        conn.request(
+                            "POST", "/validate", body=body, headers={"Content-Type": "application/json"}
+                        )
                         resp = conn.getresponse()
                         resp.read()
                         if resp.status != 200:
