@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from controller.errors import ClusterUnreachableError, NotOwnedError
 from controller.member_hpa import render_spec
@@ -116,3 +118,23 @@ def test_member_hpa_scales_the_workload_on_sync():
     c.sync_hpas(clock.now(), 1600)  # 160% against 80%: 8 replicas
     assert c.replicas == 8
     assert c.pods.starting_count == 4
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    capacity=st.integers(0, 30),
+    moves=st.lists(st.tuples(st.integers(0, 60), st.integers(0, 120)), min_size=1, max_size=12),
+)
+def test_pods_never_exceed_capacity_and_always_add_up(capacity, moves):
+    """Whatever the scale calls and the time between them: scheduled <= capacity, counts sum to replicas."""
+    clock = VirtualClock(T0)
+    pods = Pods(capacity=capacity, startup=clock.at(30) - T0)
+    elapsed = 0
+    for replicas, wait in moves:
+        elapsed += wait
+        now = clock.at(elapsed)
+        pods.advance(now)
+        pods.scale_to(replicas, now)
+        assert pods.total == replicas
+        assert pods.scheduled <= capacity
+        assert pods.pending == 0 or pods.scheduled == capacity  # nothing waits while there is room
