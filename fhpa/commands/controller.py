@@ -54,6 +54,9 @@ def register(subparsers: Any) -> None:
     pl.add_argument("--default-time-zone", default="UTC", help="IANA zone for cron rules without timeZone")
     pl.add_argument("--resync-period", type=_positive, default=60.0, metavar="SECONDS")
     pl.add_argument(
+        "--watch-timeout", type=int, default=300, metavar="SECONDS", help="server-side timeout of one watch"
+    )
+    pl.add_argument(
         "--probe-period", type=_positive, default=10.0, metavar="SECONDS", help="member health probes"
     )
     pl.add_argument("--workers", type=int, default=2, help="objects reconciled in parallel")
@@ -159,6 +162,8 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
         raise ValueError(f"--default-time-zone: {exc}") from None
     if args.workers < 1:
         raise ValueError("--workers must be at least 1")
+    if args.watch_timeout < 1:
+        raise ValueError("--watch-timeout must be at least 1 second")
     if args.kubeconfig and not os.path.exists(args.kubeconfig):
         raise ValueError(f"--kubeconfig: no such file: {args.kubeconfig}")
     namespace = _namespace(args)
@@ -190,6 +195,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
         workers=args.workers,
         resync_seconds=args.resync_period,
         probe_seconds=args.probe_period,
+        watch_timeout_seconds=args.watch_timeout,
         cleanup_give_up_seconds=args.cleanup_timeout,
         shutdown_grace_seconds=args.shutdown_grace,
     )

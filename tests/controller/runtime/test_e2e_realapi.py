@@ -87,7 +87,7 @@ class ControllerProcess:
             "--metrics-bind", f"127.0.0.1:{self.metrics_port}",
             "--lease-duration", "3", "--renew-deadline", "2", "--retry-period", "0.3",
             "--failover-grace", "2", "--rejoin-hysteresis", "2", "--optimization-period", "3",
-            "--resync-period", "2", "--probe-period", "0.5", "--shutdown-grace", "10",
+            "--resync-period", "2", "--probe-period", "0.5", "--watch-timeout", "5", "--shutdown-grace", "10",
             "--log-level", "info", "--log-format", "json",
             "--leader-elect" if leader_elect else "--no-leader-elect",
         ]  # fmt: skip
