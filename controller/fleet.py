@@ -31,6 +31,7 @@ class Slot:
     pending_since: datetime | None = None
     held: bool = False  # unhealthy within the grace period: keeps its bounds, receives nothing
     replicas: int | None = None  # a replica write decided in this pass
+    previous_current: int | None = None  # the replicas the last pass saw (status row)
     replica_reason: str = ""
 
     @property

@@ -187,6 +187,7 @@ def _resume(
             saturated=row.state == SATURATED,
             held=health[cluster.name].role == Role.HELD,
             pending_since=_pending_since(cluster, row, fleet.now),
+            previous_current=row.current_replicas,
         )
 
 

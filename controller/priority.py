@@ -62,10 +62,21 @@ def _next_with_room(fleet: Fleet, lower: list[Slot]) -> Slot | None:
 
 
 def _load_falling(fleet: Fleet) -> bool:
-    """Some member HPA wants fewer replicas than run: the load is dropping (all clusters see it)."""
+    """Is the load dropping? (Every cluster sees the same per-pod load, so one cluster's sign will do.)
+
+    A member HPA wants fewer replicas than run, holds a scale-down back in its stabilization window
+    (AbleToScale reason ScaleDownStabilized), or has scaled down since the last pass.
+    """
     for slot in fleet.slots.values():
-        desired = slot.owned_hpa_desired
-        if desired is not None and not slot.held and desired < slot.current:
+        hpa = slot.cluster.hpa
+        if slot.held or hpa is None or not hpa.owned:
+            continue
+        able = hpa.condition("AbleToScale")
+        if hpa.desired_replicas < slot.cluster.current_replicas:
+            return True
+        if able is not None and able.reason == "ScaleDownStabilized":
+            return True
+        if slot.previous_current is not None and slot.cluster.current_replicas < slot.previous_current:
             return True
     return False
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from controller.fleet import Fleet, Slot
 from controller.policy import PRIORITIZED, least_preferred, preference_order
+from fhpa_api.models import Condition
 
 
 def _wants_fewer(slot: Slot) -> bool:
@@ -24,8 +25,13 @@ def _wants_fewer(slot: Slot) -> bool:
 
 
 def _wants_more(fleet: Fleet, slot: Slot) -> bool:
+    """The HPA is held at its max and wants more (ScalingLimited, reason TooManyReplicas), or pods
+    cannot be scheduled past the delay."""
     hpa = slot.cluster.hpa
-    at_max = hpa is not None and hpa.owned and hpa.wants_more_than_max
+    at_max = False
+    if hpa is not None and hpa.owned and hpa.wants_more_than_max:
+        reason = (hpa.condition("ScalingLimited") or Condition(type="ScalingLimited", status="True")).reason
+        at_max = reason in (None, "TooManyReplicas")
     return at_max or fleet.pending_past_delay(slot)
 
 
@@ -62,14 +68,22 @@ def scale_to_zero(fleet: Fleet) -> bool:
     if not fleet.fhpa.spec.effective_scaling_to_zero:
         return False
     running = _running(fleet)
-    if len(running) < 2 or any(s.current != s.hpa_min for s in running):
-        return False
-    federated_min = fleet.fhpa.spec.effective_min
-    if sum(s.hpa_min for s in running) <= federated_min or not all(_wants_fewer(s) for s in running):
+    if len(running) < 2 or any(_wants_more(fleet, s) for s in running):
         return False
     victim_name = least_preferred(fleet.fhpa, [s.cluster for s in running])
     victim = fleet.slots[victim_name] if victim_name else None
     if victim is None or not victim.cluster.workload_found:
+        return False
+    federated_min = fleet.fhpa.spec.effective_min
+    if fleet.fhpa.spec.assignment_type == PRIORITIZED:
+        # lower priorities give up replicas first (DESIGN §4 scale-down): the lowest-priority cluster
+        # idling at its min goes to 0 while the higher ones still run above theirs
+        idle = [victim]
+    else:
+        idle = running
+        if sum(s.hpa_min for s in running) <= federated_min:
+            return False
+    if any(s.current != s.hpa_min or not _wants_fewer(s) for s in idle):
         return False
     if sum(s.max_replicas for s in running if s is not victim) < federated_min:
         return False

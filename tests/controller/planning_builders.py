@@ -137,8 +137,14 @@ def update(observations: list[ClusterObservation], name: str, **fields: Any) -> 
             if "desired" in hpa_fields:
                 hpa_update["desired_replicas"] = hpa_fields["desired"]
             if "limited" in hpa_fields:
-                status = "True" if hpa_fields["limited"] else "False"
-                hpa_update["conditions"] = [Condition(type="ScalingLimited", status=status)]
+                desired = hpa_fields.get("desired", changed.hpa.desired_replicas)
+                if not hpa_fields["limited"]:
+                    limited = Condition(type="ScalingLimited", status="False", reason="DesiredWithinRange")
+                elif desired > changed.hpa.max_replicas:
+                    limited = Condition(type="ScalingLimited", status="True", reason="TooManyReplicas")
+                else:
+                    limited = Condition(type="ScalingLimited", status="True", reason="TooFewReplicas")
+                hpa_update["conditions"] = [limited]
             changed = changed.model_copy(update={"hpa": changed.hpa.model_copy(update=hpa_update)})
         result.append(changed)
     return result
