@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 # The API server's own request limit is 3 MiB; an AdmissionReview carries the object twice at most.
 MAX_BODY_BYTES = 3 * 1024 * 1024
 READ_CHUNK = 64 * 1024
+DRAIN_FACTOR = 4
 
 Readiness = Callable[[], str | None]
 """Returns None when the server may take traffic, else the reason it may not."""
@@ -105,12 +106,14 @@ def _serve_review(path: str, handler: Handler, metrics: WebhookMetrics, limit: i
 
 
 def _read_body(limit: int) -> bytes:
-    """The request body, refused (as BadReview) past `limit` bytes without reading the rest. A declared
-    length over the limit is refused before reading; a chunked body is cut off at the limit."""
+    """The request body, refused (as BadReview) past `limit` bytes. The over-limit rest is read and
+    dropped up to DRAIN_FACTOR times the limit, so that a client that sends its whole body before
+    reading (most do) gets the 400 rather than a reset connection; beyond that it is cut off."""
     declared = request.content_length
-    if declared is not None and declared > limit:
-        raise BadReview(f"the body is {declared} bytes; the limit is {limit}")
     stream = request.stream
+    if declared is not None and declared > limit:
+        _discard(stream, min(declared, DRAIN_FACTOR * limit))
+        raise BadReview(f"the body is {declared} bytes; the limit is {limit}")
     chunks: list[bytes] = []
     size = 0
     try:
@@ -123,10 +126,23 @@ def _read_body(limit: int) -> bytes:
     except Exception as exc:  # a client that stalls or breaks off mid-body; the socket layer times it out
         raise BadReview(f"the body could not be read ({type(exc).__name__})") from None
     if size > limit:
+        _discard(stream, (DRAIN_FACTOR - 1) * limit)
         raise BadReview(f"the body is over the {limit}-byte limit")
     if size == 0:
         raise BadReview("the body is empty; expected an AdmissionReview")
     return b"".join(chunks)
+
+
+def _discard(stream: Any, budget: int) -> None:
+    """Read and drop up to `budget` bytes (bounded in time by the socket deadlines)."""
+    try:
+        while budget > 0:
+            chunk = stream.read(min(READ_CHUNK, budget))
+            if not chunk:
+                return
+            budget -= len(chunk)
+    except Exception:  # the client went away or stalled; the 400 is answered regardless
+        return
 
 
 def _json(status: int, payload: dict[str, Any]) -> Response:
