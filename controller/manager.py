@@ -327,6 +327,7 @@ class Manager:
         finally:
             self.metrics.reconcile_seconds.labels(kind=kind).observe(time.perf_counter() - start)
         self.metrics.reconciles.labels(kind=kind, result="success").inc()
+        log.debug("reconciled", extra={"object": ref, "kind": kind, "requeue_after_seconds": requeue})
         queue.forget(key)
         if requeue is not None:
             queue.add_after(key, requeue)

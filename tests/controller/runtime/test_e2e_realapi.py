@@ -17,6 +17,7 @@ What is shown, each with the real planner, cron controller, registry and member 
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
@@ -28,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.fakekube import FakeKube
+from tests.support.fakekube import FakeKube, deployment
 from tests.support.front import Backend, Front
 from tests.support.members import member_cluster, member_secret
 from tests.support.realapi import RealAPIServer
@@ -88,7 +89,7 @@ class ControllerProcess:
             "--lease-duration", "3", "--renew-deadline", "2", "--retry-period", "0.3",
             "--failover-grace", "2", "--rejoin-hysteresis", "2", "--optimization-period", "3",
             "--resync-period", "2", "--probe-period", "0.5", "--watch-timeout", "5", "--shutdown-grace", "10",
-            "--log-level", "info", "--log-format", "json",
+            "--log-level", os.environ.get("FHPA_E2E_LOG_LEVEL", "info"), "--log-format", "json",
             "--leader-elect" if leader_elect else "--no-leader-elect",
         ]  # fmt: skip
         log = self.log_path.open("ab")
@@ -180,12 +181,13 @@ class World:
         return CustomObjectsApi(self.api)
 
     def create_fhpa(self, name: str = "web", policy: str = "StaticWeighted", max_replicas: int = 10) -> dict:
+        """A FederatedHPA ``name`` whose target is the Deployment of the same name in every member."""
         body = {
             "apiVersion": f"{GROUP}/v1alpha1",
             "kind": "FederatedHPA",
             "metadata": {"name": name, "namespace": self.ns},
             "spec": {
-                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
                 "minReplicas": 2,
                 "maxReplicas": max_replicas,
                 "federatedHPAAssignment": {
@@ -214,7 +216,7 @@ class World:
         state: dict[str, Any] = {}
         for cluster, fake in sorted(self.members.items()):
             hpa = fake.store.find(HPA, self.ns, name)
-            workload = fake.store.find("deployments.apps", self.ns, "web")
+            workload = fake.store.find("deployments.apps", self.ns, name)
             state[cluster] = {
                 "hpa": None if hpa is None else (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]),
                 "replicas": None if workload is None else workload["spec"]["replicas"],
@@ -366,7 +368,9 @@ def test_a_kill_mid_reconcile_then_restart_ends_as_an_uninterrupted_run_and_only
         "the first controller to lead",
     )
     standby = world.controller("standby")
-    # reference: an uninterrupted reconcile of "ref"
+    # reference: an uninterrupted reconcile of "ref" (its own Deployment "ref", same shape as "web")
+    for fake in world.members.values():
+        fake.store.create("deployments.apps", deployment("ref", ns))
     world.create_fhpa("ref")
     wait_for(lambda: world.converged("ref"), 45, "the reference object")
     reference = world.member_state("ref")
