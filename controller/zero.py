@@ -16,12 +16,15 @@ from fhpa_api.models import Condition
 
 
 def _wants_fewer(slot: Slot) -> bool:
+    """The HPA is content at its min: it desires no more than min (at min 1 a native HPA cannot say
+    "fewer": it never recommends 0 while there is load).
+
+    Every pod must be ready: a cluster just raised from zero reports a low desire until its pods serve.
+    """
     hpa = slot.cluster.hpa
-    if hpa is None or not hpa.owned:
+    if hpa is None or not hpa.owned or slot.cluster.ready_replicas < slot.current:
         return False
-    return hpa.desired_replicas < slot.current or (
-        hpa.scaling_limited and hpa.desired_replicas <= hpa.min_replicas
-    )
+    return hpa.desired_replicas <= hpa.min_replicas
 
 
 def _wants_more(fleet: Fleet, slot: Slot) -> bool:
@@ -88,8 +91,10 @@ def scale_to_zero(fleet: Fleet) -> bool:
     if sum(s.max_replicas for s in running if s is not victim) < federated_min:
         return False
     fleet.write_replicas(victim, 0, "scaling to zero")
-    fleet.event(
-        "ScaledToZero",
-        f"every cluster idles at its min and the mins exceed {federated_min}: {victim.name} scaled to 0",
+    why = (
+        "the lowest-priority cluster idles at its min"
+        if len(idle) == 1
+        else f"every cluster idles at its min and the mins exceed {federated_min}"
     )
+    fleet.event("ScaledToZero", f"{why}: {victim.name} scaled to 0")
     return True

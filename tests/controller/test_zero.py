@@ -57,8 +57,26 @@ def test_one_cluster_at_a_time_and_never_below_federated_min() -> None:
 
 def test_no_zero_while_a_hpa_wants_more() -> None:
     f, fleet, _ = idle_fleet("StaticWeighted", weights={"a": 3, "b": 2, "c": 1})
-    fleet = update(fleet, "a", hpa_desired=2, hpa_limited=False)
+    fleet = update(fleet, "a", hpa_desired=3, hpa_limited=False)  # a's HPA wants more than its min
     assert writes(run(f, fleet, T0 + S)) == {}
+
+
+def test_no_zero_while_pods_are_not_ready() -> None:
+    f, fleet, _ = idle_fleet("StaticWeighted", weights={"a": 3, "b": 2, "c": 1})
+    fleet = update(fleet, "c", ready_replicas=0, hpa_desired=0)  # just raised from zero: not serving yet
+    assert writes(run(f, fleet, T0 + S)) == {}
+
+
+def test_prioritized_lowest_priority_goes_to_zero_while_higher_ones_run_above_their_min() -> None:
+    f = fhpa("Prioritized", 2, 80, priorities={"idc": 2, "cloud": 1}, scalingToZero=True)
+    f, fleet, p = settle(f, [obs("idc", 12, 30), obs("cloud", 0, 300)])
+    assert bounds(p) == {"cloud": (1, 50), "idc": (2, 30)}
+    fleet = update(fleet, "cloud", current_replicas=1, ready_replicas=1, hpa_desired=1, hpa_limited=False)
+    fleet = update(fleet, "idc", current_replicas=11, ready_replicas=11, hpa_desired=11, hpa_limited=False)
+    assert writes(run(f, fleet, T0 + S)) == {"cloud": 0}
+    # not while idc is at its max and wants more
+    busy = update(fleet, "idc", current_replicas=30, ready_replicas=30, hpa_desired=35, hpa_limited=True)
+    assert writes(run(f, busy, T0 + S)) == {}
 
 
 def test_no_zero_without_scaling_to_zero() -> None:
