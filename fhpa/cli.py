@@ -33,9 +33,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
+        argv = ["simulate", *argv]  # the main job is the default: `fhpa`, `fhpa scenario.yaml`
     args = parser.parse_args(argv)
-    if args.command is None:
-        args = parser.parse_args(["simulate", *(argv or [])])
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help()
