@@ -348,6 +348,10 @@ def report(args: argparse.Namespace, rounds: list[tuple[Result, Result]]) -> str
         "cores. The mix: creates and updates of FederatedHPA and CronFederatedHPA to /mutate and /validate, "
         "a quarter of them invalid (denials).",
         "",
+        f"Load average when the run ended: {os.getloadavg()[0]:.1f} (other work on the machine competes "
+        "for the same cores; the p99s of both servers mostly measure that, which is why they are compared "
+        "round by round under the same load).",
+        "",
         "| server | reviews | p50 ms | p99 ms | reviews/s |",
         "| --- | ---: | ---: | ---: | ---: |",
         _row("webhook (`fhpa webhook serve`)", ours),

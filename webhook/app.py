@@ -114,23 +114,16 @@ def _read_body(limit: int) -> bytes:
     if declared is not None and declared > limit:
         _discard(stream, min(declared, DRAIN_FACTOR * limit))
         raise BadReview(f"the body is {declared} bytes; the limit is {limit}")
-    chunks: list[bytes] = []
-    size = 0
-    try:
-        while size <= limit:
-            chunk = stream.read(min(READ_CHUNK, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
+    try:  # one read: both gunicorn's and werkzeug's streams return at most this much, less at the end
+        body: bytes = stream.read(limit + 1)
     except Exception as exc:  # a client that stalls or breaks off mid-body; the socket layer times it out
         raise BadReview(f"the body could not be read ({type(exc).__name__})") from None
-    if size > limit:
+    if len(body) > limit:
         _discard(stream, (DRAIN_FACTOR - 1) * limit)
         raise BadReview(f"the body is over the {limit}-byte limit")
-    if size == 0:
+    if not body:
         raise BadReview("the body is empty; expected an AdmissionReview")
-    return b"".join(chunks)
+    return body
 
 
 def _discard(stream: Any, budget: int) -> None:
