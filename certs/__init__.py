@@ -1,0 +1,1 @@
+"""Certificates for the admission webhook when cert-manager is not there (`fhpa certs generate`)."""
