@@ -234,6 +234,7 @@ def test_kubectl_apply_get_and_denials(
 
     table = kubectl("get", "fhpa", "-n", "shop")
     assert table.returncode == 0, table.stderr
+    print(table.stdout)
     header, row = table.stdout.splitlines()[:2]
     assert header.split() == ["NAME", "REFERENCE", "MINPODS", "MAXPODS", "REPLICAS", "POLICY", "AGE"]
     assert row.split()[:4] == ["storefront", "storefront", "3", "20"]
@@ -245,6 +246,7 @@ def test_kubectl_apply_get_and_denials(
     bad["metadata"]["name"] = "broken-schedule"
     bad["spec"]["rules"][0]["schedule"] = "30 25 * * MON-FRI"
     result = kubectl("apply", "-f", str(_write(tmp_path, "bad-cron.yaml", bad)))
+    print(result.stderr)  # shown with -s: what a user sees
     assert result.returncode == 1
     assert (
         f'admission webhook "{VALIDATING_NAME}" denied the request: spec.rules[0].schedule:' in result.stderr
