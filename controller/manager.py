@@ -156,18 +156,24 @@ class Manager:
         with self._timers_lock:
             self._timers = TimerQueue()
         timeout = self.config.watch_timeout_seconds
+
+        def relisted(resource: str) -> Callable[[], None]:
+            return self.metrics.watch_relists.labels(resource=resource).inc
+
         self._watchers = [
             Watcher(
                 self.cp.list_func(FEDERATED_HPA_PLURAL),
                 self._on_fhpa,
                 name="federatedhpas",
                 timeout_seconds=timeout,
+                on_relist=relisted("federatedhpas"),
             ),
             Watcher(
                 self.cp.list_func(CRON_FEDERATED_HPA_PLURAL),
                 self._on_cron,
                 name="cronfederatedhpas",
                 timeout_seconds=timeout,
+                on_relist=relisted("cronfederatedhpas"),
             ),
             Watcher(
                 self.cp.secret_list_func(self.config.namespace),
@@ -175,6 +181,7 @@ class Manager:
                 name="member-secrets",
                 label_selector=f"{MEMBER_SECRET_LABEL}=true",
                 timeout_seconds=timeout,
+                on_relist=relisted("secrets"),
             ),
         ]
         stop = self._leading_stop

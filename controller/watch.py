@@ -83,8 +83,10 @@ class Watcher:
         timeout_seconds: int = DEFAULT_WATCH_TIMEOUT_SECONDS,
         connect_timeout_seconds: float = 10.0,
         backoff: ExponentialBackoff | None = None,
+        on_relist: Callable[[], None] | None = None,
     ) -> None:
         self.name = name
+        self._on_relist = on_relist
         self._list_func = list_func
         self._handler = handler
         self._label_selector = label_selector
@@ -164,6 +166,8 @@ class Watcher:
             self._resource_version = str((body.get("metadata") or {}).get("resourceVersion") or "") or None
         if self.synced.is_set():
             self.relists += 1
+            if self._on_relist is not None:
+                self._on_relist()
         for key, item in fresh.items():
             before = old.get(key)
             if before is None:

@@ -23,6 +23,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -334,6 +335,10 @@ def test_converges_through_conflicts_gone_watches_server_errors_and_member_fault
     wait_for(world.converged, 60, "convergence through the faults")
     assert storm.hits == 6 and errors.hits == 3
     wait_for(lambda: gone.hits == 1, 30, "the watch to be answered with 410")
+    metrics = (
+        urllib.request.urlopen(f"http://127.0.0.1:{proc.metrics_port}/metrics", timeout=5).read().decode()
+    )
+    assert 'fhpa_watch_relists_total{resource="federatedhpas"}' in metrics
     # after the 410 the watch lists again and keeps working: a spec change is reconciled
     relists = [r for r in front.requests("GET", r"/federatedhpas$") if not r.is_watch]
     assert len(relists) >= 2
@@ -353,8 +358,9 @@ def test_converges_through_conflicts_gone_watches_server_errors_and_member_fault
     assert proc.alive()
 
 
+@pytest.mark.parametrize("kill_point", ["status-write", "member-write"])
 def test_a_kill_mid_reconcile_then_restart_ends_as_an_uninterrupted_run_and_only_the_leader_acts(
-    world: World,
+    world: World, kill_point: str
 ) -> None:
     ns = world.ns
     first = world.controller("first")
@@ -375,11 +381,19 @@ def test_a_kill_mid_reconcile_then_restart_ends_as_an_uninterrupted_run_and_only
     wait_for(lambda: world.converged("ref"), 45, "the reference object")
     reference = world.member_state("ref")
 
-    # the object under test: the leader's status write stalls, so the kill lands after the member
-    # writes and before status, the middle of a reconcile
-    stall = first.front.fault("PUT", rf"/namespaces/{ns}/federatedhpas/web/status$", stall=60, times=-1)
+    # the object under test: one write of the leader's reconcile stalls, so the kill lands in the
+    # middle of a reconcile: after the member writes and before status ("status-write"), or after
+    # the first member's HPA and before the second's ("member-write")
+    if kill_point == "status-write":
+        stall: Any = first.front.fault(
+            "PUT", rf"/namespaces/{ns}/federatedhpas/web/status$", stall=60, times=-1
+        )
+    else:
+        stall = world.members["member2"].faults.add(
+            "POST", rf"/namespaces/{ns}/horizontalpodautoscalers$", stall=20
+        )
     world.create_fhpa("web")
-    wait_for(lambda: stall.hits >= 1, 30, "the leader to reach the status write")
+    wait_for(lambda: stall.hits >= 1, 30, "the leader to reach the stalled write")
     assert standby.writes() == [], "the standby wrote while the leader held the Lease"
     first.kill()
     killed_at = first.killed_at or time.monotonic()

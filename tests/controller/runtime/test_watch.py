@@ -141,6 +141,22 @@ def test_410_error_event_relists_and_reports_what_was_deleted_meanwhile() -> Non
     assert watcher.relists == 1
 
 
+def test_a_relist_is_reported() -> None:
+    stop = threading.Event()
+    server = FakeServer(
+        [
+            ListResponse([], "1"),
+            StreamResponse([{"type": "ERROR", "object": {"code": 410}}]),
+            ListResponse([], "5"),
+            StreamResponse([]),
+        ],
+        stop,
+    )
+    relists: list[int] = []
+    Watcher(server, lambda e: None, name="t", on_relist=lambda: relists.append(1)).run(stop)
+    assert relists == [1]
+
+
 def test_http_410_on_the_watch_request_relists() -> None:
     server, _, watcher = run(
         [
