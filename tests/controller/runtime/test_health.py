@@ -1,0 +1,48 @@
+"""/healthz, /readyz and /metrics over HTTP."""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+
+from controller.health import HealthServer
+from controller.metrics import Metrics
+
+
+def get(port: int, path: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def test_probes_report_their_checks_and_metrics_are_served() -> None:
+    ready = {"value": False}
+    metrics = Metrics()
+    metrics.on_action("create", "member1", True)
+
+    def broken() -> tuple[bool, str]:
+        raise RuntimeError("boom")
+
+    server = HealthServer(
+        "127.0.0.1:0",
+        metrics,
+        liveness={"workers": lambda: (True, "ok")},
+        readiness={"informers": lambda: (ready["value"], "waiting")},
+    )
+    port = server.start()
+    try:
+        assert get(port, "/healthz")[0] == 200
+        code, body = get(port, "/readyz")
+        assert code == 503 and "[-]informers failed: waiting" in body
+        ready["value"] = True
+        assert get(port, "/readyz")[0] == 200
+        code, body = get(port, "/metrics")
+        assert code == 200 and 'fhpa_member_actions_total{action="create",result="success"} 1.0' in body
+        assert get(port, "/nope")[0] == 404
+        server.liveness["broken"] = broken
+        code, body = get(port, "/healthz")
+        assert code == 503 and "[-]broken failed: RuntimeError" in body
+    finally:
+        server.stop()
