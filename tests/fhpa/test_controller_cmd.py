@@ -1,0 +1,66 @@
+"""`fhpa controller run`: bad flags give exit code 2 and a message naming the flag."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fhpa.cli import main
+
+
+@pytest.fixture(autouse=True)
+def keep_root_logger() -> Iterator[None]:
+    """The command configures the root logger; give pytest's handlers back afterwards."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    try:
+        code = main(["controller", "run", *args])
+    except SystemExit as exc:  # argparse refusals
+        code = int(exc.code or 0)
+    return code, capsys.readouterr().err
+
+
+def test_an_unknown_time_zone_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kc"
+    kubeconfig.write_text("{}")
+    code, err = run(
+        capsys, "--kubeconfig", str(kubeconfig), "--default-time-zone", "Mars/Olympus", "--log-format", "text"
+    )
+    assert code == 2 and "--default-time-zone" in err
+
+
+def test_a_missing_kubeconfig_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, err = run(capsys, "--kubeconfig", str(tmp_path / "absent"), "--log-format", "text")
+    assert code == 2 and "no such file" in err
+
+
+def test_without_a_kubeconfig_outside_a_pod_it_says_what_to_pass(capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = run(capsys, "--log-format", "text")
+    assert code == 2 and "--kubeconfig" in err
+
+
+def test_inconsistent_lease_timings_are_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kc"
+    kubeconfig.write_text(
+        '{"apiVersion":"v1","kind":"Config","clusters":[{"name":"c","cluster":{"server":"http://127.0.0.1:1"}}],'
+        '"users":[{"name":"u","user":{}}],"contexts":[{"name":"x","context":{"cluster":"c","user":"u"}}],'
+        '"current-context":"x"}'
+    )
+    code, err = run(
+        capsys, "--kubeconfig", str(kubeconfig), "--lease-duration", "5", "--renew-deadline", "10"
+    )
+    assert code == 2 and "renew deadline" in err
+
+
+def test_negative_periods_are_refused_by_the_parser(capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = run(capsys, "--failover-grace", "-1")
+    assert code == 2 and "must be >= 0" in err
