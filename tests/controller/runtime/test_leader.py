@@ -12,7 +12,15 @@ from kubernetes import config as kube_config
 from controller.leader import LeaderConfig, LeaderElector, LeaseClient
 from tests.support.fakekube import FakeKube
 
-FAST = {"lease_duration_seconds": 1.0, "renew_deadline_seconds": 0.6, "retry_period_seconds": 0.1}
+
+def fast_config(identity: str) -> LeaderConfig:
+    return LeaderConfig(
+        namespace="kube-system",
+        identity=identity,
+        lease_duration_seconds=1.0,
+        renew_deadline_seconds=0.6,
+        retry_period_seconds=0.1,
+    )
 
 
 @pytest.fixture
@@ -23,7 +31,7 @@ def fake() -> Iterator[FakeKube]:
 
 def elector(fake: FakeKube, identity: str, **cb: object) -> LeaderElector:
     client = LeaseClient(kube_config.new_client_from_config_dict(fake.kubeconfig()))
-    return LeaderElector(client, LeaderConfig(namespace="kube-system", identity=identity, **FAST), **cb)  # type: ignore[arg-type]
+    return LeaderElector(client, fast_config(identity), **cb)  # type: ignore[arg-type]
 
 
 def test_the_first_candidate_creates_the_lease_and_the_second_waits(fake: FakeKube) -> None:
@@ -94,9 +102,7 @@ class CutOffLeaseClient(LeaseClient):
 def test_a_leader_that_cannot_renew_stops_acting_before_anyone_else_can_start(fake: FakeKube) -> None:
     lost = threading.Event()
     client = CutOffLeaseClient(kube_config.new_client_from_config_dict(fake.kubeconfig()))
-    a = LeaderElector(
-        client, LeaderConfig(namespace="kube-system", identity="a", **FAST), on_stopped_leading=lost.set
-    )
+    a = LeaderElector(client, fast_config("a"), on_stopped_leading=lost.set)
     b = elector(fake, "b")
     stop = threading.Event()
     result: list[bool] = []
