@@ -128,3 +128,30 @@ def test_a_stalled_client_cannot_hold_the_only_thread(certs: Path, tmp_path: Pat
         trickle.close()
         assert server.request("GET", "/healthz")[0] == 200
         assert server.process.poll() is None
+
+
+@pytest.mark.parametrize(
+    ("bind", "workers", "problem"),
+    [
+        ("0.0.0.0", 2, "--bind '0.0.0.0' must be HOST:PORT"),
+        ("127.0.0.1:99999", 2, "must be HOST:PORT"),
+        ("127.0.0.1:8443", 0, "--workers and --threads must be at least 1"),
+    ],
+)
+def test_serve_options_say_what_is_wrong(certs: Path, bind: str, workers: int, problem: str) -> None:
+    from webhook.server import ServeOptions
+
+    assert ServeOptions(cert_dir=certs).problems() == []
+    assert any(problem in p for p in ServeOptions(cert_dir=certs, bind=bind, workers=workers).problems())
+
+
+def test_gunicorn_settings_bound_every_client_limit(certs: Path) -> None:
+    from webhook.server import ServeOptions, gunicorn_settings
+    from webhook.tlsreload import CertificateReloader
+
+    reloader = CertificateReloader(certs / "tls.crt", certs / "tls.key")
+    settings = gunicorn_settings(ServeOptions(cert_dir=certs, keepalive=2.4), reloader)
+    assert settings["worker_class"] == "gthread" and settings["keepalive"] == 2
+    assert settings["ssl_context"] == reloader.gunicorn_hook
+    assert settings["control_socket_disable"] is True  # several servers on one machine must not collide
+    assert settings["limit_request_line"] > 0 and settings["limit_request_fields"] > 0
