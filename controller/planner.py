@@ -192,23 +192,27 @@ def _resume(
 
 
 def _adjust(fleet: Fleet, last_optimization: datetime | None, config: PlannerConfig) -> datetime | None:
-    """The cross-cluster steps of DESIGN §4, in order. Returns the new last optimization time."""
+    """The cross-cluster steps of DESIGN §4, in order. Returns the new last optimization time.
+
+    Min redistribution runs last, after anything that moved max or sent a cluster to zero, so that a
+    pass leaves nothing for the next one at the same instant to correct.
+    """
     optimization.release_saturation(fleet)
     priority.scale_up(fleet)
     optimization.trigger(fleet)
     woke = zero.scale_from_zero(fleet)
     if priority.pin_and_release(fleet):
         optimization.optimize(fleet, "lower-priority clusters drained")
-    if fleet.fhpa.spec.effective_scaling_to_zero:
-        optimization.redistribute_min(fleet)
-        if not woke:
-            zero.scale_to_zero(fleet)
     due = last_optimization is None or (fleet.now - last_optimization).total_seconds() >= (
         config.optimization_period_seconds
     )
     if due:
         optimization.optimize(fleet, "period optimization")
-        return fleet.now
+        last_optimization = fleet.now
+    if fleet.fhpa.spec.effective_scaling_to_zero:
+        if not woke:
+            zero.scale_to_zero(fleet, periodic=due)
+        optimization.redistribute_min(fleet)
     return last_optimization
 
 

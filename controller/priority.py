@@ -65,7 +65,8 @@ def _load_falling(fleet: Fleet) -> bool:
     """Is the load dropping? (Every cluster sees the same per-pod load, so one cluster's sign will do.)
 
     A member HPA wants fewer replicas than run, holds a scale-down back in its stabilization window
-    (AbleToScale reason ScaleDownStabilized), or has scaled down since the last pass.
+    (AbleToScale reason ScaleDownStabilized), or has scaled down since the last pass to below its max
+    (a drop to the max is the controller's own capping, not the load).
     """
     for slot in fleet.slots.values():
         hpa = slot.cluster.hpa
@@ -76,7 +77,8 @@ def _load_falling(fleet: Fleet) -> bool:
             return True
         if able is not None and able.reason == "ScaleDownStabilized":
             return True
-        if slot.previous_current is not None and slot.cluster.current_replicas < slot.previous_current:
+        dropped = slot.previous_current is not None and slot.cluster.current_replicas < slot.previous_current
+        if dropped and slot.cluster.current_replicas < hpa.max_replicas:  # not our max (or write) capping it
             return True
     return False
 

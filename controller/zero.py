@@ -15,16 +15,22 @@ from controller.policy import PRIORITIZED, least_preferred, preference_order
 from fhpa_api.models import Condition
 
 
-def _wants_fewer(slot: Slot) -> bool:
-    """The HPA is content at its min: it desires no more than min (at min 1 a native HPA cannot say
-    "fewer": it never recommends 0 while there is load).
+def _wants_fewer(slot: Slot, periodic: bool) -> bool:
+    """The HPA holds the cluster at its min and wants fewer (ScalingLimited, reason TooFewReplicas).
 
-    Every pod must be ready: a cluster just raised from zero reports a low desire until its pods serve.
+    A native HPA at min 1 never says so while there is any load (it never recommends 0), so on the
+    periodic pass an HPA merely content at its min (desiring no more than min) counts as well. Every
+    pod must be ready: a cluster just raised from zero reports a low desire until its pods serve.
     """
     hpa = slot.cluster.hpa
     if hpa is None or not hpa.owned or slot.cluster.ready_replicas < slot.current:
         return False
-    return hpa.desired_replicas <= hpa.min_replicas
+    if hpa.desired_replicas > hpa.min_replicas:
+        return False
+    limited = hpa.condition("ScalingLimited")
+    return periodic or (
+        limited is not None and limited.status == "True" and limited.reason in (None, "TooFewReplicas")
+    )
 
 
 def _wants_more(fleet: Fleet, slot: Slot) -> bool:
@@ -66,8 +72,12 @@ def scale_from_zero(fleet: Fleet) -> bool:
     return True
 
 
-def scale_to_zero(fleet: Fleet) -> bool:
-    """Send the least-preferred running cluster to 0 when the fleet idles above F.min."""
+def scale_to_zero(fleet: Fleet, periodic: bool = False) -> bool:
+    """Send the least-preferred running cluster to 0 when the fleet idles above F.min.
+
+    ``periodic``: this pass is the period optimization, where an HPA content at its min counts as
+    wanting fewer (see :func:`_wants_fewer`).
+    """
     if not fleet.fhpa.spec.effective_scaling_to_zero:
         return False
     running = _running(fleet)
@@ -86,7 +96,7 @@ def scale_to_zero(fleet: Fleet) -> bool:
         idle = running
         if sum(s.hpa_min for s in running) <= federated_min:
             return False
-    if any(s.current != s.hpa_min or not _wants_fewer(s) for s in idle):
+    if any(s.current != s.hpa_min or not _wants_fewer(s, periodic) for s in idle):
         return False
     if sum(s.max_replicas for s in running if s is not victim) < federated_min:
         return False
