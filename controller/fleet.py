@@ -50,6 +50,13 @@ class Slot:
         return min(max(self.pin, self.min_replicas), self.max_replicas)
 
     @property
+    def scheduled_cap(self) -> int:
+        """Where a cluster that cannot schedule more is capped: what it holds, ready or still starting
+        (current minus unschedulable, as the seed says; its ready replicas at least), never below 1."""
+        scheduled = self.cluster.current_replicas - self.cluster.pending_replicas
+        return max(self.cluster.ready_replicas, scheduled, 1)
+
+    @property
     def bounds(self) -> Bounds:
         return Bounds(self.min_replicas, self.max_replicas)
 

@@ -60,7 +60,7 @@ def trigger(fleet: Fleet) -> bool:
         if not fleet.pending_past_delay(slot):
             continue
         slot.saturated = True
-        new_max = max(slot.cluster.ready_replicas, 1)
+        new_max = slot.scheduled_cap
         if new_max < slot.max_replicas:
             capped.append((slot, new_max))
     others = [s for s in fleet.ordered() if s.can_receive and not s.saturated]

@@ -32,7 +32,7 @@ def scale_up(fleet: Fleet) -> bool:
     for index, slot in enumerate(ranked):
         if not fleet.pending_past_delay(slot):
             continue
-        new_max = max(slot.cluster.ready_replicas, 1)
+        new_max = slot.scheduled_cap
         freed = slot.max_replicas - new_max
         slot.saturated = True
         if freed <= 0:
