@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 
+from tests.controller.runtime import test_rbac as rbac
 from tests.support.fakekube import FakeKube, deployment
 from tests.support.front import Backend, Front
 from tests.support.members import member_cluster, member_secret
@@ -310,6 +311,16 @@ def test_assigns_scales_records_status_and_events_fails_over_and_runs_cron(world
     lease = world.core.store.find("leases.coordination.k8s.io", SYSTEM, "federated-hpa-controller")
     assert lease is not None and lease["spec"]["holderIdentity"] == ""  # released on the way out
     assert "fake-token" not in proc.log()  # the members' bearer token never reaches the log
+
+    # every call this run made on the control plane is granted by manifests/controller's RBAC; the
+    # ScaleTarget's scale subresource stands for a workload kind's (the ClusterRole names apps kinds)
+    docs = rbac.render()
+    grants = rbac.granted(rbac.by_kind(docs, "ClusterRole")) | rbac.granted(rbac.by_kind(docs, "Role"))
+    made = {t for r in proc.front.records if (t := rbac.triple(r.method, r.path, r.query)) is not None}
+    made = {
+        ("apps", "deployments/scale", v) if res == "scaletargets/scale" else (g, res, v) for g, res, v in made
+    }
+    assert made <= grants, f"calls RBAC does not grant: {sorted(made - grants)}"
 
 
 def test_converges_through_conflicts_gone_watches_server_errors_and_member_faults(world: World) -> None:
