@@ -135,3 +135,18 @@ def test_scale_assist_false_assigns_and_then_never_acts() -> None:
     assert not p.has_member_writes
     scaling = next(c for c in p.status.conditions or [] if c.type == "ScalingActive")
     assert scaling.status == "False" and scaling.reason == "ScaleAssistDisabled"
+
+
+def test_trigger_cap_keeps_pods_that_are_scheduled_but_still_starting() -> None:
+    f = fhpa("StaticWeighted", 2, 20, weights={"a": 1, "b": 1})
+    f, fleet, _ = settle(f, [obs("a", 5, 40), obs("b", 5, 40)])
+    # 10 run in a: 6 ready, 2 starting, 2 unschedulable: the cap is the 8 it holds, not the 6 ready
+    fleet = update(fleet, "a", current_replicas=10, ready_replicas=6, pending_replicas=2, available_replicas=8)
+    p = run(f, fleet, T0 + S)
+    assert bounds(p) == {"a": (1, 8), "b": (1, 12)}
+    # its capacity has not grown: a period later it is still capped, b keeps the slack
+    f = f.model_copy(update={"status": p.status})
+    later = update(fleet, "a", current_replicas=8, ready_replicas=8, pending_replicas=0)
+    later = update(later, "a", hpa=owned_hpa(f, 1, 8, 8))
+    later = update(later, "b", hpa=owned_hpa(f, 1, 12, 5))
+    assert bounds(run(f, later, T0 + 61 * S))["a"] == (1, 8)

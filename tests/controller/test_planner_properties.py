@@ -30,7 +30,7 @@ def fleets(draw: st.DrawFn, healthy_only: bool = False) -> tuple[FederatedHPA, l
     for name in names:
         current = draw(st.integers(0, 25))
         extra = draw(st.none() | st.integers(0, 30))
-        healthy = True if healthy_only else draw(st.booleans().map(lambda b: b or draw(st.booleans())))
+        healthy = True if healthy_only else draw(st.sampled_from([True, True, True, False]))
         observations.append(obs(name, current, None if extra is None else current + extra, healthy=healthy))
     weights = {n: draw(st.integers(0, 5)) for n in names} if policy == "StaticWeighted" else None
     priorities = {n: draw(st.integers(0, 3)) for n in names} if policy == "Prioritized" else None
