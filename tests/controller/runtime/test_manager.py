@@ -12,6 +12,7 @@ import pytest
 from kubernetes import config as kube_config
 
 from controller.kube.control_plane import KubeControlPlane
+from controller.leader import LeaderConfig, LeaseClient
 from controller.manager import Manager, ManagerConfig
 from controller.member_hpa import LABEL_OWNER_UID
 from controller.planner import PlannerConfig
@@ -67,7 +68,7 @@ def world() -> Iterator[dict[str, Any]]:
     stop = threading.Event()
     thread = threading.Thread(target=manager.run, args=(stop,), daemon=True)
     thread.start()
-    yield {"cp": cp, "members": members, "manager": manager}
+    yield {"cp": cp, "members": members, "manager": manager, "stop": stop, "thread": thread}
     stop.set()
     thread.join(10)
     for fake in (cp, *members.values()):
@@ -156,3 +157,56 @@ def test_metrics_count_reconciles_and_actions(world: dict[str, Any]) -> None:
     text = manager.metrics.render().decode()
     assert "fhpa_member_api_latency_seconds_bucket" in text
     assert manager.ready()[0]
+
+
+def test_stop_lets_the_reconcile_in_flight_finish(world: dict[str, Any]) -> None:
+    cp: FakeKube = world["cp"]
+    manager: Manager = world["manager"]
+    stall = world["members"]["member1"].faults.add("GET", "horizontalpodautoscalers", stall=2)
+    cp.store.create(FHPA, fhpa())
+    wait_for(lambda: stall.hits >= 1, what="a reconcile stuck on a member read")
+    assert manager.queue.processing()
+    started = time.monotonic()
+    world["stop"].set()
+    world["thread"].join(15)
+    assert not world["thread"].is_alive()
+    assert time.monotonic() - started >= 1.0  # it waited for the worker
+    assert manager.queue.processing() == set()
+    assert not manager.leading
+
+
+class CutLeaseClient(LeaseClient):
+    cut = False
+
+    def replace(self, namespace: str, name: str, body: dict) -> dict:
+        if self.cut:
+            raise ConnectionResetError("partition")
+        return super().replace(namespace, name, body)
+
+
+def test_losing_the_lease_stops_acting_and_run_returns_1() -> None:
+    cp = control_plane_fake()
+    try:
+        api = kube_config.new_client_from_config_dict(cp.kubeconfig())
+        lease_client = CutLeaseClient(api)
+        lease = LeaderConfig(
+            namespace=SYSTEM, lease_duration_seconds=1.5, renew_deadline_seconds=1.0, retry_period_seconds=0.1
+        )
+        manager = Manager(
+            KubeControlPlane(api),
+            registry(SYSTEM),
+            ManagerConfig(namespace=SYSTEM, lease=lease, watch_timeout_seconds=5),
+            lease_client=lease_client,
+        )
+        stop = threading.Event()
+        result: list[int] = []
+        thread = threading.Thread(target=lambda: result.append(manager.run(stop)), daemon=True)
+        thread.start()
+        wait_for(lambda: manager.leading and manager.acting(), what="leading")
+        lease_client.cut = True
+        thread.join(10)
+        assert result == [1]
+        assert not manager.acting() and not manager.leading
+        assert b"fhpa_leader 0.0" in manager.metrics.render()
+    finally:
+        cp.stop()
