@@ -46,13 +46,9 @@ def plan(
     config: PlannerConfig,
 ) -> Plan:
     """Decide one pass for ``fhpa``. Raises ValueError when two observations share a cluster name."""
-    names = [o.name for o in observations]
-    if len(set(names)) != len(names):
-        raise ValueError(f"plan: duplicate cluster names in observations: {sorted(names)}")
     previous = fhpa.status or FederatedHPAStatus()
     rows = {r.name: r for r in previous.clusters or []}
-    registered = sorted(observations, key=lambda o: o.name)
-    selected = [o for o in registered if affinity_matches(fhpa.spec.cluster_affinity, o)]
+    registered, selected = _registered_and_selected(fhpa, observations)
     health_policy = HealthPolicy(
         grace_seconds=config.failover_grace_seconds,
         hysteresis_seconds=config.rejoin_hysteresis_seconds,
@@ -60,11 +56,7 @@ def plan(
     )
     health = {o.name: assess(o, rows.get(o.name), now, health_policy) for o in selected}
     conflicting = {o.name for o in selected if o.hpa is not None and not o.hpa.owned}
-    candidates = [
-        _last_known(o, rows.get(o.name)) if health[o.name].role == Role.HELD else o
-        for o in selected
-        if health[o.name].candidate and o.name not in conflicting
-    ]
+    candidates = _candidates(selected, rows, health, conflicting)
     key = assignment_key(fhpa, [c.name for c in candidates])
     fleet = Fleet(fhpa=fhpa, now=now, slots={})
     reassign = key != previous.assignment_key or any(_bounds_missing(rows.get(c.name)) for c in candidates)
@@ -100,6 +92,31 @@ def plan(
         events=events,
         requeue_after_seconds=requeue,
     )
+
+
+def _registered_and_selected(
+    fhpa: FederatedHPA, observations: list[ClusterObservation]
+) -> tuple[list[ClusterObservation], list[ClusterObservation]]:
+    """Every observed cluster by name, and those the clusterAffinity selects."""
+    names = [o.name for o in observations]
+    if len(set(names)) != len(names):
+        raise ValueError(f"plan: duplicate cluster names in observations: {sorted(names)}")
+    registered = sorted(observations, key=lambda o: o.name)
+    return registered, [o for o in registered if affinity_matches(fhpa.spec.cluster_affinity, o)]
+
+
+def _candidates(
+    selected: list[ClusterObservation],
+    rows: Mapping[str, ClusterStatus],
+    health: Mapping[str, Health],
+    conflicting: set[str],
+) -> list[ClusterObservation]:
+    """Selected clusters fit to hold an HPA (held ones planned with their last-known counts)."""
+    return [
+        _last_known(o, rows.get(o.name)) if health[o.name].role == Role.HELD else o
+        for o in selected
+        if health[o.name].candidate and o.name not in conflicting
+    ]
 
 
 def assignment_key(fhpa: FederatedHPA, candidate_names: list[str]) -> str:
@@ -353,6 +370,7 @@ def _row(
 ) -> ClusterStatus:
     slot = fleet.slots.get(cluster.name)
     seen = slot.cluster if slot is not None else cluster
+    known = seen.healthy or slot is not None  # a held cluster keeps its last-known counts
     previous = row.conditions if row is not None else None
     now = fleet.now
     last_scale = row.last_scale_time if row is not None else None
@@ -367,8 +385,9 @@ def _row(
         name=cluster.name,
         min_replicas=slot.min_replicas if slot is not None else None,
         max_replicas=slot.max_replicas if slot is not None else None,
-        current_replicas=seen.current_replicas if seen.healthy or slot is not None else None,
-        ready_replicas=seen.ready_replicas if seen.healthy or slot is not None else None,
+        # after this pass's write, so that the next pass does not take our own write for a change in load
+        current_replicas=(slot.current if slot is not None else seen.current_replicas) if known else None,
+        ready_replicas=seen.ready_replicas if known else None,
         pending_replicas=seen.pending_replicas if seen.healthy else None,
         desired_replicas=slot.owned_hpa_desired if slot is not None else None,
         last_scale_time=last_scale,
