@@ -93,6 +93,16 @@ class Fleet:
         waited = (self.now - slot.pending_since).total_seconds()
         return waited >= self.fhpa.spec.effective_delay_seconds
 
+    def wants_more(self, slot: Slot) -> bool:
+        """The cluster's HPA is held at its max and wants more (ScalingLimited, reason TooManyReplicas),
+        or its pods cannot be scheduled past the delay."""
+        hpa = slot.cluster.hpa
+        if hpa is not None and hpa.owned and hpa.wants_more_than_max:
+            limited = hpa.condition("ScalingLimited")
+            if limited is None or limited.reason in (None, "TooManyReplicas"):
+                return True
+        return self.pending_past_delay(slot)
+
     def write_replicas(self, slot: Slot, replicas: int, reason: str) -> None:
         """Decide a replica write; only the steps DESIGN names call this, and never for a sick cluster."""
         if not slot.can_receive or not slot.cluster.workload_found:

@@ -68,6 +68,8 @@ def _load_falling(fleet: Fleet) -> bool:
     (AbleToScale reason ScaleDownStabilized), or has scaled down since the last pass to below its max
     (a drop to the max is the controller's own capping, not the load).
     """
+    if any(fleet.wants_more(s) or s.cluster.pending_replicas > 0 for s in fleet.slots.values()):
+        return False  # some cluster still wants more: a stabilized scale-down elsewhere is noise
     for slot in fleet.slots.values():
         hpa = slot.cluster.hpa
         if slot.held or hpa is None or not hpa.owned:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from controller.fleet import Fleet, Slot
 from controller.policy import PRIORITIZED, least_preferred, preference_order
-from fhpa_api.models import Condition
 
 
 def _wants_fewer(slot: Slot, periodic: bool) -> bool:
@@ -34,14 +33,7 @@ def _wants_fewer(slot: Slot, periodic: bool) -> bool:
 
 
 def _wants_more(fleet: Fleet, slot: Slot) -> bool:
-    """The HPA is held at its max and wants more (ScalingLimited, reason TooManyReplicas), or pods
-    cannot be scheduled past the delay."""
-    hpa = slot.cluster.hpa
-    at_max = False
-    if hpa is not None and hpa.owned and hpa.wants_more_than_max:
-        reason = (hpa.condition("ScalingLimited") or Condition(type="ScalingLimited", status="True")).reason
-        at_max = reason in (None, "TooManyReplicas")
-    return at_max or fleet.pending_past_delay(slot)
+    return fleet.wants_more(slot)
 
 
 def _zero_slots(fleet: Fleet) -> list[Slot]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from fhpa_api.models import Condition
 from tests.controller.planning_builders import (
     T0,
     bounds,
@@ -132,3 +133,29 @@ def test_a_restarted_controller_keeps_the_pins() -> None:
     again = run(f, fleet, T0 + 2 * S)  # same status, same fleet: nothing repeated, nothing lost
     assert not again.has_member_writes
     assert row(again, "c1").pinned_min_replicas == 4
+
+
+def test_a_stabilized_scale_down_pins_but_not_while_another_cluster_wants_more() -> None:
+    f = fhpa("Prioritized", 1, 17, priorities={"c1": 3, "c2": 2, "c3": 1})
+    f, fleet, _ = settle(f, [obs("c1", 4, 4), obs("c2", 9, 9), obs("c3", 4, 4)])
+    stabilized = [Condition(type="AbleToScale", status="True", reason="ScaleDownStabilized")]
+    c3 = next(o for o in fleet if o.name == "c3")
+    assert c3.hpa is not None
+    calm = update(fleet, "c3", hpa=c3.hpa.model_copy(update={"conditions": stabilized}))
+    assert row(run(f, calm, T0 + S), "c1").pinned_min_replicas == 4
+    busy = update(calm, "c1", hpa_desired=6, hpa_limited=True)  # c1 is at its max and wants more
+    assert row(run(f, busy, T0 + S), "c1").pinned_min_replicas is None
+
+
+def test_a_drop_to_the_max_we_lowered_is_not_falling_load() -> None:
+    f, fleet = seed_scale_up_fleet(scaling_to_zero=False)
+    f, fleet, _ = settle(f, fleet, T0 + 10 * S)
+    f, fleet, p = settle(f, fleet, T0 + 40 * S)
+    assert bounds(p)["member1"] == (8, 10)
+    # member1's HPA obeys its new max: 16 -> 10, which is our capping, not the load
+    fleet = update(
+        fleet, "member1", current_replicas=10, ready_replicas=10, pending_replicas=0, hpa_desired=10
+    )
+    fleet = update(fleet, "member2", current_replicas=5, ready_replicas=5, hpa_desired=5)
+    p = run(f, fleet, T0 + 50 * S)
+    assert row(p, "member1").pinned_min_replicas is None
