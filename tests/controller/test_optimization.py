@@ -141,7 +141,8 @@ def test_trigger_cap_keeps_pods_that_are_scheduled_but_still_starting() -> None:
     f = fhpa("StaticWeighted", 2, 20, weights={"a": 1, "b": 1})
     f, fleet, _ = settle(f, [obs("a", 5, 40), obs("b", 5, 40)])
     # 10 run in a: 6 ready, 2 starting, 2 unschedulable: the cap is the 8 it holds, not the 6 ready
-    fleet = update(fleet, "a", current_replicas=10, ready_replicas=6, pending_replicas=2, available_replicas=8)
+    fleet = update(fleet, "a", current_replicas=10, ready_replicas=6, pending_replicas=2)
+    fleet = update(fleet, "a", available_replicas=8)
     p = run(f, fleet, T0 + S)
     assert bounds(p) == {"a": (1, 8), "b": (1, 12)}
     # its capacity has not grown: a period later it is still capped, b keeps the slack
