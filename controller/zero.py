@@ -3,7 +3,8 @@
 A member HPA over a workload at 0 replicas stays idle, as native HPAs do, so going to zero and coming
 back are the only replica writes the controller makes against a member HPA it runs. To zero: when every
 running cluster sits at its min, the mins add up to more than F.min and the HPAs want fewer, the
-least-preferred running cluster goes to 0. From zero: when a running cluster's HPA is at its max and
+least-preferred running cluster goes to 0 (Prioritized: the lowest-priority cluster goes as soon as it
+alone idles at its min, since lower priorities give up replicas first). From zero: when a running cluster's HPA is at its max and
 wants more, or holds unschedulable pods past the delay, clusters at 0 are raised to their min
 (Prioritized: only the highest-priority one).
 """
@@ -32,10 +33,6 @@ def _wants_fewer(slot: Slot, periodic: bool) -> bool:
     )
 
 
-def _wants_more(fleet: Fleet, slot: Slot) -> bool:
-    return fleet.wants_more(slot)
-
-
 def _zero_slots(fleet: Fleet) -> list[Slot]:
     return [s for s in fleet.ordered() if s.max_replicas > 0 and s.current == 0 and s.can_receive]
 
@@ -49,7 +46,7 @@ def scale_from_zero(fleet: Fleet) -> bool:
     if not fleet.fhpa.spec.effective_scaling_to_zero:
         return False
     zeros = [s for s in _zero_slots(fleet) if s.cluster.workload_found]
-    if not zeros or not any(_wants_more(fleet, s) for s in _running(fleet)):
+    if not zeros or not any(fleet.wants_more(s) for s in _running(fleet)):
         return False
     if fleet.fhpa.spec.assignment_type == PRIORITIZED:
         first = preference_order(fleet.fhpa, [s.cluster for s in zeros])[0]
@@ -58,7 +55,7 @@ def scale_from_zero(fleet: Fleet) -> bool:
         fleet.write_replicas(slot, slot.hpa_min, "scaling from zero")
     fleet.event(
         "ScaledFromZero",
-        f"the running clusters are at their max: {', '.join(s.name for s in zeros)} "
+        f"the running clusters cannot take the load: {', '.join(s.name for s in zeros)} "
         "raised from 0 to their min",
     )
     return True
@@ -73,7 +70,7 @@ def scale_to_zero(fleet: Fleet, periodic: bool = False) -> bool:
     if not fleet.fhpa.spec.effective_scaling_to_zero:
         return False
     running = _running(fleet)
-    if len(running) < 2 or any(_wants_more(fleet, s) for s in running):
+    if len(running) < 2 or any(fleet.wants_more(s) for s in running):
         return False
     victim_name = least_preferred(fleet.fhpa, [s.cluster for s in running])
     victim = fleet.slots[victim_name] if victim_name else None
