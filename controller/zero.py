@@ -4,9 +4,9 @@ A member HPA over a workload at 0 replicas stays idle, as native HPAs do, so goi
 back are the only replica writes the controller makes against a member HPA it runs. To zero: when every
 running cluster sits at its min, the mins add up to more than F.min and the HPAs want fewer, the
 least-preferred running cluster goes to 0 (Prioritized: the lowest-priority cluster goes as soon as it
-alone idles at its min, since lower priorities give up replicas first). From zero: when a running cluster's HPA is at its max and
-wants more, or holds unschedulable pods past the delay, clusters at 0 are raised to their min
-(Prioritized: only the highest-priority one).
+alone idles at its min, since lower priorities give up replicas first). From zero: when a running
+cluster's HPA is at its max and wants more, or holds unschedulable pods past the delay, clusters at 0
+are raised to their min (Prioritized: only the highest-priority one).
 """
 
 from __future__ import annotations
