@@ -29,6 +29,8 @@ STATUS="$DIR/status"
 SUITE="${FHPA_REALAPI_SUITE:-sid}"
 GO_PKG="${FHPA_REALAPI_GO_PKG:-golang-1.27-go}"
 SRC_PKG="golang-k8s-apiextensions-apiserver-dev"
+# Bump when the build recipe (flags, ldflags, layout) changes, so present builds are redone.
+RECIPE=2
 START=$SECONDS
 
 say() { printf '[realapi-build %3ss] %s\n' "$((SECONDS - START))" "$*"; }
@@ -75,8 +77,8 @@ ensure_etcd() {
 # --------------------------------------------------------------------------------------------
 # Fast path: present build made with the current patch.
 if [ -x "$BIN" ] && [ -f "$STAMP" ] && grep -qx "patch_sha256=$PATCH_SHA" "$STAMP" \
-   && [ "${FHPA_REALAPI_REFRESH:-0}" != 1 ]; then
-  say "reusing $BIN (patch hash matches build.stamp)"
+   && grep -qx "recipe=$RECIPE" "$STAMP" && [ "${FHPA_REALAPI_REFRESH:-0}" != 1 ]; then
+  say "reusing $BIN (patch hash and recipe match build.stamp)"
   ensure_etcd
   printf 'ok %s\n' "$BIN" > "$STATUS"
   say "ready"
@@ -215,6 +217,7 @@ export GOTELEMETRY=off
 VPKG=k8s.io/component-base/version
 LDFLAGS="-s -w -X $VPKG.gitVersion=$GIT_VERSION -X $VPKG.gitMajor=1 -X $VPKG.gitMinor=$MINOR"
 LDFLAGS="$LDFLAGS -X $VPKG.gitTreeState=clean -X $VPKG.buildDate=1970-01-01T00:00:00Z"
+LDFLAGS="$LDFLAGS -X $VPKG.gitCommit=debian-${SRC_PKG}-${K8S_VER}"
 rm -f "$BIN.tmp"
 if ! go build -trimpath -ldflags="$LDFLAGS" -o "$BIN.tmp" k8s.io/apiextensions-apiserver; then
   fail "go build of k8s.io/apiextensions-apiserver failed (see the compiler output above)"
@@ -222,6 +225,7 @@ fi
 mv "$BIN.tmp" "$BIN"
 {
   echo "patch_sha256=$PATCH_SHA"
+  echo "recipe=$RECIPE"
   echo "k8s_source=$SRC_PKG=$K8S_VER"
   echo "go=$("$GOROOT/bin/go" version)"
   echo "git_version=$GIT_VERSION"

@@ -11,6 +11,7 @@ import base64
 import json
 import os
 import shutil
+import socket
 import ssl
 import tempfile
 import threading
@@ -25,7 +26,14 @@ import pytest
 from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
-from tests.support.realapi import CertificateAuthority, RealAPIServer, webhook_configuration, webhook_rule
+from tests.support import realapi as harness
+from tests.support.realapi import (
+    Binaries,
+    CertificateAuthority,
+    RealAPIServer,
+    webhook_configuration,
+    webhook_rule,
+)
 
 pytestmark = pytest.mark.realapi
 
@@ -430,3 +438,32 @@ def test_kubectl_apply_and_get_with_printer_columns(
         kubectl=KUBECTL,
     )
     assert final.stdout == "2"
+
+
+def test_start_retries_when_a_port_is_taken(
+    realapi_binaries: Binaries, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Free ports are probed, then bound by the children: a port taken in between is survived."""
+    squatter = socket.socket()
+    squatter.bind(("127.0.0.1", 0))
+    squatter.listen()
+    taken = squatter.getsockname()[1]
+    real_free_ports = harness._free_ports
+    calls: list[list[int]] = []
+
+    def first_call_collides(count: int) -> list[int]:
+        ports = real_free_ports(count)
+        if not calls:
+            ports[0] = taken  # the apiserver's port
+        calls.append(ports)
+        return ports
+
+    monkeypatch.setattr(harness, "_free_ports", first_call_collides)
+    try:
+        with RealAPIServer("retry", binaries=realapi_binaries) as server:
+            assert len(calls) == 2
+            assert server.port != taken
+            assert (server.workdir / "apiserver.log.attempt1").exists()
+            assert server.get_json("/readyz") is not None
+    finally:
+        squatter.close()

@@ -47,7 +47,6 @@ import sys
 import tempfile
 import threading
 import time
-import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -372,7 +371,8 @@ def _stop_group(proc: subprocess.Popen[bytes], grace: float) -> None:
         proc.wait(timeout=5)
 
 
-_RUNNING: weakref.WeakSet[RealAPIServer] = weakref.WeakSet()
+# Strong references: a server that was started but never stopped is still stopped at exit.
+_RUNNING: set[RealAPIServer] = set()
 _RUNNING_LOCK = threading.Lock()
 
 
@@ -497,7 +497,7 @@ class RealAPIServer:
             self._write_pki()
             self._start_core_stub()
             last_error: Exception | None = None
-            for _attempt in range(3):
+            for attempt in range(3):
                 try:
                     self._start_etcd_and_apiserver(binaries)
                     self._wait_ready()
@@ -514,6 +514,11 @@ class RealAPIServer:
                             _stop_group(proc, grace=5)
                     if not clash:
                         break
+                    # Another process took a port between probing and binding: try new ports.
+                    for comp in ("apiserver", "etcd"):
+                        log = self.log_path(comp)
+                        if log.exists():
+                            log.rename(log.with_name(f"{log.name}.attempt{attempt + 1}"))
                     shutil.rmtree(self.workdir / "etcd", ignore_errors=True)
             assert last_error is not None
             raise last_error
