@@ -138,7 +138,9 @@ def walks(draw: st.DrawFn) -> tuple[FederatedHPA, list[ClusterObservation], list
         st.lists(
             st.tuples(
                 st.sampled_from(names),
-                st.sampled_from(["pending", "grow", "shrink", "down", "up", "want_more", "want_less"]),
+                st.sampled_from(
+                    ["pending", "grow", "shrink", "down", "up", "want_more", "want_less", "idle"]
+                ),
                 st.integers(1, 10),
             ),
             min_size=1,
@@ -164,6 +166,13 @@ def perturb(fleet: list[ClusterObservation], name: str, what: str, amount: int) 
         return update(fleet, name, healthy=False)
     if what == "up":
         return update(fleet, name, healthy=True)
+    if what == "idle":  # the load is gone: every HPA sits at its min and would go lower
+        for c in fleet:
+            if c.hpa is not None and c.current_replicas > 0:
+                m = c.hpa.min_replicas
+                fleet = update(fleet, c.name, current_replicas=m, ready_replicas=m, pending_replicas=0)
+                fleet = update(fleet, c.name, hpa_desired=m, hpa_limited=True)
+        return fleet
     if what == "want_more":
         return update(fleet, name, hpa_desired=hi + amount, hpa_limited=True)
     return update(fleet, name, hpa_desired=max(0, lo - 1), hpa_limited=True)
