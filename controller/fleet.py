@@ -32,6 +32,7 @@ class Slot:
     held: bool = False  # unhealthy within the grace period: keeps its bounds, receives nothing
     replicas: int | None = None  # a replica write decided in this pass
     previous_current: int | None = None  # the replicas the last pass saw (status row)
+    last_write: datetime | None = None  # when the controller last wrote this cluster's replicas
     replica_reason: str = ""
 
     @property

@@ -66,8 +66,8 @@ def plan(
         last_optimization = now
     else:
         _resume(fleet, candidates, rows, health)
-        if _assists(fhpa):
-            last_optimization = _adjust(fleet, last_optimization, config)
+    if _assists(fhpa):  # also right after an assignment, so that the next pass finds nothing left to do
+        last_optimization = _adjust(fleet, last_optimization, config)
     normalize(fleet)
     hpa_actions = _hpa_actions(fleet, registered, health, conflicting)
     replica_writes = _replica_writes(fleet)
@@ -205,19 +205,19 @@ def _resume(
             held=health[cluster.name].role == Role.HELD,
             pending_since=_pending_since(cluster, row, fleet.now),
             previous_current=row.current_replicas,
+            last_write=row.last_scale_time,
         )
 
 
 def _adjust(fleet: Fleet, last_optimization: datetime | None, config: PlannerConfig) -> datetime | None:
     """The cross-cluster steps of DESIGN §4, in order. Returns the new last optimization time.
 
-    Min redistribution runs last, after anything that moved max or sent a cluster to zero, so that a
-    pass leaves nothing for the next one at the same instant to correct.
+    Zeroing comes after everything that moves max (a cluster may just have received its first max),
+    and min redistribution last, so that a pass leaves nothing for the next one at the same instant.
     """
     optimization.release_saturation(fleet)
     priority.scale_up(fleet)
     optimization.trigger(fleet)
-    woke = zero.scale_from_zero(fleet)
     if priority.pin_and_release(fleet):
         optimization.optimize(fleet, "lower-priority clusters drained")
     due = last_optimization is None or (fleet.now - last_optimization).total_seconds() >= (
@@ -227,8 +227,8 @@ def _adjust(fleet: Fleet, last_optimization: datetime | None, config: PlannerCon
         optimization.optimize(fleet, "period optimization")
         last_optimization = fleet.now
     if fleet.fhpa.spec.effective_scaling_to_zero:
-        if not woke:
-            zero.scale_to_zero(fleet, periodic=due)
+        if not zero.scale_from_zero(fleet):
+            zero.scale_to_zero(fleet, periodic=due, settle_seconds=config.optimization_period_seconds)
         optimization.redistribute_min(fleet)
     return last_optimization
 

@@ -41,6 +41,13 @@ def _running(fleet: Fleet) -> list[Slot]:
     return [s for s in fleet.ordered() if s.max_replicas > 0 and s.current > 0 and not s.held]
 
 
+def _recently_written(fleet: Fleet, settle_seconds: float) -> bool:
+    return any(
+        s.last_write is not None and (fleet.now - s.last_write).total_seconds() < settle_seconds
+        for s in fleet.slots.values()
+    )
+
+
 def scale_from_zero(fleet: Fleet) -> bool:
     """Raise clusters at 0 to their min when the running ones cannot take the load."""
     if not fleet.fhpa.spec.effective_scaling_to_zero:
@@ -51,8 +58,8 @@ def scale_from_zero(fleet: Fleet) -> bool:
     if fleet.fhpa.spec.assignment_type == PRIORITIZED:
         first = preference_order(fleet.fhpa, [s.cluster for s in zeros])[0]
         zeros = [fleet.slots[first]]
-    for slot in zeros:
-        fleet.write_replicas(slot, slot.hpa_min, "scaling from zero")
+    for slot in zeros:  # a cluster that just received max has no min yet: at least 1
+        fleet.write_replicas(slot, max(slot.hpa_min, 1), "scaling from zero")
     fleet.event(
         "ScaledFromZero",
         f"the running clusters cannot take the load: {', '.join(s.name for s in zeros)} "
@@ -61,13 +68,14 @@ def scale_from_zero(fleet: Fleet) -> bool:
     return True
 
 
-def scale_to_zero(fleet: Fleet, periodic: bool = False) -> bool:
+def scale_to_zero(fleet: Fleet, periodic: bool = False, settle_seconds: float = 0) -> bool:
     """Send the least-preferred running cluster to 0 when the fleet idles above F.min.
 
     ``periodic``: this pass is the period optimization, where an HPA content at its min counts as
-    wanting fewer (see :func:`_wants_fewer`).
+    wanting fewer (see :func:`_wants_fewer`). ``settle_seconds``: after any replica write of ours the
+    member HPAs get this long to see the load move before the next cluster goes (one at a time).
     """
-    if not fleet.fhpa.spec.effective_scaling_to_zero:
+    if not fleet.fhpa.spec.effective_scaling_to_zero or _recently_written(fleet, settle_seconds):
         return False
     running = _running(fleet)
     if len(running) < 2 or any(fleet.wants_more(s) for s in running):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from datetime import timedelta
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from controller.observation import ClusterObservation
@@ -190,6 +190,12 @@ def test_invariants_hold_through_a_random_walk(
         check_bounds(f, p)
         check_unhealthy_untouched(fleet, p)
         f, fleet = apply(f, fleet, p)
+        note(f"{now:%H:%M:%S} {[(e.reason, e.message) for e in p.events]}")
+        note(
+            f"   {[(o.name, o.healthy, o.current_replicas, o.ready_replicas, o.pending_replicas) for o in fleet]}"
+        )
+        again = plan(f, fleet, now, CONFIG)  # what a plan did, it does not redo or undo at once
+        assert not again.has_member_writes, (what, again.hpa_actions, again.replica_writes)
         fleet = perturb(fleet, name, what, amount)
         now += timedelta(seconds=amount * 10)
     p = plan(f, fleet, now, CONFIG)

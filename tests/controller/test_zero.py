@@ -12,8 +12,10 @@ S = timedelta(seconds=1)
 def idle_fleet(policy: str, **prefs):
     """Three clusters idling at their mins 2/1/1 (F.min 2, so the mins exceed it by 2)."""
     f = fhpa(policy, 2, 12, scalingToZero=True, **prefs)
-    f, fleet, p = settle(f, [obs("a", 2, 10), obs("b", 1, 6), obs("c", 1, 3)])
-    mins = {n: lo for n, (lo, _) in bounds(p).items()}
+    mins = {n: lo for n, (lo, _) in bounds(run(f, [obs("a", 2, 10), obs("b", 1, 6), obs("c", 1, 3)])).items()}
+    # start them at their mins, so that the assignment writes no replicas (a write pauses zeroing)
+    f, fleet, p = settle(f, [obs("a", mins["a"], 10), obs("b", mins["b"], 6), obs("c", mins["c"], 3)])
+    assert writes(p) == {}
     for name, lo in mins.items():  # every HPA sits at its min and wants fewer
         fleet = update(fleet, name, current_replicas=lo, ready_replicas=lo, hpa_desired=lo, hpa_limited=True)
     return f, fleet, mins
@@ -50,8 +52,10 @@ def test_one_cluster_at_a_time_and_never_below_federated_min() -> None:
     f, fleet, _ = idle_fleet("StaticWeighted", weights={"a": 3, "b": 2, "c": 1})
     f, fleet, _ = settle(f, fleet, T0 + S)  # c -> 0
     f, fleet, p = settle(f, fleet, T0 + 2 * S)
+    assert writes(p) == {}  # the HPAs get an optimization period to see the load move first
+    f, fleet, p = settle(f, fleet, T0 + 61 * S)
     assert writes(p) == {"b": 0}  # running 2 + 1 > F.min 2: b goes next
-    p = run(f, fleet, T0 + 3 * S)
+    p = run(f, fleet, T0 + 200 * S)
     assert writes(p) == {}  # a alone carries F.min
 
 
