@@ -191,9 +191,10 @@ def test_invariants_hold_through_a_random_walk(
         check_unhealthy_untouched(fleet, p)
         f, fleet = apply(f, fleet, p)
         note(f"{now:%H:%M:%S} {[(e.reason, e.message) for e in p.events]}")
-        note(
-            f"   {[(o.name, o.healthy, o.current_replicas, o.ready_replicas, o.pending_replicas) for o in fleet]}"
-        )
+        counts = [
+            (o.name, o.healthy, o.current_replicas, o.ready_replicas, o.pending_replicas) for o in fleet
+        ]
+        note(f"   {counts}")
         again = plan(f, fleet, now, CONFIG)  # what a plan did, it does not redo or undo at once
         assert not again.has_member_writes, (what, again.hpa_actions, again.replica_writes)
         fleet = perturb(fleet, name, what, amount)
