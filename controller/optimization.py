@@ -3,8 +3,8 @@
 Period optimization gathers the slack (max above what a cluster runs) and hands it out again by the
 policy's weights, so the member HPAs can absorb the next burst where the policy prefers it even while
 the control plane is down. Trigger optimization reacts sooner: a cluster whose pods cannot be
-scheduled keeps only what is ready and its freed max goes to the others. A max never drops below
-what runs, and the maxes keep summing to F.max.
+scheduled keeps only what it holds (ready or starting) and its freed max goes to the others. The
+period optimization never drops a max below what runs, and the maxes keep summing to F.max.
 """
 
 from __future__ import annotations
@@ -50,7 +50,8 @@ def optimize(fleet: Fleet, reason: str) -> bool:
 def trigger(fleet: Fleet) -> bool:
     """Trigger optimization (weighted and Aggregated policies): cap clusters that cannot schedule.
 
-    A cluster with unschedulable pods past the delay keeps max = ready (at least 1) and is marked
+    A cluster with unschedulable pods past the delay keeps max = what it holds (``Slot.scheduled_cap``:
+    ready at least, as DESIGN says; pods already scheduled and starting are not killed) and is marked
     Saturated; its freed max goes to the others by the policy's weights.
     """
     if fleet.fhpa.spec.assignment_type == PRIORITIZED:

@@ -1,7 +1,8 @@
 """Prioritized scaling across clusters (DESIGN §4): spill up the priority order, drain it from the bottom.
 
 Scale-up: the highest-priority cluster that still has headroom and holds unschedulable pods past
-``autoscaleMultiClusterDelay`` has its max dropped to its ready replicas; the difference moves to the
+``autoscaleMultiClusterDelay`` has its max dropped to what it holds (its ready replicas, plus pods
+already scheduled and starting); the difference moves to the
 next cluster by priority, whose replicas are raised to at least 1. The capped cluster is marked
 Saturated so that optimization does not hand the max straight back, and the spill cascades as the next
 cluster saturates in turn.
