@@ -19,7 +19,10 @@ LABEL_OWNER_NAME = "autoscaling.karmada.io/federatedhpa-name"
 LABEL_OWNER_UID = "autoscaling.karmada.io/federatedhpa-uid"
 ANNOTATION_DIGEST = "autoscaling.karmada.io/template-digest"
 DEFAULT_METRICS: list[dict[str, Any]] = [
-    {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}
+    {
+        "type": "Resource",
+        "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}},
+    }
 ]
 
 

@@ -62,7 +62,9 @@ class ClusterObservation(BaseModel):
     current_replicas: int = 0  # the workload's spec.replicas
     ready_replicas: int = 0
     pending_replicas: int = 0  # pods unschedulable (PodScheduled False, reason Unschedulable)
-    available_replicas: int | None = None  # replicas of this workload the cluster can hold; None: unknown/unlimited
+    available_replicas: int | None = (
+        None  # replicas of this workload the cluster can hold; None: unknown/unlimited
+    )
     hpa: MemberHPAObservation | None = None
 
     @property

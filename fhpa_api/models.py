@@ -220,7 +220,13 @@ class ClusterAffinity(ApiModel):
 # --- FederatedHPA -------------------------------------------------------------------------------------
 
 AssignmentType = Literal["Duplicated", "StaticWeighted", "DynamicWeighted", "Aggregated", "Prioritized"]
-ASSIGNMENT_TYPES: tuple[str, ...] = ("Duplicated", "StaticWeighted", "DynamicWeighted", "Aggregated", "Prioritized")
+ASSIGNMENT_TYPES: tuple[str, ...] = (
+    "Duplicated",
+    "StaticWeighted",
+    "DynamicWeighted",
+    "Aggregated",
+    "Prioritized",
+)
 
 
 class ClusterAutoscalingPreference(ApiModel):
@@ -241,7 +247,9 @@ class FederatedHPASpec(ApiModel):
     metrics: list[MetricSpec] | None = None
     behavior: HorizontalPodAutoscalerBehavior | None = None
     cluster_affinity: ClusterAffinity | None = None
-    federated_hpa_assignment: FederatedHPAAssignment | None = Field(default=None, alias="federatedHPAAssignment")
+    federated_hpa_assignment: FederatedHPAAssignment | None = Field(
+        default=None, alias="federatedHPAAssignment"
+    )
     autoscale_multi_cluster_delay: int | None = None
     scale_assist: bool | None = None
     scaling_to_zero: bool | None = None

@@ -42,7 +42,8 @@ def parse_quantity(value: str | int | float) -> Decimal:
     match = _PATTERN.match(value.strip())
     if not match or value != value.strip():
         raise QuantityError(
-            f"{value!r} is not a quantity (expected a number with an optional suffix such as 500m, 2, 1Gi, 1e3)"
+            f"{value!r} is not a quantity "
+            "(expected a number with an optional suffix such as 500m, 2, 1Gi, 1e3)"
         )
     number, exponent, suffix = match.groups()
     try:
