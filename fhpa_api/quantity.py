@@ -6,8 +6,9 @@ arithmetic go through :func:`parse_quantity`.
 
 from __future__ import annotations
 
+import math
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, DecimalException, Overflow, localcontext
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {
@@ -22,7 +23,11 @@ _DECIMAL = {
     "P": Decimal("1e15"),
     "E": Decimal("1e18"),
 }
-_PATTERN = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$")
+# [0-9], not \d: \d also matches other scripts' digits ("١٢"), which Kubernetes refuses.
+_PATTERN = re.compile(
+    r"^([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))(?:([eE][+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$"
+)
+_MAX_EXPONENT_DIGITS = 6  # beyond this Decimal overflows (and int() refuses very long digit strings)
 
 
 class QuantityError(ValueError):
@@ -36,10 +41,12 @@ def parse_quantity(value: str | int | float) -> Decimal:
     if isinstance(value, int):
         return Decimal(value)
     if isinstance(value, float):
+        if not math.isfinite(value):
+            raise QuantityError(f"{value!r} is not a quantity")
         return Decimal(repr(value))
     if not isinstance(value, str):
         raise QuantityError(f"{value!r} is not a quantity")
-    match = _PATTERN.match(value.strip())
+    match = _PATTERN.match(value)
     if not match or value != value.strip():
         raise QuantityError(
             f"{value!r} is not a quantity "
@@ -47,15 +54,23 @@ def parse_quantity(value: str | int | float) -> Decimal:
         )
     number, exponent, suffix = match.groups()
     try:
-        base = Decimal(number)
-    except InvalidOperation as exc:  # pragma: no cover - the pattern admits only decimals
-        raise QuantityError(f"{value!r} is not a quantity") from exc
-    if exponent:
-        return base * (Decimal(10) ** int(exponent[1:]))
-    suffix = suffix or ""
-    if suffix in _BINARY:
-        return base * _BINARY[suffix]
-    return base * _DECIMAL[suffix]
+        return _scale(Decimal(number), exponent, suffix or "")
+    except DecimalException as exc:
+        shown = value if len(value) <= 40 else value[:40] + "..."
+        raise QuantityError(f"{shown!r} is out of range for a quantity") from exc
+
+
+def _scale(base: Decimal, exponent: str | None, suffix: str) -> Decimal:
+    """base x 10^exponent or base x suffix, exactly: the default 28-digit context would round."""
+    with localcontext() as ctx:
+        ctx.prec = len(base.as_tuple().digits) + 20  # the largest multiplier, 2**60, has 19 digits
+        if exponent:
+            if len(exponent.lstrip("eE+-")) > _MAX_EXPONENT_DIGITS:
+                raise Overflow("exponent too long")
+            return base.scaleb(int(exponent[1:]))
+        if suffix in _BINARY:
+            return base * _BINARY[suffix]
+        return base * _DECIMAL[suffix]
 
 
 def is_quantity(value: object) -> bool:
