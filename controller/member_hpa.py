@@ -6,6 +6,7 @@ planner tells whether a member HPA's template (target, metrics, behavior) is alr
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from typing import Any
@@ -42,12 +43,13 @@ def owner_labels(fhpa: FederatedHPA) -> dict[str, str]:
 
 
 def template(fhpa: FederatedHPA) -> dict[str, Any]:
-    """The part of the member HPA spec that does not depend on the cluster: target, metrics, behavior."""
+    """The part of the member HPA spec that does not depend on the cluster: target, metrics, behavior.
+
+    A fresh dict every call: callers (ports, the simulator) keep and change it, so the defaults are copied.
+    """
     spec = fhpa.spec
-    body: dict[str, Any] = {
-        "scaleTargetRef": to_json(spec.scale_target_ref),
-        "metrics": [to_json(m) for m in spec.metrics] if spec.metrics else DEFAULT_METRICS,
-    }
+    metrics = [to_json(m) for m in spec.metrics] if spec.metrics else copy.deepcopy(DEFAULT_METRICS)
+    body: dict[str, Any] = {"scaleTargetRef": to_json(spec.scale_target_ref), "metrics": metrics}
     if spec.behavior is not None:
         body["behavior"] = to_json(spec.behavior)
     return body
