@@ -1,0 +1,255 @@
+"""The executor: a plan becomes port calls in a safe order; one failure never stops the rest."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.errors import ClusterUnreachableError, ConflictError, NotFoundError, NotOwnedError, PortError
+from controller.executor import ExecutionResult, execute
+from controller.plan import EventRecord, HPAAction, Plan, ReplicaWrite
+from controller.ports import ClusterIdentity, MemberCluster
+from fhpa_api.models import FederatedHPA, FederatedHPAStatus
+from tests.controller.member_fakes import FakeMember, LoggingControlPlane
+
+STATUS = FederatedHPAStatus(current_replicas=5, desired_replicas=6)
+
+
+class World:
+    """A stored FederatedHPA, a control plane and some member clusters sharing one call log."""
+
+    def __init__(self, *clusters: str) -> None:
+        self.calls: list[str] = []
+        self.control_plane = LoggingControlPlane(calls=self.calls)
+        self.control_plane.add(
+            FederatedHPA.model_validate(
+                {
+                    "metadata": {"name": "web", "namespace": "shop", "uid": "u1"},
+                    "spec": {
+                        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                        "maxReplicas": 20,
+                    },
+                }
+            )
+        )
+        self.members = {c: FakeMember(ClusterIdentity(name=c), self.calls) for c in clusters}
+        self.hooked: list[tuple[str, str, bool]] = []
+
+    @property
+    def fhpa(self) -> FederatedHPA:
+        return self.control_plane.fhpas[("shop", "web")]
+
+    def run(self, plan: Plan, current_max: dict[str, int] | None = None) -> ExecutionResult:
+        members: dict[str, MemberCluster] = dict(self.members)
+        return execute(
+            plan,
+            self.fhpa,
+            members,
+            self.control_plane,
+            current_max,
+            on_action=lambda kind, cluster, ok: self.hooked.append((kind, cluster, ok)),
+        )
+
+    def member_calls(self) -> list[str]:
+        return [c for c in self.calls if not c.startswith(("status", "event/"))]
+
+
+def update(cluster: str, max_replicas: int, op: str = "update") -> HPAAction:
+    return HPAAction.model_validate(
+        {
+            "cluster": cluster,
+            "op": op,
+            "min_replicas": 1,
+            "max_replicas": max_replicas,
+            "spec": {"maxReplicas": max_replicas},
+        }
+    )
+
+
+def delete(cluster: str) -> HPAAction:
+    return HPAAction(cluster=cluster, op="delete")
+
+
+def test_an_empty_plan_writes_only_the_status() -> None:
+    world = World("a")
+    result = world.run(Plan(status=STATUS))
+    assert world.calls == ["status"]
+    assert result.ok and result.done == [] and result.failed == {}
+    assert result.updated is not None and result.updated.status == STATUS
+    assert world.control_plane.fhpas[("shop", "web")].status == STATUS
+
+
+def test_increases_before_decreases_largest_increase_first() -> None:
+    world = World("a", "b", "c", "d")
+    actions = [update("a", 2), update("b", 9), update("c", 5), update("d", 4)]
+    world.run(Plan(hpa_actions=actions, status=STATUS), current_max={"a": 6, "b": 3, "c": 5, "d": 1})
+    # b +6, d +3, c +0 (no fall), then a -4
+    assert world.member_calls() == ["apply/b", "apply/d", "apply/c", "apply/a"]
+
+
+def test_an_unobserved_hpa_counts_as_max_zero() -> None:
+    world = World("a", "b")
+    world.run(Plan(hpa_actions=[update("a", 3), update("b", 4, op="create")], status=STATUS), {"a": 10})
+    assert world.member_calls() == ["apply/b", "apply/a"]
+
+
+def test_creates_and_updates_before_deletes_and_replica_writes_after_hpas() -> None:
+    world = World("a", "b", "c")
+    plan = Plan(
+        hpa_actions=[delete("a"), update("b", 1), update("c", 8, op="create")],
+        replica_writes=[
+            ReplicaWrite(cluster="c", replicas=3, reason="r"),
+            ReplicaWrite(cluster="a", replicas=0, reason="r"),
+        ],
+        status=STATUS,
+        events=[EventRecord(reason="Assigned", message="m")],
+    )
+    result = world.run(plan, current_max={"a": 5, "b": 5})
+    assert world.calls == [
+        "apply/c",
+        "apply/b",
+        "delete/a",
+        "scale/c=3",
+        "scale/a=0",
+        "status",
+        "event/Assigned",
+    ]
+    assert result.done == ["create/c", "update/b", "delete/a", "scale/c", "scale/a"]
+    assert result.ok
+
+
+def test_apply_gets_the_rendered_spec_and_scale_the_target() -> None:
+    world = World("a")
+    plan = Plan(
+        hpa_actions=[update("a", 7)],
+        replica_writes=[ReplicaWrite(cluster="a", replicas=4, reason="r")],
+        status=STATUS,
+    )
+    world.run(plan)
+    assert world.members["a"].hpa_specs == {"web": {"maxReplicas": 7}}
+    assert world.members["a"].replicas == {"shop/Deployment/web": 4}
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ClusterUnreachableError("b", "timeout"),
+        NotOwnedError("not ours"),
+        ConflictError("409"),
+        PortError("boom"),
+    ],
+    ids=["unreachable", "not-owned", "conflict", "port"],
+)
+def test_a_failing_member_action_does_not_stop_the_others(error: PortError) -> None:
+    world = World("a", "b", "c")
+    world.members["b"].fail_next("apply_hpa", error)
+    world.members["a"].fail_next("scale_workload", PortError("scale refused"))
+    plan = Plan(
+        hpa_actions=[update("a", 9), update("b", 8), delete("c")],
+        replica_writes=[
+            ReplicaWrite(cluster="a", replicas=2, reason="r"),
+            ReplicaWrite(cluster="c", replicas=0, reason="r"),
+        ],
+        status=STATUS,
+    )
+    result = world.run(plan)
+    assert world.member_calls() == ["apply/a", "apply/b", "delete/c", "scale/a=2", "scale/c=0"]
+    assert result.done == ["update/a", "delete/c", "scale/c"]
+    assert result.failed == {"update/b": str(error), "scale/a": "scale refused"}
+    assert not result.ok
+    assert result.updated is not None  # the status is still written
+    warnings = [e for e in world.control_plane.events if e.reason == "MemberActionFailed"]
+    assert [(e.type, e.message) for e in warnings] == [
+        ("Warning", f"update/b: {error}"),
+        ("Warning", "scale/a: scale refused"),
+    ]
+    assert world.hooked == [
+        ("update", "a", True),
+        ("update", "b", False),
+        ("delete", "c", True),
+        ("scale", "a", False),
+        ("scale", "c", True),
+    ]
+
+
+def test_plan_events_come_before_failure_warnings_and_after_the_status() -> None:
+    world = World("a")
+    world.members["a"].fail_next("delete_hpa", PortError("x"))
+    world.run(
+        Plan(hpa_actions=[delete("a")], status=STATUS, events=[EventRecord(reason="Rescaled", message="m")])
+    )
+    assert world.calls == ["delete/a", "status", "event/Rescaled", "event/MemberActionFailed"]
+
+
+def test_an_unregistered_cluster_is_reported() -> None:
+    world = World("a")
+    plan = Plan(
+        hpa_actions=[update("gone", 3), delete("gone2"), update("a", 2)],
+        replica_writes=[ReplicaWrite(cluster="gone3", replicas=1, reason="r")],
+        status=STATUS,
+    )
+    result = world.run(plan)
+    assert result.failed == {
+        "update/gone": "cluster is no longer registered",
+        "delete/gone2": "cluster is no longer registered",
+        "scale/gone3": "cluster is no longer registered",
+    }
+    assert result.done == ["update/a"]
+    assert not result.ok
+    assert world.control_plane.reasons().count("MemberActionFailed") == 3
+
+
+def test_a_conflict_on_the_status_write_sets_conflict() -> None:
+    world = World("a")
+    stale = world.fhpa
+    world.control_plane.add(stale)  # someone else wrote: the stored resourceVersion moved on
+    result = execute(
+        Plan(hpa_actions=[update("a", 2)], status=STATUS), stale, dict(world.members), world.control_plane
+    )
+    assert result.conflict and not result.ok
+    assert result.updated is None
+    assert result.done == ["update/a"]  # member actions already happened; the next pass re-plans
+
+
+def test_a_not_found_on_the_status_write_sets_conflict() -> None:
+    world = World("a")
+    world.control_plane.fail_next("update_federated_hpa_status", NotFoundError("gone"))
+    result = world.run(Plan(status=STATUS, events=[EventRecord(reason="Assigned", message="m")]))
+    assert result.conflict and result.updated is None
+    assert world.control_plane.reasons() == ["Assigned"]  # events still go out
+
+
+def test_an_event_failure_never_fails_the_execution() -> None:
+    world = World("a")
+    world.members["a"].fail_next("apply_hpa", PortError("nope"))
+    world.control_plane.fail_next("emit_event", PortError("events down"), PortError("still down"))
+    plan = Plan(
+        hpa_actions=[update("a", 2)], status=STATUS, events=[EventRecord(reason="Assigned", message="m")]
+    )
+    result = world.run(plan)
+    assert not result.conflict and result.updated is not None
+    assert result.failed == {"update/a": "nope"}
+    assert world.calls[-2:] == ["event/Assigned", "event/MemberActionFailed"]
+
+
+def test_one_failed_event_does_not_stop_the_next_events() -> None:
+    world = World("a")
+    world.control_plane.fail_next("emit_event", PortError("events down"))
+    events = [
+        EventRecord(reason="First", message="m"),
+        EventRecord(type="Warning", reason="Second", message="m"),
+    ]
+    result = world.run(Plan(status=STATUS, events=events))
+    assert result.ok
+    assert [(e.type, e.reason) for e in world.control_plane.events] == [("Warning", "Second")]
+
+
+def test_without_a_hook_nothing_breaks() -> None:
+    world = World("a")
+    world.members["a"].fail_next("apply_hpa", PortError("x"))
+    result = execute(
+        Plan(hpa_actions=[update("a", 2), update("a", 3)], status=STATUS),
+        world.fhpa,
+        dict(world.members),
+        world.control_plane,
+    )
+    assert result.failed == {"update/a": "x"} and result.done == ["update/a"]
