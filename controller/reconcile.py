@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
-from controller.errors import ClusterUnreachableError
+from controller.errors import ClusterUnreachableError, PortError
 from controller.executor import ActionHook, ExecutionResult, execute
 from controller.observation import ClusterObservation
 from controller.plan import Plan
@@ -20,15 +20,20 @@ log = logging.getLogger(__name__)
 
 
 def observe_all(fhpa: FederatedHPA, members: Mapping[str, MemberCluster]) -> list[ClusterObservation]:
-    """Observe every registered cluster; one that does not answer is reported unhealthy, not skipped."""
+    """Observe every registered cluster; one that cannot be observed is reported unhealthy, not skipped.
+
+    Any port error counts (an unreachable cluster, or one that refuses the reads we need): the planner
+    cannot act on a cluster it cannot see, and the failover grace period decides what follows.
+    """
     observations = []
     for name in sorted(members):
         member = members[name]
         try:
             observations.append(member.observe(fhpa))
-        except ClusterUnreachableError as exc:
+        except PortError as exc:
             ident = member.identity
-            log.info("cluster unreachable", extra={"cluster": name, "error": exc.detail})
+            detail = exc.detail if isinstance(exc, ClusterUnreachableError) else str(exc)
+            log.info("cluster not observable", extra={"cluster": name, "error": detail})
             observations.append(
                 ClusterObservation(
                     name=ident.name,

@@ -45,6 +45,7 @@ class FakeMember:
 
     def observe(self, fhpa: FederatedHPA) -> ClusterObservation:
         self.calls.append(f"observe/{self.ident.name}")
+        self._maybe_fail("observe")
         if not self.reachable:
             raise ClusterUnreachableError(self.ident.name, "connection refused")
         return self.observation or ClusterObservation(name=self.ident.name, labels=self.ident.labels)

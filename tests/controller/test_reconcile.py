@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 import controller.reconcile as reconcile_module
+from controller.errors import NotFoundError
 from controller.executor import ActionHook, ExecutionResult
 from controller.member_hpa import render_spec
 from controller.observation import ClusterObservation, MemberHPAObservation, Taint
@@ -210,3 +211,13 @@ def test_the_planner_gets_every_observation_the_clock_and_the_config(monkeypatch
     assert now == NOW and passed is config
     reconcile_federated_hpa(fleet.fhpa, fleet.ports(), fleet.control_plane, FixedClock())
     assert spy.planned[1][2] == PlannerConfig()
+
+
+def test_a_cluster_that_refuses_our_reads_is_observed_unhealthy_not_fatal() -> None:
+    fleet = Fleet(make_fhpa())
+    fleet.member(ClusterIdentity(name="a"))
+    refusing = fleet.member(ClusterIdentity(name="b", labels={"env": "prod"}))
+    refusing.fail_next("observe", NotFoundError("deployments.apps is not served here"))
+    observations = observe_all(fleet.fhpa, fleet.ports())
+    assert [(o.name, o.healthy) for o in observations] == [("a", True), ("b", False)]
+    assert observations[1].labels == {"env": "prod"}
