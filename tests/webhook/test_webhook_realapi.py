@@ -30,6 +30,7 @@ CRDS = sorted((REPO / "manifests" / "crds").glob("*.yaml"))
 EXAMPLES = REPO / "examples"
 CONFIGS = REPO / "manifests" / "webhook" / "base" / "webhookconfigurations.yaml"
 VALIDATING_NAME = "validate.federated-hpa.autoscaling.karmada.io"
+GROUP = "autoscaling.karmada.io"
 PLURALS = {"FederatedHPA": "federatedhpas", "CronFederatedHPA": "cronfederatedhpas"}
 
 
@@ -196,6 +197,35 @@ def test_python_client_sees_the_denial(cluster: RealAPIServer, webhook: RunningW
         "autoscaling.karmada.io", "v1alpha1", "e2e", "federatedhpas", unique(fhpa())
     )
     assert good["spec"]["scaleAssist"] is True
+
+
+def _break(doc: dict[str, Any]) -> dict[str, Any]:
+    """A hand-broken copy the schema lets through: a '/' in the target's name, a minute out of range."""
+    bad = copy.deepcopy(doc)
+    if bad["kind"] == "FederatedHPA":
+        bad["spec"]["scaleTargetRef"]["name"] = "a/b"
+    else:
+        bad["spec"]["rules"][0]["schedule"] = "61 * * * *"
+    return bad
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("*.yaml")))
+def test_every_example_is_stored_with_defaults_and_its_broken_copy_refused(
+    cluster: RealAPIServer, webhook: RunningWebhook, name: str
+) -> None:
+    from kubernetes import client
+    from kubernetes.client.rest import ApiException
+
+    api = client.CustomObjectsApi(cluster.api_client())
+    doc = unique(_example(name))
+    plural = PLURALS[doc["kind"]]
+    stored: Any = api.create_namespaced_custom_object(GROUP, "v1alpha1", "e2e", plural, doc)
+    assert stored["spec"] == apply_defaults(doc)["spec"]
+    bad = unique(_break(_example(name)))
+    with pytest.raises(ApiException) as caught:
+        api.create_namespaced_custom_object(GROUP, "v1alpha1", "e2e", plural, bad)
+    assert caught.value.status == 403
+    assert json.loads(caught.value.body or "{}")["message"] == expected_denial(bad)
 
 
 # --- kubectl, the way users meet it ------------------------------------------------------------------
