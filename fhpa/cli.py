@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
 # In the order `fhpa --help` lists them. `simulate` is the main job and the default.
+# 128 + SIGPIPE, what a shell reports for a Unix tool whose reader closed the pipe
+SIGPIPE_EXIT = 141
+
 COMMANDS = ("simulate", "validate", "assign", "cron", "controller", "webhook", "certs")
 
 
@@ -41,7 +45,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if func is None:
         parser.print_help()
         return 2
-    return int(func(args) or 0)
+    try:
+        return int(func(args) or 0)
+    except BrokenPipeError:
+        # the reader went away (`fhpa validate --output json | head`): stop quietly, as Unix tools do,
+        # and keep the interpreter's final flush from raising again on the closed pipe
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return SIGPIPE_EXIT
 
 
 if __name__ == "__main__":

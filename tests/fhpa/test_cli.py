@@ -24,3 +24,19 @@ def test_help_lists_the_main_job(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         cli.main(["--help"])
     assert "simulate" in capsys.readouterr().out
+
+
+def test_a_closed_pipe_ends_quietly_without_a_traceback() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    fhpa = Path(sys.executable).with_name("fhpa")
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    reader = subprocess.Popen([fhpa, "validate", str(examples), "--output", "json"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, bufsize=0)  # fmt: skip
+    assert reader.stdout is not None and reader.stderr is not None
+    reader.stdout.close()  # the reader is gone before the first write, as after `| head -c 0`
+    stderr = reader.stderr.read().decode()
+    assert reader.wait(timeout=60) in (0, cli.SIGPIPE_EXIT)
+    assert "Traceback" not in stderr, stderr
