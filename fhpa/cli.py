@@ -10,10 +10,10 @@ import os
 import sys
 from collections.abc import Sequence
 
-# In the order `fhpa --help` lists them. `simulate` is the main job and the default.
 # 128 + SIGPIPE, what a shell reports for a Unix tool whose reader closed the pipe
 SIGPIPE_EXIT = 141
 
+# In the order `fhpa --help` lists them. `simulate` is the main job and the default.
 COMMANDS = ("simulate", "validate", "assign", "cron", "controller", "webhook", "certs")
 
 
