@@ -18,6 +18,7 @@ from typing import Any
 from simulator.engine import RunResult, StepSample
 
 ABSORBED_FRACTION = 0.99
+ABSORB_SUSTAIN_S = 300.0  # how long served must stay back at 99% of demand to end a shortfall
 
 
 def summarize(result: RunResult) -> dict[str, Any]:
@@ -58,21 +59,34 @@ def summarize(result: RunResult) -> dict[str, Any]:
     }
 
 
-def time_to_absorb(steps: list[StepSample]) -> float | None:
-    """From the first step where demand exceeds what is served until served is back at 99% of demand.
+def time_to_absorb(steps: list[StepSample], sustain_s: float = ABSORB_SUSTAIN_S) -> float | None:
+    """How long the first shortfall lasted: from its first step until served is back for good.
 
-    None when demand was always served; the time to the end of the run when it never got back.
+    The episode starts at the first step where served is below 99% of demand. A lag smaller than that
+    is the one-step delay of any reactive autoscaler, not a shortfall. It ends at the first later step
+    where served is at least 99% of demand and stays there for ``sustain_s`` (5 minutes), or for every
+    remaining step when the run ends sooner. So a single good step between two bad stretches does not
+    end it: a 15 s blip before the real climb would otherwise report 15 s and hide the climb.
+
+    None when served never fell below 99% of demand; the time to the end of the run when it never got
+    back for good.
     """
-    start = next((s.t for s in steps if s.served_rps < s.demand_rps * (1 - 1e-9)), None)
-    if start is None:
+    if not steps:
         return None
-    back = next(
-        (s.t for s in steps if s.t > start and s.served_rps >= ABSORBED_FRACTION * s.demand_rps),
-        None,
-    )
-    if back is None:
-        return (steps[-1].t + (steps[1].t - steps[0].t if len(steps) > 1 else 0)) - start
-    return back - start
+    dt = steps[1].t - steps[0].t if len(steps) > 1 else 0.0
+    short = [s.served_rps < ABSORBED_FRACTION * s.demand_rps for s in steps]
+    first = next((i for i, flag in enumerate(short) if flag), None)
+    if first is None:
+        return None
+    next_short: float | None = None  # the time of the first short step at or after i, scanning back
+    back: float | None = None
+    for i in range(len(steps) - 1, first, -1):
+        if short[i]:
+            next_short = steps[i].t
+        elif next_short is None or next_short >= steps[i].t + sustain_s:
+            back = steps[i].t
+    end = steps[-1].t + dt if back is None else back
+    return end - steps[first].t
 
 
 def longest_shortfall(steps: list[StepSample], dt: float) -> float:

@@ -1,0 +1,73 @@
+"""summary.json's time_to_absorb_s: the first shortfall lasts until served is back at 99% of demand."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from simulator.builtin import builtin_scenario
+from simulator.engine import RunResult, StepSample, simulate
+from simulator.report import ABSORB_SUSTAIN_S, time_to_absorb
+
+STEP = 15.0
+
+
+def run(served_fractions: list[float], demand: float = 1000.0) -> list[StepSample]:
+    """Steps 15 s apart with constant demand and served at the given fractions of it."""
+    return [
+        StepSample(
+            t=i * STEP,
+            demand_rps=demand,
+            served_rps=fraction * demand,
+            oracle_rps=demand,
+            controller_up=True,
+            fhpa_min=1,
+            fhpa_max=10,
+            clusters={},
+        )
+        for i, fraction in enumerate(served_fractions)
+    ]
+
+
+def test_always_served_has_nothing_to_absorb() -> None:
+    assert time_to_absorb(run([1.0] * 40)) is None
+
+
+def test_a_lag_under_one_percent_is_not_a_shortfall() -> None:
+    assert time_to_absorb(run([1.0, 0.995, 1.0] + [1.0] * 40)) is None
+
+
+def test_one_good_step_between_a_blip_and_the_real_climb_does_not_end_the_episode() -> None:
+    # 15 s short at t=15, back at t=30 for one step, then short from t=45 to t=435, back for good at t=450
+    fractions = [1.0, 0.9, 1.0] + [0.7] * 27 + [1.0] * 40
+    assert time_to_absorb(run(fractions)) == 450 - 15
+
+
+def test_a_good_stretch_shorter_than_the_sustain_period_does_not_end_the_episode() -> None:
+    good_steps = int(ABSORB_SUSTAIN_S / STEP) - 1  # 4 min 45 s back, then short again
+    fractions = [0.5] + [1.0] * good_steps + [0.5] + [1.0] * 40
+    assert time_to_absorb(run(fractions)) == (good_steps + 2) * STEP
+
+
+def test_back_for_the_rest_of_a_run_that_ends_sooner_than_the_sustain_period_counts() -> None:
+    assert time_to_absorb(run([0.5] * 10 + [1.0] * 3)) == 10 * STEP
+
+
+def test_never_back_lasts_to_the_end_of_the_run() -> None:
+    assert time_to_absorb(run([1.0] * 4 + [0.5] * 10)) == 10 * STEP
+
+
+@cache
+def builtin_run() -> RunResult:
+    return simulate(builtin_scenario())
+
+
+def test_builtin_scenario_covers_the_climb_not_just_the_first_blip() -> None:
+    steps = builtin_run().steps
+    short = [s.t for s in steps if s.served_rps < 0.99 * s.demand_rps]
+    start = short[0]
+    # the climb's last short step before the cluster outage: the episode must reach past it
+    climb_end = max(t for t in short if t < steps[-1].t / 2)
+    absorbed = time_to_absorb(steps)
+    assert absorbed is not None
+    assert absorbed > climb_end - start
+    assert absorbed > 10 * STEP  # not the one-step lag the literal reading reported
