@@ -3,7 +3,9 @@
 Each FederatedHPA / CronFederatedHPA is defaulted, then validated with the same code the webhook
 runs. Meant for CI before `kubectl apply`: exit 0 when every object is valid, 1 when any is invalid,
 2 when some input cannot be read. Documents of other API groups (a Deployment in the same file)
-are skipped with a note on stderr.
+are skipped with a note on stderr. Inputs that hold no FederatedHPA or CronFederatedHPA at all (an
+empty file, a directory of Deployments) exit 1 with an error, as `kubectl apply` does on an empty
+file: a CI step pointed at the wrong path must not pass silently.
 """
 
 from __future__ import annotations
@@ -48,12 +50,21 @@ class RunReport:
     documents: list[DocumentReport] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    inputs: list[str] = field(default_factory=list)
+
+    @property
+    def nothing_to_check(self) -> str | None:
+        """The error when every input was read but none held one of our objects, else None."""
+        if self.documents or self.unreadable:
+            return None
+        names = ", ".join("<stdin>" if p == "-" else p for p in self.inputs)
+        return f"no FederatedHPA or CronFederatedHPA objects in {names}"
 
     @property
     def exit_code(self) -> int:
         if self.unreadable:
             return EXIT_UNREADABLE
-        if any(not d.ok for d in self.documents):
+        if self.nothing_to_check or any(not d.ok for d in self.documents):
             return EXIT_INVALID
         return EXIT_OK
 
@@ -82,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def check_paths(paths: list[str]) -> RunReport:
-    report = RunReport()
+    report = RunReport(inputs=list(paths))
     for path in paths:
         try:
             documents = load_documents(path)
@@ -132,6 +143,8 @@ def _print_text(report: RunReport) -> None:
         print(f"error: {message}", file=sys.stderr)
     for note in report.skipped:
         print(f"{note}: skipped (not an {GROUP} object)", file=sys.stderr)
+    if report.nothing_to_check:
+        print(f"error: {report.nothing_to_check}", file=sys.stderr)
     for doc in report.documents:
         for warning in doc.warnings:
             print(f"{doc.label}: warning: {warning}", file=sys.stderr)
@@ -159,4 +172,5 @@ def _as_json(report: RunReport) -> dict[str, Any]:
         ],
         "unreadable": report.unreadable,
         "skipped": report.skipped,
+        "error": report.nothing_to_check,
     }

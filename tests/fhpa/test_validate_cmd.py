@@ -212,3 +212,44 @@ def test_a_hand_broken_copy_of_each_example_is_refused(
     (line,) = out.splitlines()
     assert f": {field}: " in line
     assert any(word in line for word in ("use", "must", "allowed", ">=", "from")), line
+
+
+@pytest.mark.parametrize("text", ["", "---\n# nothing yet\n---\n"])
+def test_an_empty_file_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str) -> None:
+    path = write(tmp_path, "empty.yaml", text)
+    code, out, err = run(capsys, path)
+    assert code == 1
+    assert out == ""
+    assert err == f"error: no FederatedHPA or CronFederatedHPA objects in {path}\n"
+
+
+def test_a_directory_without_our_objects_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(tmp_path, "deploy.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n")
+    code, out, err = run(capsys, str(tmp_path))
+    assert code == 1
+    assert out == ""
+    assert "skipped" in err
+    assert err.endswith(f"error: no FederatedHPA or CronFederatedHPA objects in {tmp_path}\n")
+
+
+def test_empty_stdin_is_an_error(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert run(capsys, "-") == (1, "", "error: no FederatedHPA or CronFederatedHPA objects in <stdin>\n")
+
+
+def test_one_empty_input_among_others_is_fine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The objects may live in any of the inputs: only all of them empty is an error."""
+    empty, web = write(tmp_path, "empty.yaml", ""), write(tmp_path, "web.yaml", FHPA)
+    code, _, err = run(capsys, empty, web)
+    assert (code, err) == (0, "")
+
+
+def test_empty_input_in_json_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "empty.yaml", "")
+    code, out, _ = run(capsys, "--output", "json", path)
+    report = json.loads(out)
+    assert code == 1
+    assert (report["valid"], report["exitCode"], report["documents"]) == (False, 1, [])
+    assert report["error"] == f"no FederatedHPA or CronFederatedHPA objects in {path}"
