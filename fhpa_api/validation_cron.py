@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fhpa_api import API_VERSION, CRON_FEDERATED_HPA, FEDERATED_HPA
+from fhpa_api import API_VERSION, CRON_FEDERATED_HPA, FEDERATED_HPA, GROUP
 from fhpa_api.field_checks import (
     Report,
     array,
@@ -48,8 +48,15 @@ def check_cron_spec(spec: dict[str, Any], ref: dict[str, Any] | None, report: Re
     _check_unique_names(rules, report)
 
 
-def _check_target(ref: dict[str, Any], report: Report) -> str | None:
-    """Return the target mode, or None when the target itself is wrong (replica fields then unchecked)."""
+def _check_target(ref: dict[str, Any], report: Report) -> str:
+    """Report a wrong target, and return the mode the rules are checked in all the same.
+
+    The rules are checked even when the target is refused, so that every error shows at once instead
+    of the rule errors appearing only after the target is fixed. A refused target is taken as the
+    FederatedHPA the fix points to when it names our API group or the FederatedHPA kind (the messages
+    say to use kind FederatedHPA, or apiVersion autoscaling.karmada.io/v1alpha1); otherwise as the
+    workload its apiVersion implies (the message there offers a Deployment-like workload).
+    """
     kind = ref.get("kind")
     path = "spec.scaleTargetRef"
     if target_mode(ref) == "fhpa":
@@ -59,7 +66,6 @@ def _check_target(ref: dict[str, Any], report: Report) -> str | None:
                 f"{kind!r} is not supported with apiVersion {API_VERSION}: "
                 f"the only kind there is {FEDERATED_HPA}",
             )
-            return None
         return "fhpa"
     if kind in _NOT_WORKLOADS:
         if kind == FEDERATED_HPA:
@@ -73,8 +79,13 @@ def _check_target(ref: dict[str, Any], report: Report) -> str | None:
                 join(path, "kind"),
                 f"{kind} has no scale subresource: target a FederatedHPA or a workload such as a Deployment",
             )
-        return None
+        return "fhpa" if kind == FEDERATED_HPA or _in_our_group(ref) else "workload"
     return "workload"
+
+
+def _in_our_group(ref: dict[str, Any]) -> bool:
+    api_version = ref.get("apiVersion")
+    return isinstance(api_version, str) and api_version.split("/", 1)[0] == GROUP
 
 
 def check_rule(rule: dict[str, Any], path: str, mode: str | None, report: Report) -> None:

@@ -87,6 +87,37 @@ def test_a_target_without_scale_subresource_is_refused() -> None:
     assert "scale subresource" in message_at(validate(obj), "spec.scaleTargetRef.kind")
 
 
+@pytest.mark.parametrize(
+    ("api_version", "kind", "target_error"),
+    [
+        (API, "HorizontalPodAutoscaler", "spec.scaleTargetRef.kind"),
+        (API, "Deployment", "spec.scaleTargetRef.kind"),
+        ("apps/v1", "FederatedHPA", "spec.scaleTargetRef.apiVersion"),
+        ("autoscaling.karmada.io/v1beta1", "FederatedHPA", "spec.scaleTargetRef.apiVersion"),
+        ("autoscaling.karmada.io/v1beta1", "HorizontalPodAutoscaler", "spec.scaleTargetRef.kind"),
+    ],
+)
+def test_a_refused_target_still_checks_the_rules_as_for_a_federatedhpa(
+    api_version: str, kind: str, target_error: str
+) -> None:
+    """Every error at once: the rule's bad targetMinReplicas is not left for after the target is fixed."""
+    obj = fhpa_rule(targetMinReplicas=0, targetMaxReplicas=3)
+    obj = with_field(
+        with_field(obj, "spec.scaleTargetRef.apiVersion", api_version), "spec.scaleTargetRef.kind", kind
+    )
+    assert set(paths(validate(obj))) == {target_error, f"{RULE0}.targetMinReplicas"}
+
+
+def test_a_refused_target_still_requires_min_or_max_on_a_federatedhpa_rule() -> None:
+    obj = with_field(fhpa_rule(targetReplicas=3), "spec.scaleTargetRef.kind", "HorizontalPodAutoscaler")
+    assert set(paths(validate(obj))) == {"spec.scaleTargetRef.kind", RULE0}
+
+
+def test_a_refused_target_outside_our_group_still_checks_the_rules_as_for_a_workload() -> None:
+    obj = with_field(workload_rule(targetReplicas=-1), "spec.scaleTargetRef.kind", "HorizontalPodAutoscaler")
+    assert set(paths(validate(obj))) == {"spec.scaleTargetRef.kind", f"{RULE0}.targetReplicas"}
+
+
 # --- rules list and names ------------------------------------------------------------------------
 
 
