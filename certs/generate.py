@@ -17,6 +17,7 @@ import datetime as dt
 import ipaddress
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,10 +103,25 @@ def _validity(days: int, now: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
     return now - CLOCK_SKEW, now + dt.timedelta(days=days)
 
 
+def _key_usage(ca: bool) -> x509.KeyUsage:
+    """A CA signs certificates; a leaf only signs handshakes (ECDSA has no key encipherment)."""
+    return x509.KeyUsage(
+        digital_signature=True,
+        content_commitment=False,
+        key_encipherment=False,
+        data_encipherment=False,
+        key_agreement=False,
+        key_cert_sign=ca,
+        crl_sign=ca,
+        encipher_only=False,
+        decipher_only=False,
+    )
+
+
 def build_ca(
     common_name: str, days: int, now: dt.datetime
 ) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
-    """A self-signed CA that may sign serving certificates only (path length 0)."""
+    """A self-signed CA that may sign leaf certificates only (path length 0)."""
     key = _new_key()
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
     not_before, not_after = _validity(days, now)
@@ -118,70 +134,74 @@ def build_ca(
         .not_valid_before(not_before)
         .not_valid_after(not_after)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=True,
-                crl_sign=True,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
+        .add_extension(_key_usage(ca=True), critical=True)
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
         .sign(key, hashes.SHA256())
     )
     return cert, key
 
 
-def build_serving_cert(
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def issue_certificate(
     ca_cert: x509.Certificate,
     ca_key: ec.EllipticCurvePrivateKey,
-    dns_names: list[str],
-    ips: list[ipaddress.IPv4Address | ipaddress.IPv6Address],
+    common_name: str,
+    *,
     days: int,
     now: dt.datetime,
+    organizations: Sequence[str] = (),
+    dns_names: Sequence[str] = (),
+    ips: Sequence[IPAddress] = (),
+    server: bool = True,
+    client: bool = False,
 ) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
-    """A server certificate for `dns_names` and `ips`, signed by the CA. Go's TLS stack reads only the
-    SANs (never the CN), so every name the API server may dial must be listed there."""
+    """A leaf certificate signed by the CA: a serving certificate, a client certificate, or both.
+
+    Organizations become the subject's O (Kubernetes reads a client certificate's O as its groups).
+    """
     key = _new_key()
     not_before, not_after = _validity(days, now)
-    sans: list[x509.GeneralName] = [x509.DNSName(n) for n in dns_names]
-    sans += [x509.IPAddress(ip) for ip in ips]
+    subject = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in organizations]
+    subject.append(x509.NameAttribute(NameOID.COMMON_NAME, common_name))
+    usages = [ExtendedKeyUsageOID.SERVER_AUTH] if server else []
+    usages += [ExtendedKeyUsageOID.CLIENT_AUTH] if client else []
     ca_ski = ca_cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value
-    cert = (
+    builder = (
         x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, dns_names[-1])]))
+        .subject_name(x509.Name(subject))
         .issuer_name(ca_cert.subject)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(not_before)
         .not_valid_after(not_after)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=False,
-                crl_sign=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
+        .add_extension(_key_usage(ca=False), critical=True)
         .add_extension(x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ca_ski), critical=False)
-        .sign(ca_key, hashes.SHA256())
     )
-    return cert, key
+    if usages:
+        builder = builder.add_extension(x509.ExtendedKeyUsage(usages), critical=False)
+    sans: list[x509.GeneralName] = [x509.DNSName(n) for n in dns_names]
+    sans += [x509.IPAddress(ip) for ip in ips]
+    if sans:
+        builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
+    return builder.sign(ca_key, hashes.SHA256()), key
+
+
+def build_serving_cert(
+    ca_cert: x509.Certificate,
+    ca_key: ec.EllipticCurvePrivateKey,
+    dns_names: list[str],
+    ips: list[IPAddress],
+    days: int,
+    now: dt.datetime,
+) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    """A server certificate for `dns_names` and `ips`, signed by the CA. Go's TLS stack reads only the
+    SANs (never the CN), so every name the API server may dial must be listed there."""
+    return issue_certificate(
+        ca_cert, ca_key, dns_names[-1], days=days, now=now, dns_names=dns_names, ips=ips, server=True
+    )
 
 
 def _pem_cert(cert: x509.Certificate) -> bytes:

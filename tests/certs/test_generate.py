@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 from cryptography import x509
-from cryptography.x509.oid import ExtendedKeyUsageOID
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from certs.generate import CertificateError, generate, service_dns_names
+from certs.generate import CertificateError, build_ca, generate, issue_certificate, service_dns_names
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -173,3 +173,18 @@ def test_sans_are_the_service_names_and_the_ips(
     sans = load(out / "tls.crt").extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert sans.get_values_for_type(x509.DNSName) == service_dns_names(service, namespace)
     assert sans.get_values_for_type(x509.IPAddress) == ips
+
+
+def test_a_client_certificate_carries_its_groups_and_client_usage_only() -> None:
+    now = dt.datetime.now(dt.UTC)
+    ca_cert, ca_key = build_ca("test CA", days=1, now=now)
+    cert, _ = issue_certificate(
+        ca_cert, ca_key, "admin", days=1, now=now, organizations=["system:masters"], server=False, client=True
+    )
+    groups = [a.value for a in cert.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)]
+    assert groups == ["system:masters"]
+    usage = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    assert list(usage) == [ExtendedKeyUsageOID.CLIENT_AUTH]
+    with pytest.raises(x509.ExtensionNotFound):
+        cert.extensions.get_extension_for_class(x509.SubjectAlternativeName)
+    cert.verify_directly_issued_by(ca_cert)

@@ -53,10 +53,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from certs.generate import build_ca, issue_certificate
 
 JSON = dict[str, Any]
 
@@ -151,40 +151,12 @@ def _write_key(path: Path, key: ec.EllipticCurvePrivateKey) -> None:
 
 
 class CertificateAuthority:
-    """A throw-away CA that signs client and serving certificates (EC P-256, valid 7 days)."""
+    """A throw-away CA (valid 7 days) that signs client and serving certificates, built with the same
+    code as `fhpa certs generate`."""
 
     def __init__(self, directory: Path, common_name: str = "fhpa-realapi-ca") -> None:
         self.directory = directory
-        self.key = ec.generate_private_key(ec.SECP256R1())
-        now = datetime.datetime.now(datetime.UTC)
-        subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-        public = self.key.public_key()
-        self.cert = (
-            x509.CertificateBuilder()
-            .subject_name(subject)
-            .issuer_name(subject)
-            .public_key(public)
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(hours=1))
-            .not_valid_after(now + datetime.timedelta(days=7))
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .add_extension(
-                x509.KeyUsage(
-                    digital_signature=True,
-                    content_commitment=False,
-                    key_encipherment=False,
-                    data_encipherment=False,
-                    key_agreement=False,
-                    key_cert_sign=True,
-                    crl_sign=True,
-                    encipher_only=False,
-                    decipher_only=False,
-                ),
-                critical=True,
-            )
-            .add_extension(x509.SubjectKeyIdentifier.from_public_key(public), critical=False)
-            .sign(self.key, hashes.SHA256())
-        )
+        self.cert, self.key = build_ca(common_name, days=7, now=datetime.datetime.now(datetime.UTC))
         self.cert_path = directory / "ca.crt"
         self.cert_path.write_bytes(self.pem)
 
@@ -203,53 +175,24 @@ class CertificateAuthority:
         server: bool = False,
     ) -> tuple[Path, Path]:
         """Write ``<name>.crt`` and ``<name>.key`` into the CA's directory; return their paths."""
-        key = ec.generate_private_key(ec.SECP256R1())
-        now = datetime.datetime.now(datetime.UTC)
-        attrs = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in organizations]
-        attrs.append(x509.NameAttribute(NameOID.COMMON_NAME, common_name))
-        usages = []
-        if client:
-            usages.append(ExtendedKeyUsageOID.CLIENT_AUTH)
-        if server:
-            usages.append(ExtendedKeyUsageOID.SERVER_AUTH)
-        builder = (
-            x509.CertificateBuilder()
-            .subject_name(x509.Name(attrs))
-            .issuer_name(self.cert.subject)
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(hours=1))
-            .not_valid_after(now + datetime.timedelta(days=7))
-            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(
-                x509.KeyUsage(
-                    digital_signature=True,
-                    content_commitment=False,
-                    key_encipherment=False,
-                    data_encipherment=False,
-                    key_agreement=False,
-                    key_cert_sign=False,
-                    crl_sign=False,
-                    encipher_only=False,
-                    decipher_only=False,
-                ),
-                critical=True,
-            )
-            .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
-            .add_extension(
-                x509.AuthorityKeyIdentifier.from_issuer_public_key(self.key.public_key()), critical=False
-            )
-            .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        ips, dns_names = [], []
+        for host in hosts:
+            try:
+                ips.append(ipaddress.ip_address(host))
+            except ValueError:
+                dns_names.append(host)
+        cert, key = issue_certificate(
+            self.cert,
+            self.key,
+            common_name,
+            days=7,
+            now=datetime.datetime.now(datetime.UTC),
+            organizations=organizations,
+            dns_names=dns_names,
+            ips=ips,
+            server=server,
+            client=client,
         )
-        if hosts:
-            alt: list[x509.GeneralName] = []
-            for host in hosts:
-                try:
-                    alt.append(x509.IPAddress(ipaddress.ip_address(host)))
-                except ValueError:
-                    alt.append(x509.DNSName(host))
-            builder = builder.add_extension(x509.SubjectAlternativeName(alt), critical=False)
-        cert = builder.sign(self.key, hashes.SHA256())
         cert_path = self.directory / f"{name}.crt"
         key_path = self.directory / f"{name}.key"
         cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
