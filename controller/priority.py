@@ -119,8 +119,10 @@ def pin_and_release(fleet: Fleet) -> bool:
                 f"{slot.name}: minReplicas pinned at {slot.pin} while lower-priority "
                 "clusters scale down first",
             )
-        if slot.saturated and lower and not draining and not fleet.pending_past_delay(slot):
-            # every lower-priority cluster is back at its min: the spill is no longer in use
+        if slot.saturated and lower and not draining and not fleet.wants_more(slot):
+            # every lower-priority cluster is back at its min and this one no longer presses against its
+            # cap: the spill is no longer in use. (A cluster that just received the spill starts at its
+            # min, so "lower ones at their min" alone would hand the max straight back.)
             slot.saturated = False
             released = True
     return released

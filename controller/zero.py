@@ -48,12 +48,24 @@ def _recently_written(fleet: Fleet, settle_seconds: float) -> bool:
     )
 
 
+def _calls_for_more(fleet: Fleet, slot: Slot) -> bool:
+    """Does this running cluster call for a cluster at 0 to wake up?
+
+    Prioritized: not a Saturated cluster. Its spill has already gone down the priority order
+    (``priority.scale_up``, which raises the receiving cluster to at least 1), so its capped HPA wanting
+    more must not also wake the next cluster at 0; the receiving cluster calls once it is full itself.
+    """
+    if fleet.fhpa.spec.assignment_type == PRIORITIZED and slot.saturated:
+        return False
+    return fleet.wants_more(slot)
+
+
 def scale_from_zero(fleet: Fleet) -> bool:
     """Raise clusters at 0 to their min when the running ones cannot take the load."""
     if not fleet.fhpa.spec.effective_scaling_to_zero:
         return False
     zeros = [s for s in _zero_slots(fleet) if s.cluster.workload_found]
-    if not zeros or not any(fleet.wants_more(s) for s in _running(fleet)):
+    if not zeros or not any(_calls_for_more(fleet, s) for s in _running(fleet)):
         return False
     if fleet.fhpa.spec.assignment_type == PRIORITIZED:
         first = preference_order(fleet.fhpa, [s.cluster for s in zeros])[0]

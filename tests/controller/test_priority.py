@@ -159,3 +159,20 @@ def test_a_drop_to_the_max_we_lowered_is_not_falling_load() -> None:
     fleet = update(fleet, "member2", current_replicas=5, ready_replicas=5, hpa_desired=5)
     p = run(f, fleet, T0 + 50 * S)
     assert row(p, "member1").pinned_min_replicas is None
+
+
+def test_the_spill_stays_while_the_saturated_cluster_still_wants_more() -> None:
+    f, fleet = seed_scale_up_fleet(scaling_to_zero=False)
+    fleet = update(fleet, "member1", available_replicas=10)  # no room beyond the 10 it holds
+    f, fleet, _ = settle(f, fleet, T0 + 10 * S)
+    f, fleet, p = settle(f, fleet, T0 + 40 * S)
+    assert bounds(p) == {"member1": (8, 10), "member2": (1, 14)}
+    # member1's HPA obeys the cap and still wants 16; member2 has only just started, at its min of 1:
+    # that is not a drained scale-down, so the max must not flow back to member1
+    fleet = update(
+        fleet, "member1", current_replicas=10, pending_replicas=0, hpa_desired=16, hpa_limited=True
+    )
+    p = run(f, fleet, T0 + 45 * S)
+    assert bounds(p) == {"member1": (8, 10), "member2": (1, 14)}
+    assert row(p, "member1").state == "Saturated"
+    assert not p.has_member_writes

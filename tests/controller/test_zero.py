@@ -125,3 +125,22 @@ def test_scaling_from_zero_on_pending_pods_past_the_delay() -> None:
     assert writes(p) == {}
     p = run(f, fleet, T0 + 21 * S)
     assert writes(p)["b"] >= 1
+
+
+def test_prioritized_spill_to_a_cluster_at_zero_raises_no_other_cluster_from_zero() -> None:
+    # a saturates: scale-up moves its spill to b (priority 2) and raises b to 1; c (priority 1) stays at 0
+    f = fhpa("Prioritized", 1, 30, priorities={"a": 3, "b": 2, "c": 1}, scalingToZero=True)
+    f, fleet, p = settle(f, [obs("a", 5, 10), obs("b", 0, 10), obs("c", 0, 10)])
+    assert bounds(p) == {"a": (1, 10), "b": (1, 10), "c": (1, 10)} and writes(p) == {}
+    fleet = update(
+        fleet, "a", current_replicas=10, ready_replicas=8, pending_replicas=2, available_replicas=8
+    )
+    f, fleet, p = settle(f, fleet, T0 + S)
+    assert bounds(p) == {"a": (1, 8), "b": (1, 12), "c": (1, 10)}
+    assert writes(p) == {"b": 1}
+    # a's HPA, capped at 8, still wants more: the spill already went to b, which has room, so c stays at 0
+    fleet = update(fleet, "a", current_replicas=8, pending_replicas=0, hpa_desired=12, hpa_limited=True)
+    assert writes(run(f, fleet, T0 + 2 * S)) == {}
+    # b grows to its max and wants more: now the highest-priority cluster at 0 (c) is raised
+    fleet = update(fleet, "b", current_replicas=12, ready_replicas=12, hpa_desired=15, hpa_limited=True)
+    assert writes(run(f, fleet, T0 + 3 * S)) == {"c": 1}
