@@ -1,15 +1,18 @@
 """``/healthz``, ``/readyz`` and ``/metrics`` on a small HTTP server in a daemon thread.
 
 Liveness and readiness are separate on purpose: ``/healthz`` fails only when the process is wedged
-(the kubelet restarts it), ``/readyz`` fails while the controller cannot do its job yet (caches not
-synced), which keeps it out of a Service without a restart. A standby replica waiting for the leader
-Lease is healthy and ready: it is doing exactly what it should.
+(the kubelet restarts it), ``/readyz`` fails while the controller cannot do its job (the control-plane
+API has not answered recently, or, on the leader, the caches have not synced), which keeps it out of a
+Service without a restart. A standby replica waiting for the leader Lease is ready as long as it can
+reach the API: it is doing exactly what it should. A down API server never fails liveness: restarting
+the controller would not bring the API server back.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -19,6 +22,35 @@ log = logging.getLogger(__name__)
 
 Check = Callable[[], tuple[bool, str]]
 """A named probe answers (ok, detail)."""
+
+
+class Heartbeats:
+    """Each long-running loop beats once per turn, saying when its next beat is due at the latest.
+
+    A loop that misses its deadline is wedged (deadlocked, or stuck in a call without a timeout): a
+    thread that is alive but no longer turning looks healthy to ``is_alive()``, so liveness asks here.
+    """
+
+    def __init__(self, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self._monotonic = monotonic
+        self._lock = threading.Lock()
+        self._due: dict[str, float] = {}
+
+    def beat(self, name: str, within: float) -> None:
+        """``name`` turned now; it must turn again within ``within`` seconds."""
+        with self._lock:
+            self._due[name] = self._monotonic() + within
+
+    def forget(self, name: str) -> None:
+        """``name`` ended on purpose (shutdown): it is no longer expected to beat."""
+        with self._lock:
+            self._due.pop(name, None)
+
+    def overdue(self) -> dict[str, float]:
+        """Loops past their deadline, with how many seconds late."""
+        now = self._monotonic()
+        with self._lock:
+            return {name: now - due for name, due in self._due.items() if now > due}
 
 
 class HealthServer:

@@ -13,7 +13,9 @@ interoperates with the tooling operators already use to inspect one:
 - on a clean shutdown the leader empties ``holderIdentity`` so a successor need not wait out the lease.
 
 ``is_leader()`` is what the work loop asks before every reconcile: true only while the last renewal is
-younger than the renew deadline.
+younger than the renew deadline. ``contact_age()`` (since the API server last answered a Lease read,
+leader or not) feeds readiness, and ``loop_age()`` (since the loop last turned) feeds liveness: a
+standby that cannot reach the API is not ready, a loop that stopped turning is not alive.
 """
 
 from __future__ import annotations
@@ -121,12 +123,24 @@ class LeaderElector:
         self._observed_spec: dict[str, Any] | None = None
         self._observed_at = float("-inf")
         self._rng = random.Random()
+        self._last_contact = float("-inf")
+        self._last_tick = monotonic()  # a loop that has not started yet is not a wedged one
 
     # -- what the rest of the controller asks -------------------------------------------------------
 
     def is_leader(self) -> bool:
         with self._lock:
             return self._leading and self._monotonic() - self._last_renew < self.config.renew_deadline_seconds
+
+    def contact_age(self) -> float:
+        """Seconds since the API server last answered a Lease read (inf: never)."""
+        with self._lock:
+            return self._monotonic() - self._last_contact
+
+    def loop_age(self) -> float:
+        """Seconds since the election loop last completed a step (bounded by the request timeouts)."""
+        with self._lock:
+            return self._monotonic() - self._last_tick
 
     # -- the loop -----------------------------------------------------------------------------------
 
@@ -168,6 +182,9 @@ class LeaderElector:
             status = exc.status if isinstance(exc, ApiException) else type(exc).__name__
             log.info("lease attempt failed", extra={"lease": self.config.name, "error": str(status)})
             return False
+        finally:
+            with self._lock:
+                self._last_tick = self._monotonic()
 
     # -- one step -----------------------------------------------------------------------------------
 
@@ -177,6 +194,8 @@ class LeaderElector:
         now_mono = self._monotonic()
         now = _micro_time(self._wall())
         lease = self._client.get(cfg.namespace, cfg.name)
+        with self._lock:
+            self._last_contact = self._monotonic()
         if lease is None:
             body = {
                 "apiVersion": "coordination.k8s.io/v1",

@@ -20,6 +20,12 @@ workers reconcile different objects in parallel. Every reconcile reads the objec
 
 Before every reconcile a worker asks the elector whether the Lease is still ours (renewed within the
 renew deadline); a process that lost it stops acting at once and the caller exits.
+
+Probes: ``ready()`` means "this process can do its job": the control-plane API answered within the
+contact window (a Lease read, a watch list/open, or, without leader election, a GET /version every
+``api_ping_seconds``), and on the leader every watch has synced its first list. ``alive()`` means "no
+loop is wedged or dead": every loop beats a ``Heartbeats`` entry each turn, and a down API server only
+slows the turns (every call has a timeout), so it never fails liveness.
 """
 
 from __future__ import annotations
@@ -32,9 +38,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from kubernetes.client import VersionApi
+
 from controller import finalizer
 from controller.cron import CronController
 from controller.errors import ConflictError, PortError
+from controller.health import Heartbeats
 from controller.kube.control_plane import CRON_FEDERATED_HPA_PLURAL, FEDERATED_HPA_PLURAL, KubeControlPlane
 from controller.leader import LeaderConfig, LeaderElector, LeaseClient
 from controller.metrics import Metrics, TimedMember
@@ -91,6 +100,17 @@ class ManagerConfig:
     shutdown_grace_seconds: float = 30.0
     retry_base_seconds: float = 0.2
     retry_max_seconds: float = 120.0
+    api_ping_seconds: float = 2.0  # without leader election: how often GET /version shows the API answers
+    api_contact_window_seconds: float | None = None  # None: three Lease retry periods (or ping periods)
+    liveness_stall_seconds: float = 300.0  # a loop (or one reconcile) stuck this long fails /healthz
+
+    def contact_window(self) -> float:
+        """How long without an answer from the control-plane API before the process is not ready."""
+        if self.api_contact_window_seconds is not None:
+            return self.api_contact_window_seconds
+        if self.leader_elect and self.lease is not None:
+            return 3 * self.lease.retry_period_seconds
+        return 3 * self.api_ping_seconds
 
 
 class Manager:
@@ -128,15 +148,21 @@ class Manager:
         self._timers_lock = threading.Lock()
         self.queue: WorkQueue[Key] = self._new_queue()
         self.leading = False
+        self.heartbeats = Heartbeats()
+        self._contact_lock = threading.Lock()
+        self._last_contact = float("-inf")
 
     # -- lifecycle ----------------------------------------------------------------------------------
 
     def run(self, stop: threading.Event) -> int:
         """Block until ``stop``; 0 after a clean shutdown, 1 when the leader Lease was lost."""
         if self.elector is None:
+            pinger = self._thread("api-contact", self._ping_loop, stop)
             self._start_leading()
             stop.wait()
             self._stop_leading()
+            pinger.join(1.0)
+            self.heartbeats.forget("api-contact")
             return 0
         kept = self.elector.run(stop)
         return 0 if kept else 1
@@ -162,21 +188,21 @@ class Manager:
 
         self._watchers = [
             Watcher(
-                self.cp.list_func(FEDERATED_HPA_PLURAL),
+                self._contacting(self.cp.list_func(FEDERATED_HPA_PLURAL)),
                 self._on_fhpa,
                 name="federatedhpas",
                 timeout_seconds=timeout,
                 on_relist=relisted("federatedhpas"),
             ),
             Watcher(
-                self.cp.list_func(CRON_FEDERATED_HPA_PLURAL),
+                self._contacting(self.cp.list_func(CRON_FEDERATED_HPA_PLURAL)),
                 self._on_cron,
                 name="cronfederatedhpas",
                 timeout_seconds=timeout,
                 on_relist=relisted("cronfederatedhpas"),
             ),
             Watcher(
-                self.cp.secret_list_func(self.config.namespace),
+                self._contacting(self.cp.secret_list_func(self.config.namespace)),
                 self._on_secret,
                 name="member-secrets",
                 label_selector=f"{MEMBER_SECRET_LABEL}=true",
@@ -203,6 +229,8 @@ class Manager:
             watcher.close()
         for thread in self._threads:
             thread.join(0.5)
+        for thread in (*self._workers, *self._threads):
+            self.heartbeats.forget(thread.name)
         self.leading = False
         self.metrics.leader.set(0)
 
@@ -214,17 +242,76 @@ class Manager:
     # -- probes -------------------------------------------------------------------------------------
 
     def ready(self) -> tuple[bool, str]:
+        """Both readiness conditions as one probe: the API answers, and (leader) the caches synced."""
+        reachable, detail = self.api_reachable()
+        if not reachable:
+            return False, detail
+        synced, cache_detail = self.caches_synced()
+        return synced, f"{detail}; {cache_detail}"
+
+    def api_reachable(self) -> tuple[bool, str]:
+        """The control-plane API answered within the contact window (leader or standby alike)."""
+        age, window = self.api_contact_age(), self.config.contact_window()
+        if age <= window:
+            return True, "control-plane API reachable"
+        if age == float("inf"):
+            return False, "control-plane API not reached yet"
+        return False, f"control-plane API not reached for {age:.1f}s (window {window:g}s)"
+
+    def caches_synced(self) -> tuple[bool, str]:
+        """On the leader, every watch has listed once; a standby keeps no caches and passes."""
         if not self.leading:
             return True, "standby (not the leader)"
         waiting = [w.name for w in self._watchers if not w.synced.is_set()]
         return (not waiting), ("caches synced" if not waiting else f"waiting for {', '.join(waiting)}")
 
+    def api_contact_age(self) -> float:
+        """Seconds since the control-plane API last answered us (inf: never)."""
+        with self._contact_lock:
+            own = time.monotonic() - self._last_contact
+        return min(own, self.elector.contact_age()) if self.elector is not None else own
+
     def alive(self) -> tuple[bool, str]:
+        """Fails only for a wedged or dead loop, never because the API server is down."""
+        problems = [f"{name} stuck for {late:.1f}s" for name, late in self.heartbeats.overdue().items()]
+        if self.elector is not None:
+            allowed = self.elector.config.retry_period_seconds * 1.2 + self.config.liveness_stall_seconds
+            late = self.elector.loop_age() - allowed
+            if late > 0:
+                problems.append(f"leader-election stuck for {late:.1f}s")
         if self.leading and not self._leading_stop.is_set():
-            dead = [t.name for t in self._workers if not t.is_alive()]
+            dead = [t.name for t in (*self._workers, *self._threads) if not t.is_alive()]
             if dead:
-                return False, f"worker threads ended: {', '.join(dead)}"
-        return True, "ok"
+                problems.append(f"threads ended: {', '.join(dead)}")
+        return (not problems), ("; ".join(sorted(problems)) or "ok")
+
+    def _note_contact(self) -> None:
+        with self._contact_lock:
+            self._last_contact = time.monotonic()
+
+    def _contacting(self, list_func: Callable[..., Any]) -> Callable[..., Any]:
+        """A list/watch call that records the API's answer (a list, or a watch stream opened)."""
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            response = list_func(*args, **kwargs)
+            self._note_contact()
+            return response
+
+        return call
+
+    def _ping_loop(self, stop: threading.Event) -> None:
+        """Without leader election nothing else talks to the API on a quiet cluster: GET /version."""
+        period = self.config.api_ping_seconds
+        version = VersionApi(self.cp.api_client)
+        while not stop.is_set():
+            self.heartbeats.beat("api-contact", period + self.config.liveness_stall_seconds)
+            try:
+                version.get_code(_request_timeout=(5.0, 10.0))
+            except Exception as exc:  # down or erroring: readiness reports it, the loop goes on
+                log.debug("control-plane API ping failed", extra={"error": type(exc).__name__})
+            else:
+                self._note_contact()
+            stop.wait(period)
 
     def acting(self) -> bool:
         """True while this process may act: it holds the Lease (or runs without leader election)."""
@@ -264,13 +351,18 @@ class Manager:
                     self.queue.add((kind_name, namespace, name))
 
     def _resync_loop(self, stop: threading.Event) -> None:
+        within = self.config.resync_seconds + self.config.liveness_stall_seconds
+        self.heartbeats.beat("resync", within)
         while not stop.wait(self.config.resync_seconds):
             self._enqueue_all()
+            self.heartbeats.beat("resync", within)
 
     def _probe_loop(self, stop: threading.Event) -> None:
         """Probe members; a cluster whose health flips gets every FederatedHPA looked at again."""
         before: dict[str, Any] = {}
         while not stop.is_set():
+            within = self.config.probe_seconds + self.config.liveness_stall_seconds
+            self.heartbeats.beat("member-probes", within)
             try:
                 health = self.registry.probe_all()
             except Exception:  # a probe must never end the loop
@@ -284,6 +376,7 @@ class Manager:
 
     def _timer_loop(self, stop: threading.Event) -> None:
         while not stop.is_set():
+            self.heartbeats.beat("cron-timers", 1.0 + self.config.liveness_stall_seconds)
             now = self.clock.now()
             with self._timers_lock:
                 due = self._timers.pop_due(now)
@@ -297,7 +390,9 @@ class Manager:
 
     def _worker_loop(self) -> None:
         queue = self.queue
+        name = threading.current_thread().name
         while True:
+            self.heartbeats.beat(name, 0.5 + self.config.liveness_stall_seconds)  # covers one reconcile
             try:
                 key = queue.get(timeout=0.5)
             except ShutDown:

@@ -211,8 +211,8 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
     health = HealthServer(
         args.metrics_bind,
         metrics,
-        liveness={"workers": manager.alive},
-        readiness={"informers": manager.ready},
+        liveness={"loops": manager.alive},
+        readiness={"control-plane-api": manager.api_reachable, "informers": manager.caches_synced},
     )
     log.info(
         "controller configured",

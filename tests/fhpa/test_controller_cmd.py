@@ -64,3 +64,31 @@ def test_inconsistent_lease_timings_are_refused(capsys: pytest.CaptureFixture[st
 def test_negative_periods_are_refused_by_the_parser(capsys: pytest.CaptureFixture[str]) -> None:
     code, err = run(capsys, "--failover-grace", "-1")
     assert code == 2 and "must be >= 0" in err
+
+
+def test_the_built_probes_report_an_unreachable_control_plane_as_not_ready(tmp_path: Path) -> None:
+    """The wiring: /readyz asks whether the API answered (here it never can), /healthz only liveness."""
+    import argparse
+
+    from fhpa.commands.controller import build, register
+    from tests.controller.runtime.test_health import get
+
+    kubeconfig = tmp_path / "kc"
+    kubeconfig.write_text(
+        '{"apiVersion":"v1","kind":"Config","clusters":[{"name":"c","cluster":{"server":"http://127.0.0.1:1"}}],'
+        '"users":[{"name":"u","user":{}}],"contexts":[{"name":"x","context":{"cluster":"c","user":"u"}}],'
+        '"current-context":"x"}'
+    )
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    args = parser.parse_args(
+        ["controller", "run", "--kubeconfig", str(kubeconfig), "--metrics-bind", "127.0.0.1:0"]
+    )
+    _, health = build(args)
+    port = health.start()
+    try:
+        code, body = get(port, "/readyz")
+        assert code == 503 and "[-]control-plane-api failed: control-plane API not reached yet" in body
+        assert get(port, "/healthz")[0] == 200
+    finally:
+        health.stop()
