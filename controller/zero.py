@@ -97,14 +97,11 @@ def scale_to_zero(fleet: Fleet, periodic: bool = False, settle_seconds: float = 
     if victim is None or not victim.cluster.workload_found:
         return False
     federated_min = fleet.fhpa.spec.effective_min
-    if fleet.fhpa.spec.assignment_type == PRIORITIZED:
-        # lower priorities give up replicas first (DESIGN §4 scale-down): the lowest-priority cluster
-        # idling at its min goes to 0 while the higher ones still run above theirs
-        idle = [victim]
-    else:
-        idle = running
-        if sum(s.hpa_min for s in running) <= federated_min:
-            return False
+    if sum(s.min_replicas for s in running) <= federated_min:  # assigned mins, not pins
+        return False  # the mins do not exceed F.min: a zero would only push its min onto the others
+    # Prioritized: lower priorities give up replicas first (DESIGN §4 scale-down), so the lowest-priority
+    # cluster idling at its min goes to 0 while the higher ones still run above theirs
+    idle = [victim] if fleet.fhpa.spec.assignment_type == PRIORITIZED else running
     if any(s.current != s.hpa_min or not _wants_fewer(s, periodic) for s in idle):
         return False
     if sum(s.max_replicas for s in running if s is not victim) < federated_min:

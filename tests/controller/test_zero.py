@@ -144,3 +144,15 @@ def test_prioritized_spill_to_a_cluster_at_zero_raises_no_other_cluster_from_zer
     # b grows to its max and wants more: now the highest-priority cluster at 0 (c) is raised
     fleet = update(fleet, "b", current_replicas=12, ready_replicas=12, hpa_desired=15, hpa_limited=True)
     assert writes(run(f, fleet, T0 + 3 * S)) == {"c": 1}
+
+
+def test_prioritized_no_zero_while_the_mins_do_not_exceed_the_federated_min() -> None:
+    # mins 5 + 5 are exactly F.min 10: sending b to 0 would only push its 5 onto a, which holds 5
+    f = fhpa("Prioritized", 10, 20, priorities={"a": 2, "b": 1}, scalingToZero=True)
+    f, fleet, p = settle(f, [obs("a", 5, 5), obs("b", 5, 5)])
+    assert bounds(p) == {"a": (5, 15), "b": (5, 5)} and writes(p) == {}
+    for name in ("a", "b"):
+        fleet = update(fleet, name, hpa_desired=5, hpa_limited=True)
+    p = run(f, fleet, T0 + 60 * S)
+    assert writes(p) == {}
+    assert bounds(p) == {"a": (5, 15), "b": (5, 5)}
