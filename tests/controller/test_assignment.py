@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from controller.assignment import Bounds, finalize, initial_assignment, initial_replicas, keep_what_runs
-from tests.controller.planning_builders import bounds, fhpa, obs, run, writes
+from tests.controller.planning_builders import bounds, fhpa, obs, owned_hpa, run, writes
 
 STATIC = {"member1": 1, "member2": 2, "member3": 3}
 
@@ -14,17 +14,28 @@ def as_pairs(result: dict[str, Bounds]) -> dict[str, tuple[int, int]]:
 
 def test_seed000_duplicated() -> None:
     f = fhpa("Duplicated", 3, 10, clusters=["member1", "member2", "member3", "member5"])
-    fleet = [obs("member1", 1), obs("member2", 4), obs("member3", 20), obs("member4", 5), obs("member5", 0)]
+    fleet = [
+        obs("member1", 1),
+        obs("member2", 4),
+        obs("member3", 20),
+        obs("member4", 5, hpa=owned_hpa(f, 3, 10, 5)),  # ours from before; no longer in the affinity
+        obs("member5", 0),
+    ]
     p = run(f, fleet)
     assert bounds(p) == {n: (3, 10) for n in ("member1", "member2", "member3", "member5")}
     # replicas 3/4/10/3: member2's 4 is inside [3, 10] and is not written
     assert writes(p) == {"member1": 3, "member3": 10, "member5": 3}
+    assert {a.cluster: a.op for a in p.hpa_actions} == {
+        "member1": "create",
+        "member2": "create",
+        "member3": "create",
+        "member4": "delete",
+        "member5": "create",
+    }
 
 
 def test_seed000_duplicated_removes_the_hpa_of_a_cluster_left_out() -> None:
     f = fhpa("Duplicated", 3, 10, clusters=["member1"])
-    from tests.controller.planning_builders import owned_hpa
-
     fleet = [obs("member1", 3, hpa=owned_hpa(f, 3, 10, 3)), obs("member4", 5, hpa=owned_hpa(f, 3, 10, 5))]
     p = run(f, fleet)
     assert [(a.cluster, a.op) for a in p.hpa_actions] == [("member4", "delete")]
@@ -76,7 +87,9 @@ def test_seed002_prioritized() -> None:
 
 def test_seed002_prioritized_scaling_to_zero() -> None:
     f = fhpa("Prioritized", 8, 24, priorities={"member1": 2, "member2": 1}, scalingToZero=True)
-    assert writes(run(f, [obs("member1", 15, 20), obs("member2", 0, 1)])) == {}  # replicas 15 and 0
+    p = run(f, [obs("member1", 15, 20), obs("member2", 0, 1)])
+    assert bounds(p) == {"member1": (8, 23), "member2": (1, 1)}
+    assert writes(p) == {}  # replicas 15 and 0
 
 
 def test_aggregated_orders_by_available_ties_by_name() -> None:
