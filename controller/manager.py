@@ -33,7 +33,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -59,6 +61,42 @@ log = logging.getLogger(__name__)
 
 MEMBER_SECRET_LABEL = "autoscaling.karmada.io/member-cluster"
 Key = tuple[str, str, str]  # (kind, namespace, name)
+
+_RECONCILING: ContextVar[tuple[str, str] | None] = ContextVar("fhpa_reconciling", default=None)
+
+
+def _install_reconcile_log_context() -> None:
+    """Every log record made while a worker reconciles carries ``reconcile_kind`` and
+    ``reconcile_object`` ("namespace/name"), whichever module logs it and whatever extras it passed.
+
+    A record factory rather than a handler filter, because logs.configure() replaces the handlers; and
+    keys of its own, because the logging module refuses an ``extra=`` key already on the record, so
+    setting ``object`` here would break the callers that pass it.
+    """
+    previous = logging.getLogRecordFactory()
+    if getattr(previous, "fhpa_reconcile_context", False):
+        return
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        current = _RECONCILING.get()
+        if current is not None:
+            record.reconcile_kind, record.reconcile_object = current
+        return record
+
+    factory.fhpa_reconcile_context = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(factory)
+
+
+@contextmanager
+def reconciling(kind: str, namespace: str, name: str) -> Iterator[None]:
+    """Tag the log records of this thread with the object being reconciled, for the block's length."""
+    _install_reconcile_log_context()
+    token = _RECONCILING.set((kind, f"{namespace}/{name}"))
+    try:
+        yield
+    finally:
+        _RECONCILING.reset(token)
 
 
 class RegistryChange(Protocol):
@@ -401,7 +439,8 @@ class Manager:
                 continue
             try:
                 if self.acting():
-                    self._process(queue, key)
+                    with reconciling(*key):
+                        self._process(queue, key)
                 else:
                     log.warning("not the leader; not acting", extra={"object": f"{key[1]}/{key[2]}"})
             finally:
