@@ -7,7 +7,8 @@ optimization) is written into the status it returns, so a restarted controller r
 A pass: pick the candidates (affinity, health, taints, conflicting HPAs); when the candidate set or the
 spec changed, run the initial assignment (DESIGN §3); otherwise resume the recorded bounds and, with
 scaleAssist and a policy other than Duplicated, apply the cross-cluster steps of DESIGN §4; then derive
-the member HPA actions, replica writes, status, Events and when to plan again.
+the member HPA actions, replica writes, status (``controller.status_report``), Events
+(``controller.plan_events``) and when to plan again.
 """
 
 from __future__ import annotations
@@ -21,14 +22,15 @@ from pydantic import BaseModel, Field
 from controller import optimization, priority, zero
 from controller.affinity import affinity_matches
 from controller.assignment import initial_assignment, initial_replicas
-from controller.conditions import condition, had_reason
 from controller.failover import Health, HealthPolicy, Role, assess, due_at
 from controller.fleet import FAILED_OVER, SATURATED, Fleet, Slot, normalize
 from controller.member_hpa import render_spec, template_digest
 from controller.observation import ClusterObservation
-from controller.plan import EventRecord, HPAAction, Plan, ReplicaWrite
+from controller.plan import HPAAction, Plan, ReplicaWrite
+from controller.plan_events import action_events, transition_events
 from controller.policy import DUPLICATED
-from fhpa_api.models import ClusterStatus, Condition, FederatedHPA, FederatedHPAStatus
+from controller.status_report import planned_status
+from fhpa_api.models import ClusterStatus, FederatedHPA, FederatedHPAStatus
 
 
 class PlannerConfig(BaseModel):
@@ -71,7 +73,7 @@ def plan(
     normalize(fleet)
     hpa_actions = _hpa_actions(fleet, registered, health, conflicting)
     replica_writes = _replica_writes(fleet)
-    status = _status(
+    status = planned_status(
         fleet,
         previous,
         selected,
@@ -82,8 +84,8 @@ def plan(
         assigned_at=now if reassign else previous.last_assignment_time,
         optimized_at=last_optimization,
     )
-    events = _transition_events(fleet, selected, rows, health, conflicting) + fleet.events
-    events += _action_events(hpa_actions, replica_writes, fleet)
+    events = transition_events(fleet, selected, rows, health, conflicting) + fleet.events
+    events += action_events(hpa_actions, replica_writes, fleet)
     requeue = _requeue(fleet, health, health_policy, last_optimization, config)
     return Plan(
         hpa_actions=hpa_actions,
@@ -273,329 +275,6 @@ def _replica_writes(fleet: Fleet) -> list[ReplicaWrite]:
         for s in fleet.ordered()
         if s.replicas is not None
     ]
-
-
-def _status(
-    fleet: Fleet,
-    previous: FederatedHPAStatus,
-    selected: list[ClusterObservation],
-    registered: list[ClusterObservation],
-    health: Mapping[str, Health],
-    conflicting: set[str],
-    *,
-    key: str,
-    assigned_at: datetime | None,
-    optimized_at: datetime | None,
-) -> FederatedHPAStatus:
-    rows = {r.name: r for r in previous.clusters or []}
-    selected_names = {o.name for o in selected}
-    reported = selected + [o for o in registered if o.name not in selected_names and o.hpa and o.hpa.owned]
-    table = [
-        _row(fleet, o, rows.get(o.name), health.get(o.name), o.name in conflicting, o.name in selected_names)
-        for o in sorted(reported, key=lambda o: o.name)
-    ]
-    slots = fleet.ordered()
-    current = sum(s.cluster.current_replicas for s in slots)  # as observed, like the rows
-    desired = sum(
-        s.owned_hpa_desired if s.owned_hpa_desired is not None else s.cluster.current_replicas for s in slots
-    )
-    scale_times = [r.last_scale_time for r in table if r.last_scale_time is not None]
-    return FederatedHPAStatus(
-        observed_generation=fleet.fhpa.metadata.generation,
-        current_replicas=current,
-        desired_replicas=desired,
-        last_scale_time=max(scale_times) if scale_times else None,
-        current_metrics=previous.current_metrics,
-        conditions=_object_conditions(fleet, previous.conditions),
-        clusters=table,
-        assignment_key=key,
-        last_assignment_time=assigned_at,
-        last_optimization_time=optimized_at,
-    )
-
-
-def _object_conditions(fleet: Fleet, previous: list[Condition] | None) -> list[Condition]:
-    holders = [s for s in fleet.ordered() if s.max_replicas > 0]
-    if holders:
-        ready = condition(
-            previous, "Ready", "True", "Assigned", f"{len(holders)} clusters hold member HPAs", fleet.now
-        )
-    else:
-        ready = condition(
-            previous,
-            "Ready",
-            "False",
-            "NoCandidates",
-            "no healthy cluster matches clusterAffinity; no member HPA exists",
-            fleet.now,
-        )
-    spec = fleet.fhpa.spec
-    if not spec.effective_scale_assist:
-        active = condition(
-            previous,
-            "ScalingActive",
-            "False",
-            "ScaleAssistDisabled",
-            "scaleAssist is false: member HPAs scale within their assigned bounds only",
-            fleet.now,
-        )
-    elif spec.assignment_type == DUPLICATED:
-        active = condition(
-            previous,
-            "ScalingActive",
-            "False",
-            "Duplicated",
-            "Duplicated: every member HPA has the federated bounds; nothing moves between clusters",
-            fleet.now,
-        )
-    else:
-        active = condition(
-            previous,
-            "ScalingActive",
-            "True",
-            "ScaleAssist",
-            f"{spec.assignment_type}: capacity moves between clusters as load requires",
-            fleet.now,
-        )
-    return [ready, active]
-
-
-def _row(
-    fleet: Fleet,
-    cluster: ClusterObservation,
-    row: ClusterStatus | None,
-    health: Health | None,
-    conflict: bool,
-    selected: bool,
-) -> ClusterStatus:
-    slot = fleet.slots.get(cluster.name)
-    seen = slot.cluster if slot is not None else cluster
-    known = seen.healthy or slot is not None  # a held cluster keeps its last-known counts
-    previous = row.conditions if row is not None else None
-    now = fleet.now
-    last_scale = row.last_scale_time if row is not None else None
-    if slot is not None and slot.replicas is not None:
-        last_scale = now
-    state = None
-    if health is not None and health.role in (Role.FAILED_OVER, Role.REJOINING):
-        state = FAILED_OVER
-    elif slot is not None and slot.saturated:
-        state = SATURATED
-    return ClusterStatus(
-        name=cluster.name,
-        min_replicas=slot.min_replicas if slot is not None else None,
-        max_replicas=slot.max_replicas if slot is not None else None,
-        # after this pass's write, so that the next pass does not take our own write for a change in load
-        current_replicas=(slot.current if slot is not None else seen.current_replicas) if known else None,
-        ready_replicas=seen.ready_replicas if known else None,
-        pending_replicas=seen.pending_replicas if seen.healthy else None,
-        desired_replicas=slot.owned_hpa_desired if slot is not None else None,
-        last_scale_time=last_scale,
-        conditions=_cluster_conditions(cluster, slot, health, conflict, selected, previous, now),
-        state=state,
-        pending_since=slot.pending_since if slot is not None else None,
-        pinned_min_replicas=slot.pin if slot is not None else None,
-        unhealthy_since=health.unhealthy_since if health is not None else None,
-        healthy_since=health.healthy_since if health is not None else None,
-    )
-
-
-def _cluster_conditions(
-    cluster: ClusterObservation,
-    slot: Slot | None,
-    health: Health | None,
-    conflict: bool,
-    selected: bool,
-    previous: list[Condition] | None,
-    now: datetime,
-) -> list[Condition]:
-    assigned = _assigned_condition(cluster, slot, health, conflict, selected, previous, now)
-    if cluster.no_execute:
-        healthy = condition(previous, "Healthy", "False", "NoExecuteTaint", "tainted NoExecute", now)
-    elif cluster.healthy:
-        healthy = condition(previous, "Healthy", "True", "Healthy", "the member API server answers", now)
-    else:
-        healthy = condition(
-            previous, "Healthy", "False", "Unhealthy", "the member API server does not answer", now
-        )
-    result = [assigned, healthy]
-    if cluster.healthy:
-        if cluster.workload_found:
-            result.append(
-                condition(previous, "TargetFound", "True", "TargetFound", "the workload exists", now)
-            )
-        else:
-            result.append(
-                condition(
-                    previous,
-                    "TargetFound",
-                    "False",
-                    "TargetMissing",
-                    "the scale target does not exist in this cluster; its HPA waits for it",
-                    now,
-                )
-            )
-    return result
-
-
-def _assigned_condition(
-    cluster: ClusterObservation,
-    slot: Slot | None,
-    health: Health | None,
-    conflict: bool,
-    selected: bool,
-    previous: list[Condition] | None,
-    now: datetime,
-) -> Condition:
-    role = health.role if health is not None else None
-    if not selected:
-        return condition(
-            previous,
-            "Assigned",
-            "False",
-            "NotSelected",
-            "no longer matches clusterAffinity; its member HPA is removed",
-            now,
-        )
-    if conflict:
-        return condition(
-            previous,
-            "Assigned",
-            "False",
-            "ConflictingHPA",
-            f"HPA {cluster.hpa.name if cluster.hpa else ''} not owned by this FederatedHPA targets the "
-            "workload; remove it to let this cluster take part",
-            now,
-        )
-    if role == Role.FAILED_OVER:
-        return condition(
-            previous,
-            "Assigned",
-            "False",
-            "FailedOver",
-            "unhealthy past the grace period or tainted NoExecute; its share was reassigned",
-            now,
-        )
-    if role == Role.REJOINING:
-        return condition(
-            previous,
-            "Assigned",
-            "False",
-            "Rejoining",
-            "healthy again; rejoins after the hysteresis period",
-            now,
-        )
-    if role == Role.EXCLUDED:
-        return condition(
-            previous, "Assigned", "False", "Unhealthy", "unhealthy or tainted NoExecute; not a candidate", now
-        )
-    if slot is None or slot.max_replicas <= 0:
-        return condition(
-            previous,
-            "Assigned",
-            "False",
-            "NoShare",
-            "the policy gives this cluster no replicas; it has no member HPA",
-            now,
-        )
-    if role == Role.HELD:
-        return condition(
-            previous,
-            "Assigned",
-            "True",
-            "Unhealthy",
-            f"unreachable; keeps min {slot.hpa_min} max {slot.max_replicas} during the grace period",
-            now,
-        )
-    return condition(
-        previous,
-        "Assigned",
-        "True",
-        "Assigned",
-        f"member HPA min {slot.hpa_min} max {slot.max_replicas}",
-        now,
-    )
-
-
-def _transition_events(
-    fleet: Fleet,
-    selected: list[ClusterObservation],
-    rows: Mapping[str, ClusterStatus],
-    health: Mapping[str, Health],
-    conflicting: set[str],
-) -> list[EventRecord]:
-    """Events for what changed about a cluster: emitted once, on the transition."""
-    events = []
-    for cluster in selected:
-        before = rows[cluster.name].conditions if cluster.name in rows else None
-        h = health[cluster.name]
-        if cluster.name in conflicting and not had_reason(before, "ConflictingHPA"):
-            events.append(
-                EventRecord(
-                    type="Warning",
-                    reason="ConflictingHPA",
-                    message=f"{cluster.name}: an HPA we do not own targets the workload; "
-                    "no member HPA is created there",
-                )
-            )
-        if cluster.healthy and not cluster.workload_found and not had_reason(before, "TargetMissing"):
-            events.append(
-                EventRecord(
-                    type="Warning",
-                    reason="TargetMissing",
-                    message=f"{cluster.name}: the scale target does not exist",
-                )
-            )
-        if h.role == Role.HELD and not had_reason(before, "Unhealthy"):
-            events.append(
-                EventRecord(
-                    type="Warning",
-                    reason="Unhealthy",
-                    message=f"{cluster.name}: unreachable; failed over if it stays so",
-                )
-            )
-        if h.failed_now:
-            events.append(
-                EventRecord(
-                    type="Warning",
-                    reason="FailedOver",
-                    message=f"{cluster.name}: failed over; its share goes to the other clusters",
-                )
-            )
-        if h.rejoined_now:
-            events.append(
-                EventRecord(
-                    reason="Rejoined", message=f"{cluster.name}: healthy past the hysteresis period; rejoins"
-                )
-            )
-    return events
-
-
-def _action_events(actions: list[HPAAction], writes: list[ReplicaWrite], fleet: Fleet) -> list[EventRecord]:
-    events = []
-    for action in actions:
-        if action.op == "delete":
-            events.append(
-                EventRecord(reason="MemberHPADeleted", message=f"{action.cluster}: member HPA deleted")
-            )
-        else:
-            verb = "created" if action.op == "create" else "updated"
-            events.append(
-                EventRecord(
-                    reason=f"MemberHPA{verb.capitalize()}",
-                    message=f"{action.cluster}: member HPA {verb}, "
-                    f"min {action.min_replicas} max {action.max_replicas}",
-                )
-            )
-    for write in writes:
-        before = fleet.slots[write.cluster].cluster.current_replicas
-        events.append(
-            EventRecord(
-                reason="ReplicasSet",
-                message=f"{write.cluster}: replicas {before} -> {write.replicas} ({write.reason})",
-            )
-        )
-    return events
 
 
 def _requeue(

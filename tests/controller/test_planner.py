@@ -35,9 +35,11 @@ PLANNING_MODULES = (
     "failover",
     "fleet",
     "optimization",
+    "plan_events",
     "planner",
     "policy",
     "priority",
+    "status_report",
     "zero",
 )
 ALLOWED_IMPORTS = {
