@@ -20,10 +20,10 @@ from fhpa_api.models import ClusterStatus
 
 class Role(Enum):
     ACTIVE = "active"  # a candidate that can be acted on
-    HELD = "held"  # assigned, unhealthy within the grace period: keeps its bounds, receives nothing
+    HELD = "held"  # a candidate, unhealthy within the grace period: keeps its bounds, receives nothing
     FAILED_OVER = "failed-over"  # out of the candidates until it rejoins
     REJOINING = "rejoining"  # failed over, healthy again, waiting out the hysteresis
-    EXCLUDED = "excluded"  # never assigned and not fit to be: unhealthy or tainted NoExecute
+    EXCLUDED = "excluded"  # not a candidate last pass and not fit to be: unhealthy or tainted NoExecute
 
 
 @dataclass(frozen=True)
@@ -46,8 +46,13 @@ class HealthPolicy:
     enabled: bool  # scaleAssist: without it nothing is failed over after assignment
 
 
-def _was_assigned(row: ClusterStatus | None) -> bool:
-    return row is not None and (row.max_replicas or 0) > 0 and row.state != FAILED_OVER
+def _was_candidate(row: ClusterStatus | None) -> bool:
+    """Did the last pass plan this cluster? Its row then has bounds (0/0 when the policy gave it no share).
+
+    A candidate with no share gets the grace period too: dropping it from the candidates at once would
+    re-run the assignment on every blip and undo what the fleet has moved since (spills, optimizations).
+    """
+    return row is not None and row.max_replicas is not None and row.state != FAILED_OVER
 
 
 def assess(
@@ -66,7 +71,7 @@ def assess(
     since = (row.unhealthy_since if row is not None else None) or now
     if failed_before:
         return Health(Role.FAILED_OVER, unhealthy_since=since)
-    if not _was_assigned(row):
+    if not _was_candidate(row):
         return Health(Role.EXCLUDED, unhealthy_since=since)
     if not policy.enabled:
         return Health(Role.HELD, unhealthy_since=since)

@@ -118,3 +118,26 @@ def test_an_unhealthy_cluster_is_not_a_candidate_at_the_first_assignment() -> No
     p = run(f, [obs("a", 4), obs("b", 0, healthy=False)])
     assert bounds(p) == {"a": (2, 20)}
     assert condition(p, "b", "Assigned").reason == "Unhealthy"
+
+
+def test_a_blip_of_a_cluster_without_a_share_reshuffles_nothing() -> None:
+    # member3 is a candidate with no share (no room); member1 has spilled 13 of its max to member2
+    f = fhpa("Prioritized", 8, 24, priorities={"member1": 2, "member2": 1}, autoscaleMultiClusterDelay=30)
+    f, fleet, _ = settle(f, [obs("member1", 15, 20), obs("member2", 0, 1), obs("member3", 0, 0)])
+    fleet = update(
+        fleet,
+        "member1",
+        current_replicas=16,
+        ready_replicas=10,
+        pending_replicas=6,
+        available_replicas=10,
+        hpa_desired=16,
+    )
+    f, fleet, _ = settle(f, fleet, T0 + 10 * S)
+    f, fleet, p = settle(f, fleet, T0 + 40 * S)
+    assert bounds(p) == {"member1": (8, 10), "member2": (1, 14)}
+    # member3 stops answering for a moment: inside the grace period nothing is reassigned
+    p = run(f, update(fleet, "member3", healthy=False), T0 + 45 * S)
+    assert "Assigned" not in reasons(p)
+    assert bounds(p) == {"member1": (8, 10), "member2": (1, 14)}
+    assert not p.has_member_writes
