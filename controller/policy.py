@@ -83,9 +83,5 @@ def least_preferred(fhpa: FederatedHPA, clusters: Sequence[ClusterObservation]) 
     if not clusters:
         return None
     if fhpa.spec.assignment_type == AGGREGATED:
-        return min(clusters, key=lambda c: (c.current_replicas, _reverse(c.name))).name
+        return max(clusters, key=lambda c: (-c.current_replicas, c.name)).name
     return preference_order(fhpa, clusters)[-1]
-
-
-def _reverse(name: str) -> tuple[int, ...]:
-    return (*(-ord(ch) for ch in name), 1)
