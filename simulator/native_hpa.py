@@ -138,6 +138,13 @@ def _change_in_period(events: list[_ScaleEvent], now: datetime, period_s: int) -
     return sum(e.change for e in events if e.at > cutoff)
 
 
+def _period_start(
+    current: int, up: list[_ScaleEvent], down: list[_ScaleEvent], period_s: int, now: datetime
+) -> int:
+    """The replica count at the start of a policy's period: what the policy's limit is measured from."""
+    return current - _change_in_period(up, now, period_s) + _change_in_period(down, now, period_s)
+
+
 def scale_up_limit(
     current: int, up: list[_ScaleEvent], down: list[_ScaleEvent], rules: HPAScalingRules, now: datetime
 ) -> int:
@@ -146,11 +153,7 @@ def scale_up_limit(
         return current
     proposals = []
     for policy in rules.policies or []:
-        start = (
-            current
-            - _change_in_period(up, now, policy.period_seconds)
-            + _change_in_period(down, now, policy.period_seconds)
-        )
+        start = _period_start(current, up, down, policy.period_seconds, now)
         if policy.type == "Pods":
             proposals.append(start + policy.value)
         else:
@@ -168,11 +171,7 @@ def scale_down_limit(
         return current
     proposals = []
     for policy in rules.policies or []:
-        start = (
-            current
-            - _change_in_period(up, now, policy.period_seconds)
-            + _change_in_period(down, now, policy.period_seconds)
-        )
+        start = _period_start(current, up, down, policy.period_seconds, now)
         if policy.type == "Pods":
             proposals.append(start - policy.value)
         else:
