@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from fhpa_api.quantity import QuantityError, parse_quantity
 
 INT32_MAX = 2**31 - 1
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -88,29 +89,27 @@ def present(obj: dict[str, Any], key: str) -> bool:
 def mapping(
     obj: dict[str, Any], key: str, path: str, report: Report, required: bool = False
 ) -> dict[str, Any] | None:
-    value = obj.get(key)
-    where = join(path, key)
-    if value is None:
-        if required:
-            report.error(where, "is required (an object)")
-        return None
-    if not isinstance(value, dict):
-        report.error(where, f"must be an object, not {_type_name(value)}")
-        return None
-    return value
+    return _typed(obj, key, path, report, dict, "an object", required)
 
 
 def array(
     obj: dict[str, Any], key: str, path: str, report: Report, required: bool = False
 ) -> list[Any] | None:
+    return _typed(obj, key, path, report, list, "a list", required)
+
+
+def _typed(
+    obj: dict[str, Any], key: str, path: str, report: Report, kind: type[_T], noun: str, required: bool
+) -> _T | None:
+    """Read a field that must be of one JSON type; ``noun`` names that type in the messages."""
     value = obj.get(key)
     where = join(path, key)
     if value is None:
         if required:
-            report.error(where, "is required (a list)")
+            report.error(where, f"is required ({noun})")
         return None
-    if not isinstance(value, list):
-        report.error(where, f"must be a list, not {_type_name(value)}")
+    if not isinstance(value, kind):
+        report.error(where, f"must be {noun}, not {_type_name(value)}")
         return None
     return value
 
