@@ -58,6 +58,13 @@ MSG_UP_STABILIZED = (
     "recent recommendations were lower than current one, applying the lowest recent recommendation"
 )
 CONDITION_ORDER = ("AbleToScale", "ScalingActive", "ScalingLimited")
+REASON_SCALE_UP_LIMIT = (
+    "ScaleUpLimit",
+    "the desired replica count is increasing faster than the maximum scale rate",
+)
+REASON_TOO_MANY = ("TooManyReplicas", "the desired replica count is more than the maximum replica count")
+REASON_TOO_FEW = ("TooFewReplicas", "the desired replica count is less than the minimum replica count")
+REASON_WITHIN = ("DesiredWithinRange", "the desired count is within the acceptable range")
 
 
 class HPASpecError(ValueError):
@@ -341,31 +348,13 @@ class NativeHPA:
         else:
             self._set("AbleToScale", "True", "ReadyForNewScale", "recommended size matches current size", now)
         limit = max(SCALE_UP_LIMIT_FACTOR * current, SCALE_UP_LIMIT_MINIMUM)
-        if self.max_replicas > limit:
-            ceiling, reason = (
-                limit,
-                (
-                    "ScaleUpLimit",
-                    "the desired replica count is increasing faster than the maximum scale rate",
-                ),
-            )
-        else:
-            ceiling, reason = (
-                self.max_replicas,
-                ("TooManyReplicas", "the desired replica count is more than the maximum replica count"),
-            )
+        ceiling, reason = self._ceiling(limit)
         if stabilized < self.min_replicas:
-            result, reason = (
-                self.min_replicas,
-                ("TooFewReplicas", "the desired replica count is less than the minimum replica count"),
-            )
+            result, reason = self.min_replicas, REASON_TOO_FEW
         elif stabilized > ceiling:
             result = ceiling
         else:
-            result, reason = (
-                stabilized,
-                ("DesiredWithinRange", "the desired count is within the acceptable range"),
-            )
+            result, reason = stabilized, REASON_WITHIN
         self._set("ScalingLimited", "True" if result != stabilized else "False", reason[0], reason[1], now)
         return result
 
@@ -407,23 +396,10 @@ class NativeHPA:
         self, now: datetime, current: int, desired: int, up: HPAScalingRules, down: HPAScalingRules
     ) -> tuple[int, tuple[str, str]]:
         """convertDesiredReplicasWithBehaviorRate."""
-        within = ("DesiredWithinRange", "the desired count is within the acceptable range")
         if desired > current:
             limit = max(scale_up_limit(current, self._up_events, self._down_events, up, now), current)
-            if self.max_replicas > limit:
-                ceiling, reason = (
-                    limit,
-                    (
-                        "ScaleUpLimit",
-                        "the desired replica count is increasing faster than the maximum scale rate",
-                    ),
-                )
-            else:
-                ceiling, reason = (
-                    self.max_replicas,
-                    ("TooManyReplicas", "the desired replica count is more than the maximum replica count"),
-                )
-            return (ceiling, reason) if desired > ceiling else (desired, within)
+            ceiling, reason = self._ceiling(limit)
+            return (ceiling, reason) if desired > ceiling else (desired, REASON_WITHIN)
         if desired < current:
             limit = min(scale_down_limit(current, self._up_events, self._down_events, down, now), current)
             if self.min_replicas < limit:
@@ -435,12 +411,15 @@ class NativeHPA:
                     ),
                 )
             else:
-                floor, reason = (
-                    self.min_replicas,
-                    ("TooFewReplicas", "the desired replica count is less than the minimum replica count"),
-                )
-            return (floor, reason) if desired < floor else (desired, within)
-        return desired, within
+                floor, reason = self.min_replicas, REASON_TOO_FEW
+            return (floor, reason) if desired < floor else (desired, REASON_WITHIN)
+        return desired, REASON_WITHIN
+
+    def _ceiling(self, limit: int) -> tuple[int, tuple[str, str]]:
+        """The highest count a scale-up may reach: the rate limit, or maxReplicas if that is lower."""
+        if self.max_replicas > limit:
+            return limit, REASON_SCALE_UP_LIMIT
+        return self.max_replicas, REASON_TOO_MANY
 
     def mark_ambiguous(self, now: datetime) -> None:
         """Another HPA targets the same pods: the real controller refuses to scale either of them."""
