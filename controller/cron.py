@@ -387,6 +387,32 @@ def _stamp(instant: datetime | None) -> str:
 # ----- the controller -----
 
 
+@dataclass(frozen=True)
+class _Run:
+    """One rule's execution in progress: what it scales, and the two times every Outcome of it carries."""
+
+    namespace: str
+    target: CrossVersionObjectReference
+    rule: CronFederatedHPARule
+    due: Due
+    executed: datetime
+
+    def failed(self, message: str) -> Outcome:
+        return Outcome(self.due.schedule_time, self.executed, False, message)
+
+    def succeeded(
+        self, *, replicas: int | None = None, min_replicas: int | None = None, max_replicas: int | None = None
+    ) -> Outcome:
+        return Outcome(
+            self.due.schedule_time,
+            self.executed,
+            True,
+            applied_replicas=replicas,
+            applied_min_replicas=min_replicas,
+            applied_max_replicas=max_replicas,
+        )
+
+
 @dataclass
 class _Pass:
     """Executions done during one reconcile, kept across status-conflict retries so none is repeated."""
@@ -470,39 +496,30 @@ class CronController:
     def _execute(
         self, cron: CronFederatedHPA, rule: CronFederatedHPARule, due: Due, now: datetime
     ) -> Outcome:
-        executed = now.replace(microsecond=0)
-        if not due.runnable:
-            return Outcome(due.schedule_time, executed, False, missed_message(due))
         target = cron.spec.scale_target_ref
-        namespace = cron.metadata.namespace or "default"
+        run = _Run(cron.metadata.namespace or "default", target, rule, due, now.replace(microsecond=0))
+        if not due.runnable:
+            return run.failed(missed_message(due))
         try:
             if targets_federated_hpa(target):
-                return self._scale_federated_hpa(namespace, target, rule, due, executed)
-            return self._scale_workload(namespace, target, rule, due, executed)
+                return self._scale_federated_hpa(run)
+            return self._scale_workload(run)
         except PortError as exc:
-            return Outcome(due.schedule_time, executed, False, f"scaling {_describe(target)} failed: {exc}")
+            return run.failed(f"scaling {_describe(target)} failed: {exc}")
 
-    def _scale_federated_hpa(
-        self,
-        namespace: str,
-        target: CrossVersionObjectReference,
-        rule: CronFederatedHPARule,
-        due: Due,
-        executed: datetime,
-    ) -> Outcome:
+    def _scale_federated_hpa(self, run: _Run) -> Outcome:
+        namespace, target = run.namespace, run.target
         if target.kind != FEDERATED_HPA:
-            message = (
+            return run.failed(
                 f"scaleTargetRef kind {target.kind!r} is not supported in {API_VERSION}; only FederatedHPA"
             )
-            return Outcome(due.schedule_time, executed, False, message)
         for _ in range(CONFLICT_ATTEMPTS):
             fhpa = self.control_plane.get_federated_hpa(namespace, target.name)
             if fhpa is None:
-                message = f"FederatedHPA {namespace}/{target.name} not found"
-                return Outcome(due.schedule_time, executed, False, message)
-            change = bounds_change(fhpa, rule)
+                return run.failed(f"FederatedHPA {namespace}/{target.name} not found")
+            change = bounds_change(fhpa, run.rule)
             if isinstance(change, str):
-                return Outcome(due.schedule_time, executed, False, change)
+                return run.failed(change)
             try:
                 if change.changes_something:
                     self.control_plane.patch_federated_hpa_bounds(
@@ -510,39 +527,27 @@ class CronController:
                     )
             except ConflictError:
                 continue  # someone changed it: read again and re-check min <= max
-            return Outcome(
-                due.schedule_time,
-                executed,
-                True,
-                applied_min_replicas=change.applied_min,
-                applied_max_replicas=change.applied_max,
-            )
-        message = f"FederatedHPA {namespace}/{target.name} kept changing (conflict {CONFLICT_ATTEMPTS} times)"
-        return Outcome(due.schedule_time, executed, False, message)
+            return run.succeeded(min_replicas=change.applied_min, max_replicas=change.applied_max)
+        return run.failed(
+            f"FederatedHPA {namespace}/{target.name} kept changing (conflict {CONFLICT_ATTEMPTS} times)"
+        )
 
-    def _scale_workload(
-        self,
-        namespace: str,
-        target: CrossVersionObjectReference,
-        rule: CronFederatedHPARule,
-        due: Due,
-        executed: datetime,
-    ) -> Outcome:
-        replicas = rule.target_replicas
+    def _scale_workload(self, run: _Run) -> Outcome:
+        target = run.target
+        replicas = run.rule.target_replicas
         if replicas is None or replicas < 0:
-            message = f"targetReplicas must be set to 0 or more to scale {_describe(target)}"
-            return Outcome(due.schedule_time, executed, False, message)
+            return run.failed(f"targetReplicas must be set to 0 or more to scale {_describe(target)}")
         for _ in range(CONFLICT_ATTEMPTS):
             try:
-                self.control_plane.scale_workload(namespace, target, replicas)
+                self.control_plane.scale_workload(run.namespace, target, replicas)
             except ConflictError:
                 continue
             except NotFoundError:
-                message = f"{_describe(target)} not found in namespace {namespace} (scale subresource)"
-                return Outcome(due.schedule_time, executed, False, message)
-            return Outcome(due.schedule_time, executed, True, applied_replicas=replicas)
-        message = f"{_describe(target)} kept changing (conflict {CONFLICT_ATTEMPTS} times)"
-        return Outcome(due.schedule_time, executed, False, message)
+                return run.failed(
+                    f"{_describe(target)} not found in namespace {run.namespace} (scale subresource)"
+                )
+            return run.succeeded(replicas=replicas)
+        return run.failed(f"{_describe(target)} kept changing (conflict {CONFLICT_ATTEMPTS} times)")
 
     def _report(self, cron: CronFederatedHPA, rule: CronFederatedHPARule, due: Due, outcome: Outcome) -> None:
         when = _stamp(outcome.schedule_time)
