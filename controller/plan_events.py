@@ -30,36 +30,19 @@ def transition_events(
         h = health[cluster.name]
         if cluster.name in conflicting and not had_reason(before, "ConflictingHPA"):
             events.append(
-                EventRecord(
-                    type="Warning",
-                    reason="ConflictingHPA",
-                    message=f"{cluster.name}: an HPA we do not own targets the workload; "
-                    "no member HPA is created there",
+                _warning(
+                    cluster.name,
+                    "ConflictingHPA",
+                    "an HPA we do not own targets the workload; no member HPA is created there",
                 )
             )
         if cluster.healthy and not cluster.workload_found and not had_reason(before, "TargetMissing"):
-            events.append(
-                EventRecord(
-                    type="Warning",
-                    reason="TargetMissing",
-                    message=f"{cluster.name}: the scale target does not exist",
-                )
-            )
+            events.append(_warning(cluster.name, "TargetMissing", "the scale target does not exist"))
         if h.role == Role.HELD and not had_reason(before, "Unhealthy"):
-            events.append(
-                EventRecord(
-                    type="Warning",
-                    reason="Unhealthy",
-                    message=f"{cluster.name}: unreachable; failed over if it stays so",
-                )
-            )
+            events.append(_warning(cluster.name, "Unhealthy", "unreachable; failed over if it stays so"))
         if h.failed_now:
             events.append(
-                EventRecord(
-                    type="Warning",
-                    reason="FailedOver",
-                    message=f"{cluster.name}: failed over; its share goes to the other clusters",
-                )
+                _warning(cluster.name, "FailedOver", "failed over; its share goes to the other clusters")
             )
         if h.rejoined_now:
             events.append(
@@ -68,6 +51,11 @@ def transition_events(
                 )
             )
     return events
+
+
+def _warning(cluster: str, reason: str, what: str) -> EventRecord:
+    """A Warning about one cluster; the message names the cluster first, as every planner Event does."""
+    return EventRecord(type="Warning", reason=reason, message=f"{cluster}: {what}")
 
 
 def action_events(actions: list[HPAAction], writes: list[ReplicaWrite], fleet: Fleet) -> list[EventRecord]:
