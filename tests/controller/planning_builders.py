@@ -156,3 +156,8 @@ def row(p: Plan, name: str) -> Any:
 
 def reasons(p: Plan) -> list[str]:
     return [e.reason for e in p.events]
+
+
+def condition(p: Plan, cluster: str, type_: str) -> Condition:
+    """The condition of ``type_`` on ``cluster``'s status row."""
+    return next(c for c in row(p, cluster).conditions if c.type == type_)

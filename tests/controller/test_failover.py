@@ -8,6 +8,7 @@ from controller.observation import Taint
 from tests.controller.planning_builders import (
     T0,
     bounds,
+    condition,
     fhpa,
     obs,
     owned_hpa,
@@ -31,10 +32,6 @@ def two_clusters():
 
 def unreachable(fleet, name):
     return update(fleet, name, healthy=False, current_replicas=0, ready_replicas=0, hpa=None)
-
-
-def condition(p, cluster, type_):
-    return next(c for c in row(p, cluster).conditions if c.type == type_)
 
 
 def test_a_blip_inside_the_grace_period_changes_nothing() -> None:

@@ -15,11 +15,11 @@ from tests.controller.planning_builders import (
     CONFIG,
     T0,
     bounds,
+    condition,
     fhpa,
     obs,
     owned_hpa,
     reasons,
-    row,
     run,
     settle,
     update,
@@ -64,10 +64,6 @@ LOCAL_IO_FREE = {
 
 def foreign(name: str) -> MemberHPAObservation:
     return MemberHPAObservation(name="theirs", owned=False, min_replicas=1, max_replicas=5)
-
-
-def condition(p, cluster, type_):
-    return next(c for c in row(p, cluster).conditions if c.type == type_)
 
 
 def test_every_member_action_is_an_event() -> None:
