@@ -1515,6 +1515,19 @@ def deployment(
     }
 
 
+def cron_federated_hpa(name: str = "c", namespace: str = "default") -> Obj:
+    """A CronFederatedHPA with one rule ``r`` that scales Deployment ``web`` to 3 every minute."""
+    return {
+        "apiVersion": "autoscaling.karmada.io/v1alpha1",
+        "kind": "CronFederatedHPA",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "rules": [{"name": "r", "schedule": "* * * * *", "targetReplicas": 3}],
+        },
+    }
+
+
 def iter_watch_lines(raw: bytes) -> Iterator[Obj]:
     """Parse a watch body (newline-delimited JSON) into events: for tests that read streams directly."""
     for line in raw.splitlines():

@@ -16,7 +16,7 @@ from fhpa_api.models import (
     FederatedHPA,
     FederatedHPAStatus,
 )
-from tests.support.fakekube import FakeKube, Resource
+from tests.support.fakekube import FakeKube, Resource, cron_federated_hpa
 
 GROUP = "autoscaling.karmada.io"
 
@@ -98,18 +98,7 @@ def test_finalizers_are_set_with_a_resource_version_precondition(
 
 
 def test_cron_status_round_trips(fake: FakeKube, cp: KubeControlPlane) -> None:
-    fake.store.create(
-        "cronfederatedhpas.autoscaling.karmada.io",
-        {
-            "apiVersion": f"{GROUP}/v1alpha1",
-            "kind": "CronFederatedHPA",
-            "metadata": {"name": "c", "namespace": "default"},
-            "spec": {
-                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                "rules": [{"name": "r", "schedule": "* * * * *", "targetReplicas": 3}],
-            },
-        },
-    )
+    fake.store.create("cronfederatedhpas.autoscaling.karmada.io", cron_federated_hpa())
     cron = cp.get_cron_federated_hpa("default", "c")
     assert cron is not None
     status = CronFederatedHPAStatus(execution_histories=[ExecutionHistory(rule_name="r")])

@@ -25,7 +25,7 @@ from controller.leader import LeaderConfig, LeaseClient
 from controller.manager import Manager, ManagerConfig
 from fhpa_api.models import CronFederatedHPAStatus, CrossVersionObjectReference, FederatedHPAStatus
 from tests.controller.runtime.test_manager import FHPA, GROUP, SYSTEM, control_plane_fake, fhpa, wait_for
-from tests.support.fakekube import FakeKube, RequestRecord, deployment
+from tests.support.fakekube import FakeKube, RequestRecord, cron_federated_hpa, deployment
 from tests.support.members import member_cluster, member_secret, registry
 
 MANIFESTS = Path(__file__).resolve().parents[3] / "manifests" / "controller"
@@ -120,18 +120,7 @@ def exercise_control_plane() -> set[Triple]:
         thread.join(10)
         # the port methods the cron controller calls, once each
         cp.store.create(FHPA, fhpa("cronned"))
-        cp.store.create(
-            f"cronfederatedhpas.{GROUP}",
-            {
-                "apiVersion": f"{GROUP}/v1alpha1",
-                "kind": "CronFederatedHPA",
-                "metadata": {"name": "c", "namespace": "default"},
-                "spec": {
-                    "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                    "rules": [{"name": "r", "schedule": "* * * * *", "targetReplicas": 3}],
-                },
-            },
-        )
+        cp.store.create(f"cronfederatedhpas.{GROUP}", cron_federated_hpa())
         cron = plane.get_cron_federated_hpa("default", "c")
         assert cron is not None
         plane.list_cron_federated_hpas()
