@@ -6,7 +6,7 @@ Every method may raise the errors in controller.errors; none of them returns HTT
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,6 +31,18 @@ class ClusterIdentity(BaseModel):
     region: str | None = None
     zone: str | None = None
     taints: list[Taint] = Field(default_factory=list)
+
+    def observed(self, **state: Any) -> ClusterObservation:
+        """An observation of this cluster: what the registry knows of it plus what was seen (``state``)."""
+        return ClusterObservation(
+            name=self.name,
+            labels=self.labels,
+            provider=self.provider,
+            region=self.region,
+            zone=self.zone,
+            taints=self.taints,
+            **state,
+        )
 
 
 class Clock(Protocol):

@@ -34,17 +34,7 @@ def observe_all(fhpa: FederatedHPA, members: Mapping[str, MemberCluster]) -> lis
             ident = member.identity
             detail = exc.detail if isinstance(exc, ClusterUnreachableError) else str(exc)
             log.info("cluster not observable", extra={"cluster": name, "error": detail})
-            observations.append(
-                ClusterObservation(
-                    name=ident.name,
-                    labels=ident.labels,
-                    provider=ident.provider,
-                    region=ident.region,
-                    zone=ident.zone,
-                    taints=ident.taints,
-                    healthy=False,
-                )
-            )
+            observations.append(ident.observed(healthy=False))
     return observations
 
 

@@ -143,13 +143,7 @@ class SimulatedCluster:
         self._reachable()
         ident = self._identity
         found = self._targets(fhpa.spec.scale_target_ref)
-        return ClusterObservation(
-            name=ident.name,
-            labels=ident.labels,
-            provider=ident.provider,
-            region=ident.region,
-            zone=ident.zone,
-            taints=ident.taints,
+        return ident.observed(
             healthy=True,
             workload_found=found,
             current_replicas=self.replicas if found else 0,

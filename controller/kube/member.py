@@ -310,20 +310,10 @@ class KubeMemberCluster:
         ref = fhpa.spec.scale_target_ref
         hpa = self._observe_hpa(fhpa, namespace)
         ident = self._identity
-        base: dict[str, Any] = {
-            "name": ident.name,
-            "labels": ident.labels,
-            "provider": ident.provider,
-            "region": ident.region,
-            "zone": ident.zone,
-            "taints": ident.taints,
-            "healthy": True,
-            "hpa": hpa,
-        }
         kind = self._target(ref)
         scale = self.client.find(kind.path(namespace, ref.name, "scale")) if kind else None
         if kind is None or not isinstance(scale, dict):
-            return ClusterObservation(**base, workload_found=False)
+            return ident.observed(healthy=True, hpa=hpa, workload_found=False)
         workload = self.client.find(kind.path(namespace, ref.name)) or {}
         selector = (scale.get("status") or {}).get("selector") or selector_string(
             (workload.get("spec") or {}).get("selector")
@@ -335,8 +325,9 @@ class KubeMemberCluster:
             )
         ready, pending, running = pod_counts(pods)
         template = ((workload.get("spec") or {}).get("template") or {}).get("spec")
-        return ClusterObservation(
-            **base,
+        return ident.observed(
+            healthy=True,
+            hpa=hpa,
             workload_found=True,
             current_replicas=int((scale.get("spec") or {}).get("replicas") or 0),
             ready_replicas=ready,
