@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -120,3 +121,18 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 # ================================================================================================
 # end of the realapi tier section
 # ================================================================================================
+
+
+# ================================================================================================
+# logging: for tests of code that configures the root logger (``pytest.mark.usefixtures``)
+# ================================================================================================
+
+
+@pytest.fixture
+def keep_root_logger() -> Iterator[None]:
+    """The code under test replaces the root logger's handlers; give pytest's own back afterwards."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)

@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from fhpa.cli import main
 
-
-@pytest.fixture(autouse=True)
-def keep_root_logger() -> Iterator[None]:
-    """The command configures the root logger; give pytest's handlers back afterwards."""
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
+pytestmark = pytest.mark.usefixtures("keep_root_logger")  # the command configures the root logger
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:

@@ -5,21 +5,12 @@ from __future__ import annotations
 import io
 import json
 import logging
-from collections.abc import Iterator
 
 import pytest
 
 from controller import logs
 
-
-@pytest.fixture(autouse=True)
-def keep_root_logger() -> Iterator[None]:
-    """configure() replaces the root handlers; give pytest's own back afterwards."""
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
+pytestmark = pytest.mark.usefixtures("keep_root_logger")  # configure() replaces the root handlers
 
 
 def emit(**extra: object) -> dict:
