@@ -21,13 +21,6 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def certs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("certs")
-    generate_certs(out)
-    return out
-
-
-@pytest.fixture(scope="module")
 def server(certs: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningWebhook]:
     with run_webhook(certs, tmp_path_factory.mktemp("logs")) as running:
         yield running

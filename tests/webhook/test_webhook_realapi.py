@@ -81,13 +81,6 @@ def cluster(realapi_binaries: Binaries) -> Iterator[RealAPIServer]:
 
 
 @pytest.fixture(scope="module")
-def certs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("certs")
-    generate_certs(out)
-    return out
-
-
-@pytest.fixture(scope="module")
 def webhook(
     cluster: RealAPIServer, certs: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[RunningWebhook]:
