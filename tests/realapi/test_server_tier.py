@@ -13,6 +13,7 @@ import os
 import shutil
 import socket
 import ssl
+import subprocess
 import tempfile
 import threading
 import time
@@ -387,56 +388,47 @@ def test_kubectl_apply_and_get_with_printer_columns(
     realapi: RealAPIServer, realapi_namespace: str, tmp_path: Path
 ) -> None:
     cache = tmp_path / "kubecache"  # per-test discovery cache: it is keyed by host:port only
+
+    def kubectl(*args: str) -> subprocess.CompletedProcess[str]:
+        return realapi.kubectl(*args, cache_dir=cache, kubectl=KUBECTL)
+
+    replicas_by_short_name = (
+        "get",
+        "stgt",
+        "shop",
+        "-n",
+        realapi_namespace,
+        "-o",
+        "jsonpath={.spec.replicas}",
+    )
     manifest = tmp_path / "target.yaml"
     manifest.write_text(
         f"apiVersion: {GROUP}/{VERSION}\nkind: ScaleTarget\nmetadata:\n  name: shop\n"
         f"  namespace: {realapi_namespace}\nspec:\n  replicas: 4\n"
     )
 
-    applied = realapi.kubectl("apply", "-f", str(manifest), cache_dir=cache, kubectl=KUBECTL)
+    applied = kubectl("apply", "-f", str(manifest))
     assert applied.returncode == 0, applied.stderr
     assert applied.stdout.strip() == f"scaletarget.{GROUP}/shop created"
 
-    got = realapi.kubectl("get", "scaletargets", "-n", realapi_namespace, cache_dir=cache, kubectl=KUBECTL)
+    got = kubectl("get", "scaletargets", "-n", realapi_namespace)
     assert got.returncode == 0, got.stderr
     header, row = got.stdout.strip().splitlines()
     assert header.split() == ["NAME", "DESIRED", "CURRENT", "AGE"]
     assert row.split()[:2] == ["shop", "4"]
 
-    by_short_name = realapi.kubectl(
-        "get",
-        "stgt",
-        "shop",
-        "-n",
-        realapi_namespace,
-        "-o",
-        "jsonpath={.spec.replicas}",
-        cache_dir=cache,
-        kubectl=KUBECTL,
-    )
+    by_short_name = kubectl(*replicas_by_short_name)
     assert by_short_name.returncode == 0, by_short_name.stderr
     assert by_short_name.stdout == "4"
 
     manifest.write_text(manifest.read_text().replace("replicas: 4", "replicas: 6"))
-    reapplied = realapi.kubectl("apply", "-f", str(manifest), cache_dir=cache, kubectl=KUBECTL)
+    reapplied = kubectl("apply", "-f", str(manifest))
     assert reapplied.returncode == 0, reapplied.stderr
     assert reapplied.stdout.strip() == f"scaletarget.{GROUP}/shop configured"
 
-    scaled = realapi.kubectl(
-        "scale", "stgt/shop", "--replicas=2", "-n", realapi_namespace, cache_dir=cache, kubectl=KUBECTL
-    )
+    scaled = kubectl("scale", "stgt/shop", "--replicas=2", "-n", realapi_namespace)
     assert scaled.returncode == 0, scaled.stderr
-    final = realapi.kubectl(
-        "get",
-        "stgt",
-        "shop",
-        "-n",
-        realapi_namespace,
-        "-o",
-        "jsonpath={.spec.replicas}",
-        cache_dir=cache,
-        kubectl=KUBECTL,
-    )
+    final = kubectl(*replicas_by_short_name)
     assert final.stdout == "2"
 
 
