@@ -23,6 +23,7 @@ from pydantic.alias_generators import to_camel
 from controller.observation import ClusterObservation, Taint
 from controller.plan import Plan
 from controller.planner import PlannerConfig, plan
+from controller.ports import ClusterIdentity
 from fhpa_api.documents import DocumentError, load_documents
 from fhpa_api.models import FederatedHPA
 from fhpa_api.validation import InvalidObjectError, parse_object
@@ -52,13 +53,15 @@ class ClusterInput(BaseModel):
     available_replicas: int | None = Field(default=None, ge=0)
 
     def observation(self) -> ClusterObservation:
-        return ClusterObservation(
+        identity = ClusterIdentity(
             name=self.name,
             labels=self.labels,
             provider=self.provider,
             region=self.region,
             zone=self.zone,
             taints=self.taints,
+        )
+        return identity.observed(
             healthy=self.healthy,
             current_replicas=self.current_replicas,
             ready_replicas=self.current_replicas,
