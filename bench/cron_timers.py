@@ -25,8 +25,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from controller.cron import SCALE_SUCCEEDED, CronController
-from controller.timers import TimerQueue
+from controller.cron_controller import CronController
+from controller.planning.cron import SCALE_SUCCEEDED
+from controller.runtime.timers import TimerQueue
 from fhpa_api import API_VERSION
 from fhpa_api.models import CronFederatedHPA, FederatedHPA
 from simulator.clock import VirtualClock

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from controller.errors import ClusterUnreachableError, ConflictError, NotFoundError, NotOwnedError, PortError
-from controller.plan import HPAAction, Plan
+from controller.planning.plan import HPAAction, Plan
 from controller.ports import ControlPlane, MemberCluster
 from fhpa_api.models import FederatedHPA
 

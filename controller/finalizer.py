@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol
 
-from controller.conditions import condition
 from controller.errors import NotFoundError, PortError
-from controller.member_hpa import LABEL_OWNER_UID
+from controller.planning.conditions import condition
+from controller.planning.member_hpa import LABEL_OWNER_UID
 from controller.ports import ControlPlane, MemberCluster
 from fhpa_api.models import FederatedHPA, FederatedHPAStatus
 

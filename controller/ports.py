@@ -10,7 +10,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from controller.observation import ClusterObservation, Taint
+from controller.planning.observation import ClusterObservation, Taint
 from fhpa_api.models import (
     CronFederatedHPA,
     CronFederatedHPAStatus,

@@ -10,9 +10,9 @@ from collections.abc import Mapping
 
 from controller.errors import ClusterUnreachableError, PortError
 from controller.executor import ActionHook, ExecutionResult, execute
-from controller.observation import ClusterObservation
-from controller.plan import Plan
-from controller.planner import PlannerConfig, plan
+from controller.planning.observation import ClusterObservation
+from controller.planning.plan import Plan
+from controller.planning.planner import PlannerConfig, plan
 from controller.ports import Clock, ControlPlane, MemberCluster
 from fhpa_api.models import FederatedHPA
 

@@ -22,8 +22,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from controller.errors import ClusterUnreachableError, NotFoundError, NotOwnedError
-from controller.member_hpa import ANNOTATION_DIGEST, LABEL_OWNER_UID, hpa_name, owner_labels, template_digest
-from controller.observation import ClusterObservation, MemberHPAObservation, Taint
+from controller.planning.member_hpa import (
+    ANNOTATION_DIGEST,
+    LABEL_OWNER_UID,
+    hpa_name,
+    owner_labels,
+    template_digest,
+)
+from controller.planning.observation import ClusterObservation, MemberHPAObservation, Taint
 from controller.ports import Clock, ClusterIdentity
 from fhpa_api.models import CrossVersionObjectReference, FederatedHPA
 from simulator.native_hpa import NativeHPA, SyncResult

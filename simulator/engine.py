@@ -5,7 +5,8 @@ starting or get scheduled, the load is shared over the ready pods, and every rea
 syncs. Then, unless the controller is in an outage, the controller runs exactly as in production:
 ``controller.reconcile.reconcile_federated_hpa`` (observe through the MemberCluster ports, plan, execute)
 once per step and again at ``plan.requeue_after_seconds`` when that comes sooner, and the cron
-controller (``controller.cron.CronController``, when that module is present) at each rule's due time.
+controller (``controller.cron_controller.CronController``, when that module is present) at each rule's due
+time.
 The simulator never plans: it only plays the clusters and records what happened.
 
 A controller outage stops both controllers while member HPAs keep scaling within their last bounds;
@@ -20,8 +21,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from controller.member_hpa import LABEL_OWNER_UID
-from controller.planner import PlannerConfig
+from controller.planning.member_hpa import LABEL_OWNER_UID
+from controller.planning.planner import PlannerConfig
 from controller.ports import ClusterIdentity
 from controller.reconcile import reconcile_federated_hpa
 from fhpa_api.models import FederatedHPA
@@ -358,12 +359,12 @@ class Simulation:
 
 def _cron_module() -> Any:
     try:
-        return importlib.import_module("controller.cron")
+        return importlib.import_module("controller.cron_controller")
     except ModuleNotFoundError as exc:
-        if exc.name != "controller.cron":
+        if exc.name != "controller.cron_controller":
             raise
         raise SimulationError(
-            "this scenario has CronFederatedHPAs but controller.cron is not in this build"
+            "this scenario has CronFederatedHPAs but controller.cron_controller is not in this build"
         ) from None
 
 

@@ -32,7 +32,7 @@ from pydantic import ValidationError
 
 from controller.errors import ConflictError, NotFoundError, PortError
 from controller.kube.clients import KubeClient, Timeouts
-from controller.member_hpa import FIELD_MANAGER
+from controller.planning.member_hpa import FIELD_MANAGER
 from fhpa_api import GROUP, VERSION
 from fhpa_api.models import (
     CronFederatedHPA,
@@ -254,7 +254,7 @@ class KubeControlPlane:
     # -- watches ------------------------------------------------------------------------------------
 
     def list_func(self, plural: str) -> Callable[..., Any]:
-        """The client list call for ``plural`` (all namespaces, or ``namespace``) for controller.watch."""
+        """The client list call for ``plural`` (all namespaces, or ``namespace``) (for runtime.watch)."""
         api = CustomObjectsApi(self.api_client)
         if self.namespace:
             return functools.partial(

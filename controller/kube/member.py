@@ -29,10 +29,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from controller import capacity
 from controller.errors import ClusterUnreachableError, NotFoundError, NotOwnedError
 from controller.kube.clients import AccessDeniedError, KubeClient
-from controller.member_hpa import (
+from controller.planning import capacity
+from controller.planning.member_hpa import (
     ANNOTATION_DIGEST,
     FIELD_MANAGER,
     LABEL_MANAGED_BY,
@@ -42,7 +42,7 @@ from controller.member_hpa import (
     hpa_name,
     owner_labels,
 )
-from controller.observation import ClusterObservation, MemberHPAObservation
+from controller.planning.observation import ClusterObservation, MemberHPAObservation
 from controller.ports import ClusterIdentity
 from fhpa_api.models import Condition, CrossVersionObjectReference, FederatedHPA
 

@@ -20,9 +20,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from controller.observation import ClusterObservation, Taint
-from controller.plan import Plan
-from controller.planner import PlannerConfig, plan
+from controller.planning.observation import ClusterObservation, Taint
+from controller.planning.plan import Plan
+from controller.planning.planner import PlannerConfig, plan
 from controller.ports import ClusterIdentity
 from fhpa_api.documents import DocumentError, load_documents
 from fhpa_api.models import FederatedHPA

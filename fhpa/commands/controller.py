@@ -120,7 +120,7 @@ def _fail(message: str) -> int:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from controller import logs
+    from controller.runtime import logs
 
     logs.configure(args.log_level, args.log_format)
     try:
@@ -148,12 +148,12 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
     """The Manager and its health server from the flags; ValueError with a clear message on bad input."""
     from kubernetes.config.config_exception import ConfigException
 
-    from controller.health import HealthServer
     from controller.kube.control_plane import KubeControlPlane
-    from controller.leader import LeaderConfig, LeaseClient, default_identity
-    from controller.manager import Manager, ManagerConfig
-    from controller.metrics import Metrics
-    from controller.planner import PlannerConfig
+    from controller.planning.planner import PlannerConfig
+    from controller.runtime.health import HealthServer
+    from controller.runtime.leader import LeaderConfig, LeaseClient, default_identity
+    from controller.runtime.manager import Manager, ManagerConfig
+    from controller.runtime.metrics import Metrics
     from fhpa_api.schedule import ScheduleError, load_time_zone
 
     try:
@@ -222,6 +222,6 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
 
 
 def _registry(namespace: str) -> Any:
-    from controller.registry import MemberRegistry
+    from controller.kube.registry import MemberRegistry
 
     return MemberRegistry(namespace)

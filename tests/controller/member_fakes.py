@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from controller.errors import ClusterUnreachableError, PortError
-from controller.observation import ClusterObservation
+from controller.planning.observation import ClusterObservation
 from controller.ports import ClusterIdentity
 from fhpa_api.models import CronFederatedHPA, CrossVersionObjectReference, FederatedHPA, FederatedHPAStatus
 from tests.controller.fakes import FakeControlPlane

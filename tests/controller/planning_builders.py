@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from controller.member_hpa import template_digest
-from controller.observation import ClusterObservation, MemberHPAObservation
-from controller.plan import Plan
-from controller.planner import PlannerConfig, plan
+from controller.planning.member_hpa import template_digest
+from controller.planning.observation import ClusterObservation, MemberHPAObservation
+from controller.planning.plan import Plan
+from controller.planning.planner import PlannerConfig, plan
 from fhpa_api.models import Condition, FederatedHPA
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)

@@ -6,7 +6,7 @@ import pytest
 
 from controller.errors import ClusterUnreachableError, ConflictError, NotFoundError, NotOwnedError, PortError
 from controller.executor import ExecutionResult, execute
-from controller.plan import EventRecord, HPAAction, Plan, ReplicaWrite
+from controller.planning.plan import EventRecord, HPAAction, Plan, ReplicaWrite
 from controller.ports import ClusterIdentity, MemberCluster
 from fhpa_api.models import FederatedHPA, FederatedHPAStatus
 from tests.controller.member_fakes import FakeMember, LoggingControlPlane

@@ -11,10 +11,10 @@ import pytest
 import controller.reconcile as reconcile_module
 from controller.errors import NotFoundError
 from controller.executor import ActionHook, ExecutionResult
-from controller.member_hpa import render_spec
-from controller.observation import ClusterObservation, MemberHPAObservation, Taint
-from controller.plan import HPAAction, Plan
-from controller.planner import PlannerConfig
+from controller.planning.member_hpa import render_spec
+from controller.planning.observation import ClusterObservation, MemberHPAObservation, Taint
+from controller.planning.plan import HPAAction, Plan
+from controller.planning.planner import PlannerConfig
 from controller.ports import ClusterIdentity, ControlPlane, MemberCluster
 from controller.reconcile import observe_all, reconcile_federated_hpa
 from fhpa_api.models import FederatedHPA, FederatedHPAStatus

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.errors import ClusterUnreachableError, NotOwnedError
-from controller.member_hpa import render_spec
+from controller.planning.member_hpa import render_spec
 from controller.ports import ClusterIdentity
 from fhpa_api.models import CrossVersionObjectReference, FederatedHPA
 from simulator.clock import VirtualClock

@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from controller.errors import ClusterUnreachableError
-from controller.member_hpa import render_spec
+from controller.planning.member_hpa import render_spec
 from simulator.builtin import builtin_document
 from simulator.engine import Simulation
 from simulator.scenario import parse_scenario

@@ -7,7 +7,7 @@ import base64
 import json
 
 from controller.kube.clients import Timeouts
-from controller.registry import MemberRegistry
+from controller.kube.registry import MemberRegistry
 from tests.support.fakekube import FakeKube, deployment, node
 
 MEMBER_LABEL = "autoscaling.karmada.io/member-cluster"

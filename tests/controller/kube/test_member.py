@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from controller.errors import ClusterUnreachableError, ConflictError, NotFoundError, NotOwnedError, PortError
 from controller.kube.clients import KubeClient, Timeouts, build_api_client
 from controller.kube.member import KubeMemberCluster, pod_counts, selector_string, spec_template_digest
-from controller.member_hpa import ANNOTATION_DIGEST, LABEL_OWNER_UID, render_spec, template_digest
+from controller.planning.member_hpa import ANNOTATION_DIGEST, LABEL_OWNER_UID, render_spec, template_digest
 from controller.ports import ClusterIdentity
 from fhpa_api.models import (
     CronFederatedHPA,
@@ -420,7 +420,7 @@ def test_a_vanished_cluster_is_observed_unhealthy_and_the_others_still_observed(
 
 
 def test_a_cluster_vanishing_mid_reconcile_loses_nothing(two_clusters: tuple[FakeKube, FakeKube]) -> None:
-    pytest.importorskip("controller.planner")
+    pytest.importorskip("controller.planning.planner")
     from controller.reconcile import reconcile_federated_hpa
 
     a, b = two_clusters
@@ -523,7 +523,7 @@ def converge(fhpa: FederatedHPA, members: dict[str, Any], cp: RecordingControlPl
 
 @pytest.mark.parametrize("crash_after", [0, 1, 2, 3])
 def test_a_kill_at_any_point_of_a_reconcile_ends_as_an_uninterrupted_run(crash_after: int) -> None:
-    pytest.importorskip("controller.planner")
+    pytest.importorskip("controller.planning.planner")
 
     def fleet() -> tuple[FakeKube, FakeKube]:
         a, b = FakeKube(), FakeKube()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import urllib.error
 import urllib.request
 
-from controller.health import HealthServer
-from controller.metrics import Metrics
+from controller.runtime.health import HealthServer
+from controller.runtime.metrics import Metrics
 
 
 def get(port: int, path: str) -> tuple[int, str]:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from kubernetes import config as kube_config
 
-from controller.leader import LeaderConfig, LeaderElector, LeaseClient
+from controller.runtime.leader import LeaderConfig, LeaderElector, LeaseClient
 from tests.support.fakekube import FakeKube
 
 

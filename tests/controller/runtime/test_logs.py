@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from controller import logs
+from controller.runtime import logs
 
 pytestmark = pytest.mark.usefixtures("keep_root_logger")  # configure() replaces the root handlers
 

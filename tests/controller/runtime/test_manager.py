@@ -12,10 +12,10 @@ import pytest
 from kubernetes import config as kube_config
 
 from controller.kube.control_plane import KubeControlPlane
-from controller.leader import LeaderConfig, LeaseClient
-from controller.manager import Manager, ManagerConfig
-from controller.member_hpa import LABEL_OWNER_UID
-from controller.planner import PlannerConfig
+from controller.planning.member_hpa import LABEL_OWNER_UID
+from controller.planning.planner import PlannerConfig
+from controller.runtime.leader import LeaderConfig, LeaseClient
+from controller.runtime.manager import Manager, ManagerConfig
 from tests.support.fakekube import FakeKube, Resource
 from tests.support.members import member_cluster, member_secret, registry
 

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from kubernetes import config as kube_config
 
-from controller.health import HealthServer
 from controller.kube.control_plane import KubeControlPlane
-from controller.leader import LeaderConfig, LeaseClient
-from controller.manager import Manager, ManagerConfig
-from controller.metrics import Metrics
+from controller.runtime.health import HealthServer
+from controller.runtime.leader import LeaderConfig, LeaseClient
+from controller.runtime.manager import Manager, ManagerConfig
+from controller.runtime.metrics import Metrics
 from tests.controller.runtime.test_health import get
 from tests.controller.runtime.test_manager import SYSTEM, control_plane_fake, wait_for
 from tests.support.fakekube import FakeKube

@@ -21,8 +21,8 @@ import yaml
 from kubernetes import config as kube_config
 
 from controller.kube.control_plane import KubeControlPlane
-from controller.leader import LeaderConfig, LeaseClient
-from controller.manager import Manager, ManagerConfig
+from controller.runtime.leader import LeaderConfig, LeaseClient
+from controller.runtime.manager import Manager, ManagerConfig
 from fhpa_api.models import CronFederatedHPAStatus, CrossVersionObjectReference, FederatedHPAStatus
 from tests.controller.runtime.test_manager import FHPA, GROUP, SYSTEM, control_plane_fake, fhpa, wait_for
 from tests.support.fakekube import FakeKube, RequestRecord, cron_federated_hpa, deployment

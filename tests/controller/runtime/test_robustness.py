@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from kubernetes import config as kube_config
 
-from controller import logs
 from controller.kube.control_plane import KubeControlPlane
-from controller.leader import LeaderConfig, LeaseClient
-from controller.manager import Manager, ManagerConfig, reconciling
-from controller.planner import PlannerConfig
+from controller.planning.planner import PlannerConfig
+from controller.runtime import logs
+from controller.runtime.leader import LeaderConfig, LeaseClient
+from controller.runtime.manager import Manager, ManagerConfig, reconciling
 from fhpa_api import FEDERATED_HPA
 from tests.controller.runtime.test_manager import FHPA, HPA, SYSTEM, control_plane_fake, fhpa, wait_for
 from tests.support.fakekube import FakeKube

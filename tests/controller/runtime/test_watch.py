@@ -9,8 +9,8 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
-from controller.watch import Watcher, WatchEvent
-from controller.workqueue import ExponentialBackoff
+from controller.runtime.watch import Watcher, WatchEvent
+from controller.runtime.workqueue import ExponentialBackoff
 
 
 def obj(name: str, rv: str, ns: str = "ns") -> dict[str, Any]:

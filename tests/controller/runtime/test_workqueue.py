@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.workqueue import ExponentialBackoff, ShutDown, WorkQueue
+from controller.runtime.workqueue import ExponentialBackoff, ShutDown, WorkQueue
 
 
 class FakeClock:

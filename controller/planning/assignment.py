@@ -1,0 +1,118 @@
+"""The initial assignment (DESIGN §3): each candidate cluster's member-HPA min/max and its first replicas.
+
+Runs on create, on a spec change and on a change of the candidate set. Pure: the same candidates in
+any order give the same result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from controller.planning.observation import ClusterObservation
+from controller.planning.policy import DUPLICATED, available, split
+from fhpa_api.models import FederatedHPA
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """A member HPA's minReplicas/maxReplicas; max 0 means the cluster gets no HPA."""
+
+    min_replicas: int
+    max_replicas: int
+
+    @property
+    def has_hpa(self) -> bool:
+        return self.max_replicas > 0
+
+
+def initial_assignment(fhpa: FederatedHPA, candidates: Sequence[ClusterObservation]) -> dict[str, Bounds]:
+    """Min/max per candidate cluster for ``fhpa``'s policy, with keep-what-runs and 1 <= min <= max.
+
+    Clusters that get no share come back as Bounds(0, 0).
+    """
+    spec = fhpa.spec
+    if not candidates:
+        return {}
+    if spec.assignment_type == DUPLICATED:
+        return {c.name: finalize_one(spec.effective_min, spec.max_replicas) for c in candidates}
+    capacity = {c.name: available(c) for c in candidates}
+    maxes = split(fhpa, spec.max_replicas, candidates, capacity)
+    mins = split(fhpa, spec.effective_min, candidates, capacity)
+    current = {c.name: c.current_replicas for c in candidates}
+    maxes = keep_what_runs(maxes, current)
+    return finalize(mins, maxes, spec.effective_min)
+
+
+def keep_what_runs(maxes: Mapping[str, int], current: Mapping[str, int]) -> dict[str, int]:
+    """Raise maxes that a split put below running replicas, taking from the largest surplus.
+
+    Clusters are served in name order, one replica at a time, each from the cluster with the most
+    surplus (max - current) at that moment, ties by name. A cluster with max 0 is not served: it gets
+    no HPA. When no surplus is left (F.max is below what runs) the rest stay capped.
+    """
+    result = dict(maxes)
+    for name in sorted(result):
+        while 0 < result[name] < current.get(name, 0):
+            donor = _largest_surplus(result, current)
+            if donor is None:
+                return result
+            result[donor] -= 1
+            result[name] += 1
+    return result
+
+
+def _largest_surplus(maxes: Mapping[str, int], current: Mapping[str, int]) -> str | None:
+    surplus = {n: m - current.get(n, 0) for n, m in maxes.items() if m > current.get(n, 0)}
+    if not surplus:
+        return None
+    return min(surplus, key=lambda n: (-surplus[n], n))
+
+
+def finalize_one(min_replicas: int, max_replicas: int) -> Bounds:
+    """1 <= min <= max for one HPA; max 0 means no HPA."""
+    if max_replicas <= 0:
+        return Bounds(0, 0)
+    return Bounds(min(max(min_replicas, 1), max_replicas), max_replicas)
+
+
+def finalize(mins: Mapping[str, int], maxes: Mapping[str, int], federated_min: int) -> dict[str, Bounds]:
+    """Apply 1 <= min <= max per cluster, then keep the mins summing to at least F.min.
+
+    Capping a min at its max (after keep-what-runs took max from a cluster) can leave the mins short of
+    F.min; the shortfall is raised where a min is below its max, most room first, ties by name. The
+    maxes sum to F.max >= F.min, so there is always room.
+    """
+    bounds = {n: finalize_one(mins.get(n, 0), m) for n, m in maxes.items()}
+    return raise_mins(bounds, federated_min)
+
+
+def raise_mins(bounds: Mapping[str, Bounds], federated_min: int) -> dict[str, Bounds]:
+    """Raise mins (never past max) until they sum to at least ``federated_min`` or no room is left."""
+    result = dict(bounds)
+    short = federated_min - sum(b.min_replicas for b in result.values() if b.has_hpa)
+    while short > 0:
+        room = {n: b.max_replicas - b.min_replicas for n, b in result.items() if b.has_hpa}
+        room = {n: r for n, r in room.items() if r > 0}
+        if not room:
+            break
+        name = min(room, key=lambda n: (-room[n], n))
+        take = min(short, room[name])
+        old = result[name]
+        result[name] = Bounds(old.min_replicas + take, old.max_replicas)
+        short -= take
+    return result
+
+
+def initial_replicas(bounds: Bounds, current: int, scaling_to_zero: bool) -> int | None:
+    """The replicas to write when an assignment takes effect, or None when nothing is written.
+
+    clamp(current, min, max); a cluster that had none gets min, or stays at 0 with scalingToZero.
+    Current replicas inside [min, max] are never written.
+    """
+    if not bounds.has_hpa:
+        return None
+    if current == 0 and scaling_to_zero:
+        return None
+    target = min(max(current, bounds.min_replicas), bounds.max_replicas)
+    return None if target == current else target

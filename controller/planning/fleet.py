@@ -1,0 +1,130 @@
+"""The working state of one planning pass over the clusters that hold (or may hold) a member HPA.
+
+A pass starts from the bounds recorded in status, lets each step of DESIGN §4 adjust them, and ends
+with :func:`normalize`, which restores the invariants every HPA must satisfy. Nothing here does I/O;
+the state lives only for the duration of one ``plan()`` call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from controller.planning.assignment import Bounds, raise_mins
+from controller.planning.observation import ClusterObservation
+from controller.planning.plan import EventRecord
+from fhpa_api.models import FederatedHPA
+
+SATURATED = "Saturated"
+FAILED_OVER = "FailedOver"
+
+
+@dataclass
+class Slot:
+    """One candidate cluster during a pass: its observation and the bounds being decided for it."""
+
+    cluster: ClusterObservation
+    min_replicas: int
+    max_replicas: int
+    pin: int | None = None
+    saturated: bool = False
+    pending_since: datetime | None = None
+    held: bool = False  # unhealthy within the grace period: keeps its bounds, receives nothing
+    replicas: int | None = None  # a replica write decided in this pass
+    previous_current: int | None = None  # the replicas the last pass saw (status row)
+    last_write: datetime | None = None  # when the controller last wrote this cluster's replicas
+    replica_reason: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.cluster.name
+
+    @property
+    def current(self) -> int:
+        return self.cluster.current_replicas if self.replicas is None else self.replicas
+
+    @property
+    def hpa_min(self) -> int:
+        """The member HPA's minReplicas: the pin while one is active, else the assigned min."""
+        if self.pin is None:
+            return self.min_replicas
+        return min(max(self.pin, self.min_replicas), self.max_replicas)
+
+    @property
+    def scheduled_cap(self) -> int:
+        """Where a cluster that cannot schedule more is capped: what it holds, ready or still starting
+        (current minus unschedulable, as the seed says; its ready replicas at least), never below 1."""
+        scheduled = self.cluster.current_replicas - self.cluster.pending_replicas
+        return max(self.cluster.ready_replicas, scheduled, 1)
+
+    @property
+    def bounds(self) -> Bounds:
+        return Bounds(self.min_replicas, self.max_replicas)
+
+    @property
+    def can_receive(self) -> bool:
+        """May this cluster be given more max or replicas? Never while unhealthy."""
+        return not self.held and self.cluster.healthy
+
+    @property
+    def owned_hpa_desired(self) -> int | None:
+        hpa = self.cluster.hpa
+        return hpa.desired_replicas if hpa is not None and hpa.owned else None
+
+
+@dataclass
+class Fleet:
+    fhpa: FederatedHPA
+    now: datetime
+    slots: dict[str, Slot]
+    events: list[EventRecord] = field(default_factory=list)
+
+    def ordered(self) -> list[Slot]:
+        return [self.slots[n] for n in sorted(self.slots)]
+
+    def event(self, reason: str, message: str, warning: bool = False) -> None:
+        self.events.append(
+            EventRecord(type="Warning" if warning else "Normal", reason=reason, message=message)
+        )
+
+    def pending_past_delay(self, slot: Slot) -> bool:
+        """Unschedulable pods that have persisted for autoscaleMultiClusterDelay (DESIGN §4)."""
+        if slot.held or slot.cluster.pending_replicas <= 0 or slot.pending_since is None:
+            return False
+        waited = (self.now - slot.pending_since).total_seconds()
+        return waited >= self.fhpa.spec.effective_delay_seconds
+
+    def wants_more(self, slot: Slot) -> bool:
+        """The cluster's HPA is held at its max and wants more (ScalingLimited, reason TooManyReplicas),
+        or its pods cannot be scheduled past the delay."""
+        hpa = slot.cluster.hpa
+        if hpa is not None and hpa.owned and hpa.wants_more_than_max:
+            limited = hpa.condition("ScalingLimited")
+            if limited is None or limited.reason in (None, "TooManyReplicas"):
+                return True
+        return self.pending_past_delay(slot)
+
+    def write_replicas(self, slot: Slot, replicas: int, reason: str) -> None:
+        """Decide a replica write; only the steps DESIGN names call this, and never for a sick cluster."""
+        if not slot.can_receive or not slot.cluster.workload_found:
+            return
+        if replicas == slot.cluster.current_replicas:
+            return
+        slot.replicas = replicas
+        slot.replica_reason = reason
+
+
+def normalize(fleet: Fleet) -> None:
+    """Restore 1 <= min <= max on every HPA (max 0: no HPA) and mins summing to at least F.min."""
+    for slot in fleet.slots.values():
+        if slot.max_replicas <= 0:
+            slot.min_replicas, slot.max_replicas, slot.pin = 0, 0, None
+            continue
+        slot.min_replicas = min(max(slot.min_replicas, 1), slot.max_replicas)
+        if slot.pin is not None and slot.pin <= slot.min_replicas:
+            slot.pin = None
+    held_mins = sum(s.min_replicas for s in fleet.slots.values() if s.held)
+    free = {n: s.bounds for n, s in fleet.slots.items() if not s.held}
+    raised = raise_mins(free, fleet.fhpa.spec.effective_min - held_mins)
+    for name, bounds in raised.items():
+        fleet.slots[name].min_replicas = bounds.min_replicas

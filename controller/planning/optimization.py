@@ -1,0 +1,128 @@
+"""Keeping member maxes where the load is (DESIGN §4): period and trigger optimization, min redistribution.
+
+Period optimization gathers the slack (max above what a cluster runs) and hands it out again by the
+policy's weights, so the member HPAs can absorb the next burst where the policy prefers it even while
+the control plane is down. Trigger optimization reacts sooner: a cluster whose pods cannot be
+scheduled keeps only what it holds (ready or starting) and its freed max goes to the others. The
+period optimization never drops a max below what runs, and the maxes keep summing to F.max.
+"""
+
+from __future__ import annotations
+
+from controller.planning.fleet import Fleet, Slot
+from controller.planning.policy import PRIORITIZED, available, split
+
+
+def floor_of(slot: Slot) -> int:
+    """What a cluster keeps through an optimization: what it runs, and at least its HPA's min."""
+    return min(slot.max_replicas, max(slot.current, slot.hpa_min))
+
+
+def redistribute_slack(fleet: Fleet, recipients: list[Slot], slack: int) -> dict[str, int]:
+    """Share ``slack`` among ``recipients`` by the policy; ordered policies fill up to each headroom."""
+    capacity: dict[str, int | None] = {}
+    for slot in recipients:
+        amount = available(slot.cluster)
+        capacity[slot.name] = None if amount is None else max(0, amount - floor_of(slot))
+    return split(fleet.fhpa, slack, [s.cluster for s in recipients], capacity)
+
+
+def optimize(fleet: Fleet, reason: str) -> bool:
+    """Each max becomes floor + its share of the fleet's slack. True when any max changed."""
+    movable = [s for s in fleet.ordered() if not s.held]
+    recipients = [s for s in movable if s.can_receive and not s.saturated]
+    if not recipients:
+        return False
+    slack = sum(s.max_replicas - floor_of(s) for s in movable)
+    shares = redistribute_slack(fleet, recipients, slack)
+    before = {s.name: s.max_replicas for s in movable}
+    for slot in movable:
+        slot.max_replicas = floor_of(slot) + shares.get(slot.name, 0)
+    changed = {
+        n: (m, fleet.slots[n].max_replicas) for n, m in before.items() if m != fleet.slots[n].max_replicas
+    }
+    if changed:
+        moves = ", ".join(f"{n} {a}->{b}" for n, (a, b) in sorted(changed.items()))
+        fleet.event("Optimized", f"{reason}: slack {slack} redistributed, max {moves}")
+    return bool(changed)
+
+
+def trigger(fleet: Fleet) -> bool:
+    """Trigger optimization (weighted and Aggregated policies): cap clusters that cannot schedule.
+
+    A cluster with unschedulable pods past the delay keeps max = what it holds (``Slot.scheduled_cap``:
+    ready at least, as DESIGN says; pods already scheduled and starting are not killed) and is marked
+    Saturated; its freed max goes to the others by the policy's weights.
+    """
+    if fleet.fhpa.spec.assignment_type == PRIORITIZED:
+        return False
+    capped = []
+    for slot in fleet.ordered():
+        if not fleet.pending_past_delay(slot):
+            continue
+        slot.saturated = True
+        new_max = slot.scheduled_cap
+        if new_max < slot.max_replicas:
+            capped.append((slot, new_max))
+    others = [s for s in fleet.ordered() if s.can_receive and not s.saturated]
+    if not capped or not others:
+        return False
+    freed = sum(slot.max_replicas - new_max for slot, new_max in capped)
+    for slot, new_max in capped:
+        slot.max_replicas = new_max
+    shares = redistribute_slack(fleet, others, freed)
+    for slot in others:
+        slot.max_replicas += shares.get(slot.name, 0)
+    names = ", ".join(s.name for s, _ in capped)
+    fleet.event(
+        "ScaledAcrossClusters", f"unschedulable pods in {names}: {freed} max moved to the other clusters"
+    )
+    return True
+
+
+def release_saturation(fleet: Fleet) -> bool:
+    """A saturated cluster whose capacity grew past its max (e.g. a cluster-autoscaler added nodes) may
+    receive max again. Unknown capacity keeps the mark until the next assignment."""
+    released = False
+    for slot in fleet.ordered():
+        amount = available(slot.cluster)
+        if (
+            slot.saturated
+            and amount is not None
+            and amount > slot.max_replicas
+            and not fleet.pending_past_delay(slot)
+        ):
+            slot.saturated = False
+            released = True
+    return released
+
+
+def redistribute_min(fleet: Fleet) -> bool:
+    """Min redistribution: clusters at 0 replicas leave their min share to the running clusters.
+
+    The running clusters' mins are raised, most room first, until they alone sum to F.min. The idle
+    clusters' HPAs keep their min (an HPA over 0 replicas stays idle), ready for a scale from zero.
+    """
+    holders = [s for s in fleet.ordered() if s.max_replicas > 0]
+    running = [s for s in holders if s.current > 0 or s.held]
+    idle = [s for s in holders if s.current == 0 and not s.held]
+    if not idle or not running:
+        return False
+    short = fleet.fhpa.spec.effective_min - sum(s.hpa_min for s in running)
+    raised = False
+    while short > 0:
+        room = [s for s in running if not s.held and s.max_replicas > s.min_replicas]
+        if not room:
+            break
+        slot = min(room, key=lambda s: (-(s.max_replicas - s.min_replicas), s.name))
+        take = min(short, slot.max_replicas - slot.min_replicas)
+        slot.min_replicas += take
+        short -= take
+        raised = True
+    if raised:
+        fleet.event(
+            "MinRedistributed",
+            f"clusters at 0 replicas ({', '.join(s.name for s in idle)}) left their min share to the running "
+            "clusters",
+        )
+    return raised

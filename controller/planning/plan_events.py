@@ -1,0 +1,86 @@
+"""The Events a planning pass records besides those of its steps: cluster transitions and member writes.
+
+A transition (a conflicting HPA, a missing target, unreachable, failed over, rejoined) is reported once,
+when it happens: the previous status row's conditions tell whether it was already reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from controller.planning.conditions import had_reason
+from controller.planning.failover import Health, Role
+from controller.planning.fleet import Fleet
+from controller.planning.observation import ClusterObservation
+from controller.planning.plan import EventRecord, HPAAction, ReplicaWrite
+from fhpa_api.models import ClusterStatus
+
+
+def transition_events(
+    fleet: Fleet,
+    selected: list[ClusterObservation],
+    rows: Mapping[str, ClusterStatus],
+    health: Mapping[str, Health],
+    conflicting: set[str],
+) -> list[EventRecord]:
+    """Events for what changed about a cluster: emitted once, on the transition."""
+    events = []
+    for cluster in selected:
+        before = rows[cluster.name].conditions if cluster.name in rows else None
+        h = health[cluster.name]
+        if cluster.name in conflicting and not had_reason(before, "ConflictingHPA"):
+            events.append(
+                _warning(
+                    cluster.name,
+                    "ConflictingHPA",
+                    "an HPA we do not own targets the workload; no member HPA is created there",
+                )
+            )
+        if cluster.healthy and not cluster.workload_found and not had_reason(before, "TargetMissing"):
+            events.append(_warning(cluster.name, "TargetMissing", "the scale target does not exist"))
+        if h.role == Role.HELD and not had_reason(before, "Unhealthy"):
+            events.append(_warning(cluster.name, "Unhealthy", "unreachable; failed over if it stays so"))
+        if h.failed_now:
+            events.append(
+                _warning(cluster.name, "FailedOver", "failed over; its share goes to the other clusters")
+            )
+        if h.rejoined_now:
+            events.append(
+                EventRecord(
+                    reason="Rejoined", message=f"{cluster.name}: healthy past the hysteresis period; rejoins"
+                )
+            )
+    return events
+
+
+def _warning(cluster: str, reason: str, what: str) -> EventRecord:
+    """A Warning about one cluster; the message names the cluster first, as every planner Event does."""
+    return EventRecord(type="Warning", reason=reason, message=f"{cluster}: {what}")
+
+
+def action_events(actions: list[HPAAction], writes: list[ReplicaWrite], fleet: Fleet) -> list[EventRecord]:
+    """One Event per member HPA created, updated or deleted and per replica write."""
+    events = []
+    for action in actions:
+        if action.op == "delete":
+            events.append(
+                EventRecord(reason="MemberHPADeleted", message=f"{action.cluster}: member HPA deleted")
+            )
+        else:
+            verb = "created" if action.op == "create" else "updated"
+            events.append(
+                EventRecord(
+                    reason=f"MemberHPA{verb.capitalize()}",
+                    message=f"{action.cluster}: member HPA {verb}, "
+                    f"min {action.min_replicas} max {action.max_replicas}",
+                )
+            )
+    for write in writes:
+        before = fleet.slots[write.cluster].cluster.current_replicas
+        events.append(
+            EventRecord(
+                reason="ReplicasSet",
+                message=f"{write.cluster}: replicas {before} -> {write.replicas} ({write.reason})",
+            )
+        )
+    return events

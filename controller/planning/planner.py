@@ -1,0 +1,298 @@
+"""The planner: one FederatedHPA plus one observation per cluster, at one instant, becomes a Plan.
+
+``plan()`` is pure: no I/O and no clock (``now`` is an argument). Everything it must remember from one
+pass to the next (the assignment key, since when pods pend, pins, saturation, health timestamps, the last
+optimization) is written into the status it returns, so a restarted controller resumes where it was.
+
+A pass: pick the candidates (affinity, health, taints, conflicting HPAs); when the candidate set or the
+spec changed, run the initial assignment (DESIGN §3); otherwise resume the recorded bounds and, with
+scaleAssist and a policy other than Duplicated, apply the cross-cluster steps of DESIGN §4; then derive
+the member HPA actions, replica writes, status (``controller.planning.status_report``), Events
+(``controller.planning.plan_events``) and when to plan again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+
+from pydantic import BaseModel, Field
+
+from controller.planning import optimization, priority, zero
+from controller.planning.affinity import affinity_matches
+from controller.planning.assignment import initial_assignment, initial_replicas
+from controller.planning.failover import Health, HealthPolicy, Role, assess, due_at
+from controller.planning.fleet import FAILED_OVER, SATURATED, Fleet, Slot, normalize
+from controller.planning.member_hpa import render_spec, template_digest
+from controller.planning.observation import ClusterObservation
+from controller.planning.plan import HPAAction, Plan, ReplicaWrite
+from controller.planning.plan_events import action_events, transition_events
+from controller.planning.policy import DUPLICATED
+from controller.planning.status_report import planned_status
+from fhpa_api.models import ClusterStatus, FederatedHPA, FederatedHPAStatus
+
+
+class PlannerConfig(BaseModel):
+    """The controller's flags that shape planning (seconds)."""
+
+    failover_grace_seconds: float = Field(default=60, ge=0)
+    optimization_period_seconds: float = Field(default=60, gt=0)
+    rejoin_hysteresis_seconds: float = Field(default=120, ge=0)
+
+
+def plan(
+    fhpa: FederatedHPA,
+    observations: list[ClusterObservation],
+    now: datetime,
+    config: PlannerConfig,
+) -> Plan:
+    """Decide one pass for ``fhpa``. Raises ValueError when two observations share a cluster name."""
+    previous = fhpa.status or FederatedHPAStatus()
+    rows = {r.name: r for r in previous.clusters or []}
+    registered, selected = _registered_and_selected(fhpa, observations)
+    health_policy = HealthPolicy(
+        grace_seconds=config.failover_grace_seconds,
+        hysteresis_seconds=config.rejoin_hysteresis_seconds,
+        enabled=fhpa.spec.effective_scale_assist,
+    )
+    health = {o.name: assess(o, rows.get(o.name), now, health_policy) for o in selected}
+    conflicting = {o.name for o in selected if o.hpa is not None and not o.hpa.owned}
+    candidates = _candidates(selected, rows, health, conflicting)
+    key = assignment_key(fhpa, [c.name for c in candidates])
+    fleet = Fleet(fhpa=fhpa, now=now, slots={})
+    reassign = key != previous.assignment_key or any(_bounds_missing(rows.get(c.name)) for c in candidates)
+    last_optimization = previous.last_optimization_time
+    if reassign:
+        _assign(fleet, candidates, rows, health)
+        last_optimization = now
+    else:
+        _resume(fleet, candidates, rows, health)
+    if _assists(fhpa):  # also right after an assignment, so that the next pass finds nothing left to do
+        last_optimization = _adjust(fleet, last_optimization, config)
+    normalize(fleet)
+    hpa_actions = _hpa_actions(fleet, registered, health, conflicting)
+    replica_writes = _replica_writes(fleet)
+    status = planned_status(
+        fleet,
+        previous,
+        selected,
+        registered,
+        health,
+        conflicting,
+        key=key,
+        assigned_at=now if reassign else previous.last_assignment_time,
+        optimized_at=last_optimization,
+    )
+    events = transition_events(fleet, selected, rows, health, conflicting) + fleet.events
+    events += action_events(hpa_actions, replica_writes, fleet)
+    requeue = _requeue(fleet, health, health_policy, last_optimization, config)
+    return Plan(
+        hpa_actions=hpa_actions,
+        replica_writes=replica_writes,
+        status=status,
+        events=events,
+        requeue_after_seconds=requeue,
+    )
+
+
+def _registered_and_selected(
+    fhpa: FederatedHPA, observations: list[ClusterObservation]
+) -> tuple[list[ClusterObservation], list[ClusterObservation]]:
+    """Every observed cluster by name, and those the clusterAffinity selects."""
+    names = [o.name for o in observations]
+    if len(set(names)) != len(names):
+        raise ValueError(f"plan: duplicate cluster names in observations: {sorted(names)}")
+    registered = sorted(observations, key=lambda o: o.name)
+    return registered, [o for o in registered if affinity_matches(fhpa.spec.cluster_affinity, o)]
+
+
+def _candidates(
+    selected: list[ClusterObservation],
+    rows: Mapping[str, ClusterStatus],
+    health: Mapping[str, Health],
+    conflicting: set[str],
+) -> list[ClusterObservation]:
+    """Selected clusters fit to hold an HPA (held ones planned with their last-known counts)."""
+    return [
+        _last_known(o, rows.get(o.name)) if health[o.name].role == Role.HELD else o
+        for o in selected
+        if health[o.name].candidate and o.name not in conflicting
+    ]
+
+
+def assignment_key(fhpa: FederatedHPA, candidate_names: list[str]) -> str:
+    """A digest of the spec generation and the candidate set: when it changes, assign anew."""
+    generation = fhpa.metadata.generation or 0
+    raw = f"{generation}|{','.join(sorted(candidate_names))}".encode()
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+def _assists(fhpa: FederatedHPA) -> bool:
+    """Does the controller act across clusters after the assignment? (DESIGN §4)"""
+    return fhpa.spec.effective_scale_assist and fhpa.spec.assignment_type != DUPLICATED
+
+
+def _bounds_missing(row: ClusterStatus | None) -> bool:
+    return row is None or row.max_replicas is None or row.min_replicas is None or row.state == FAILED_OVER
+
+
+def _last_known(cluster: ClusterObservation, row: ClusterStatus | None) -> ClusterObservation:
+    """An unreachable cluster is planned with the counts it last reported (and no pending pods)."""
+    if row is None:
+        return cluster
+    return cluster.model_copy(
+        update={
+            "current_replicas": row.current_replicas or 0,
+            "ready_replicas": row.ready_replicas or 0,
+            "pending_replicas": 0,
+        }
+    )
+
+
+def _pending_since(cluster: ClusterObservation, row: ClusterStatus | None, now: datetime) -> datetime | None:
+    if cluster.pending_replicas <= 0 or not cluster.healthy:
+        return None
+    return (row.pending_since if row is not None else None) or now
+
+
+def _assign(
+    fleet: Fleet,
+    candidates: list[ClusterObservation],
+    rows: Mapping[str, ClusterStatus],
+    health: Mapping[str, Health],
+) -> None:
+    """The initial assignment (DESIGN §3), and the initial replicas it implies."""
+    bounds = initial_assignment(fleet.fhpa, candidates)
+    to_zero = fleet.fhpa.spec.effective_scaling_to_zero
+    for cluster in candidates:
+        b = bounds[cluster.name]
+        slot = Slot(
+            cluster=cluster,
+            min_replicas=b.min_replicas,
+            max_replicas=b.max_replicas,
+            held=health[cluster.name].role == Role.HELD,
+            pending_since=_pending_since(cluster, rows.get(cluster.name), fleet.now),
+        )
+        fleet.slots[cluster.name] = slot
+        target = initial_replicas(b, cluster.current_replicas, to_zero)
+        if target is not None:
+            fleet.write_replicas(slot, target, "initial assignment")
+    if to_zero:
+        optimization.redistribute_min(fleet)
+    shares = ", ".join(
+        f"{n} {b.min_replicas}..{b.max_replicas}" for n, b in sorted(bounds.items()) if b.has_hpa
+    )
+    fleet.event(
+        "Assigned",
+        f"{fleet.fhpa.spec.assignment_type} over {len(candidates)} candidate clusters: {shares or 'none'}",
+    )
+
+
+def _resume(
+    fleet: Fleet,
+    candidates: list[ClusterObservation],
+    rows: Mapping[str, ClusterStatus],
+    health: Mapping[str, Health],
+) -> None:
+    """Carry the recorded bounds, pins and marks into this pass."""
+    for cluster in candidates:
+        row = rows[cluster.name]
+        fleet.slots[cluster.name] = Slot(
+            cluster=cluster,
+            min_replicas=row.min_replicas or 0,
+            max_replicas=row.max_replicas or 0,
+            pin=row.pinned_min_replicas,
+            saturated=row.state == SATURATED,
+            held=health[cluster.name].role == Role.HELD,
+            pending_since=_pending_since(cluster, row, fleet.now),
+            previous_current=row.current_replicas,
+            last_write=row.last_scale_time,
+        )
+
+
+def _adjust(fleet: Fleet, last_optimization: datetime | None, config: PlannerConfig) -> datetime | None:
+    """The cross-cluster steps of DESIGN §4, in order. Returns the new last optimization time.
+
+    Zeroing comes after everything that moves max (a cluster may just have received its first max),
+    and min redistribution last, so that a pass leaves nothing for the next one at the same instant.
+    """
+    optimization.release_saturation(fleet)
+    priority.scale_up(fleet)
+    optimization.trigger(fleet)
+    if priority.pin_and_release(fleet):
+        optimization.optimize(fleet, "lower-priority clusters drained")
+    due = last_optimization is None or (fleet.now - last_optimization).total_seconds() >= (
+        config.optimization_period_seconds
+    )
+    if due:
+        optimization.optimize(fleet, "period optimization")
+        last_optimization = fleet.now
+    if fleet.fhpa.spec.effective_scaling_to_zero:
+        if not zero.scale_from_zero(fleet):
+            zero.scale_to_zero(fleet, periodic=due, settle_seconds=config.optimization_period_seconds)
+        optimization.redistribute_min(fleet)
+    return last_optimization
+
+
+def _hpa_actions(
+    fleet: Fleet,
+    registered: list[ClusterObservation],
+    health: Mapping[str, Health],
+    conflicting: set[str],
+) -> list[HPAAction]:
+    """Create, update or delete member HPAs; an HPA that already matches gets nothing (fixed point)."""
+    digest = template_digest(fleet.fhpa)
+    actions: list[HPAAction] = []
+    for cluster in registered:
+        if not cluster.healthy or cluster.name in conflicting:
+            continue
+        role = health.get(cluster.name)
+        if role is not None and role.role in (Role.REJOINING, Role.FAILED_OVER):
+            continue  # its stale HPA is corrected when it rejoins (DESIGN §4)
+        slot = fleet.slots.get(cluster.name)
+        observed = cluster.hpa
+        if slot is None or slot.max_replicas <= 0:
+            if observed is not None and observed.owned:
+                actions.append(HPAAction(cluster=cluster.name, op="delete"))
+            continue
+        lo, hi = slot.hpa_min, slot.max_replicas
+        spec = render_spec(fleet.fhpa, lo, hi)
+        if observed is None:
+            actions.append(
+                HPAAction(cluster=cluster.name, op="create", min_replicas=lo, max_replicas=hi, spec=spec)
+            )
+        elif (observed.min_replicas, observed.max_replicas, observed.template_digest) != (lo, hi, digest):
+            actions.append(
+                HPAAction(cluster=cluster.name, op="update", min_replicas=lo, max_replicas=hi, spec=spec)
+            )
+    return actions
+
+
+def _replica_writes(fleet: Fleet) -> list[ReplicaWrite]:
+    return [
+        ReplicaWrite(cluster=s.name, replicas=s.replicas, reason=s.replica_reason)
+        for s in fleet.ordered()
+        if s.replicas is not None
+    ]
+
+
+def _requeue(
+    fleet: Fleet,
+    health: Mapping[str, Health],
+    policy: HealthPolicy,
+    last_optimization: datetime | None,
+    config: PlannerConfig,
+) -> float | None:
+    """Seconds until something becomes due by time alone: optimization, a delay, a grace, a hysteresis."""
+    times: list[datetime] = []
+    if _assists(fleet.fhpa) and fleet.slots and last_optimization is not None:
+        times.append(last_optimization + timedelta(seconds=config.optimization_period_seconds))
+    if _assists(fleet.fhpa):
+        delay = timedelta(seconds=fleet.fhpa.spec.effective_delay_seconds)
+        times += [s.pending_since + delay for s in fleet.slots.values() if s.pending_since is not None]
+    times += [t for h in health.values() if (t := due_at(h, policy)) is not None]
+    future = [t for t in times if t > fleet.now]
+    if not future:
+        return None
+    return (min(future) - fleet.now).total_seconds()

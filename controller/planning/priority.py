@@ -1,0 +1,128 @@
+"""Prioritized scaling across clusters (DESIGN §4): spill up the priority order, drain it from the bottom.
+
+Scale-up: the highest-priority cluster that still has headroom and holds unschedulable pods past
+``autoscaleMultiClusterDelay`` has its max dropped to what it holds (its ready replicas, plus pods
+already scheduled and starting); the difference moves to the
+next cluster by priority, whose replicas are raised to at least 1. The capped cluster is marked
+Saturated so that optimization does not hand the max straight back, and the spill cascades as the next
+cluster saturates in turn.
+
+Scale-down: the controller never writes replicas against a running member HPA. Instead it pins each
+higher-priority cluster (its HPA's minReplicas raised to its current replicas) while a lower-priority
+cluster is above its min, so the low clusters' HPAs shed load first; once every lower cluster is at its
+min (or 0) the pin is released and the Saturated mark with it, and the unused max flows back up.
+"""
+
+from __future__ import annotations
+
+from controller.planning.fleet import Fleet, Slot
+from controller.planning.policy import PRIORITIZED, preference_order
+
+
+def _by_priority(fleet: Fleet) -> list[Slot]:
+    order = preference_order(fleet.fhpa, [s.cluster for s in fleet.slots.values()])
+    return [fleet.slots[n] for n in order]
+
+
+def scale_up(fleet: Fleet) -> bool:
+    """Move max from saturated high-priority clusters to the next by priority. True if anything moved."""
+    if fleet.fhpa.spec.assignment_type != PRIORITIZED:
+        return False
+    ranked = _by_priority(fleet)
+    moved = False
+    for index, slot in enumerate(ranked):
+        if not fleet.pending_past_delay(slot):
+            continue
+        new_max = slot.scheduled_cap
+        freed = slot.max_replicas - new_max
+        slot.saturated = True
+        if freed <= 0:
+            continue
+        target = _next_with_room(fleet, ranked[index + 1 :])
+        if target is None:
+            continue
+        slot.max_replicas = new_max
+        target.max_replicas += freed
+        if target.current < 1:
+            fleet.write_replicas(target, 1, "priority scale-up: next cluster by priority starts")
+        fleet.event(
+            "ScaledAcrossClusters",
+            f"{slot.name} holds {slot.cluster.pending_replicas} unschedulable pods: max {new_max + freed}"
+            f" -> {new_max}, {freed} moved to {target.name} (max now {target.max_replicas})",
+        )
+        moved = True
+    return moved
+
+
+def _next_with_room(fleet: Fleet, lower: list[Slot]) -> Slot | None:
+    """The next cluster down the priority order that may receive replicas and is not saturated."""
+    return next(
+        (s for s in lower if s.can_receive and not s.saturated and not fleet.pending_past_delay(s)),
+        None,
+    )
+
+
+def _load_falling(fleet: Fleet) -> bool:
+    """Is the load dropping? (Every cluster sees the same per-pod load, so one cluster's sign will do.)
+
+    A member HPA wants fewer replicas than run, holds a scale-down back in its stabilization window
+    (AbleToScale reason ScaleDownStabilized), or has scaled down since the last pass to below its max
+    (a drop to the max is the controller's own capping, not the load).
+    """
+    if any(fleet.wants_more(s) or s.cluster.pending_replicas > 0 for s in fleet.slots.values()):
+        return False  # some cluster still wants more: a stabilized scale-down elsewhere is noise
+    for slot in fleet.slots.values():
+        hpa = slot.cluster.hpa
+        if slot.held or hpa is None or not hpa.owned:
+            continue
+        able = hpa.condition("AbleToScale")
+        if hpa.desired_replicas < slot.cluster.current_replicas:
+            return True
+        if able is not None and able.reason == "ScaleDownStabilized":
+            return True
+        dropped = slot.previous_current is not None and slot.cluster.current_replicas < slot.previous_current
+        if dropped and slot.cluster.current_replicas < hpa.max_replicas:  # not our max (or write) capping it
+            return True
+    return False
+
+
+def _at_floor(slot: Slot) -> bool:
+    return slot.current <= slot.min_replicas
+
+
+def pin_and_release(fleet: Fleet) -> bool:
+    """Pin higher-priority clusters while lower ones drain; release when they are drained.
+
+    Returns True when a pin was released (the caller then lets unused max flow back up).
+    """
+    if fleet.fhpa.spec.assignment_type != PRIORITIZED:
+        return False
+    ranked = _by_priority(fleet)
+    falling = _load_falling(fleet)
+    released = False
+    for index, slot in enumerate(ranked):
+        lower = [s for s in ranked[index + 1 :] if not s.held and s.max_replicas > 0]
+        draining = any(not _at_floor(s) for s in lower)
+        if slot.pin is not None:
+            if not draining:
+                fleet.event(
+                    "Unpinned",
+                    f"{slot.name}: lower-priority clusters are at their min, minReplicas "
+                    f"back to {slot.min_replicas}",
+                )
+                slot.pin = None
+                released = True
+        elif falling and draining and not slot.held and slot.current > slot.min_replicas:
+            slot.pin = min(slot.current, slot.max_replicas)
+            fleet.event(
+                "Pinned",
+                f"{slot.name}: minReplicas pinned at {slot.pin} while lower-priority "
+                "clusters scale down first",
+            )
+        if slot.saturated and lower and not draining and not fleet.wants_more(slot):
+            # every lower-priority cluster is back at its min and this one no longer presses against its
+            # cap: the spill is no longer in use. (A cluster that just received the spill starts at its
+            # min, so "lower ones at their min" alone would hand the max straight back.)
+            slot.saturated = False
+            released = True
+    return released

@@ -1,0 +1,261 @@
+"""The status one planning pass writes: the FederatedHPA's sums and conditions, and a row per cluster.
+
+The rows also carry what the next pass must remember (pins, saturation, since when pods pend, health
+timestamps), so a restarted controller resumes from status alone. Conditions keep their
+lastTransitionTime unless their status flips (``controller.planning.conditions``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+
+from controller.planning.conditions import condition
+from controller.planning.failover import Health, Role
+from controller.planning.fleet import FAILED_OVER, SATURATED, Fleet, Slot
+from controller.planning.observation import ClusterObservation
+from controller.planning.policy import DUPLICATED
+from fhpa_api.models import ClusterStatus, Condition, FederatedHPAStatus
+
+
+def planned_status(
+    fleet: Fleet,
+    previous: FederatedHPAStatus,
+    selected: list[ClusterObservation],
+    registered: list[ClusterObservation],
+    health: Mapping[str, Health],
+    conflicting: set[str],
+    *,
+    key: str,
+    assigned_at: datetime | None,
+    optimized_at: datetime | None,
+) -> FederatedHPAStatus:
+    """The FederatedHPA status after this pass: selected clusters, plus any other holding our HPA."""
+    rows = {r.name: r for r in previous.clusters or []}
+    selected_names = {o.name for o in selected}
+    reported = selected + [o for o in registered if o.name not in selected_names and o.hpa and o.hpa.owned]
+    table = [
+        _row(fleet, o, rows.get(o.name), health.get(o.name), o.name in conflicting, o.name in selected_names)
+        for o in sorted(reported, key=lambda o: o.name)
+    ]
+    slots = fleet.ordered()
+    current = sum(s.cluster.current_replicas for s in slots)  # as observed, like the rows
+    desired = sum(
+        s.owned_hpa_desired if s.owned_hpa_desired is not None else s.cluster.current_replicas for s in slots
+    )
+    scale_times = [r.last_scale_time for r in table if r.last_scale_time is not None]
+    return FederatedHPAStatus(
+        observed_generation=fleet.fhpa.metadata.generation,
+        current_replicas=current,
+        desired_replicas=desired,
+        last_scale_time=max(scale_times) if scale_times else None,
+        current_metrics=previous.current_metrics,
+        conditions=_object_conditions(fleet, previous.conditions),
+        clusters=table,
+        assignment_key=key,
+        last_assignment_time=assigned_at,
+        last_optimization_time=optimized_at,
+    )
+
+
+def _object_conditions(fleet: Fleet, previous: list[Condition] | None) -> list[Condition]:
+    holders = [s for s in fleet.ordered() if s.max_replicas > 0]
+    if holders:
+        ready = condition(
+            previous, "Ready", "True", "Assigned", f"{len(holders)} clusters hold member HPAs", fleet.now
+        )
+    else:
+        ready = condition(
+            previous,
+            "Ready",
+            "False",
+            "NoCandidates",
+            "no healthy cluster matches clusterAffinity; no member HPA exists",
+            fleet.now,
+        )
+    spec = fleet.fhpa.spec
+    if not spec.effective_scale_assist:
+        active = condition(
+            previous,
+            "ScalingActive",
+            "False",
+            "ScaleAssistDisabled",
+            "scaleAssist is false: member HPAs scale within their assigned bounds only",
+            fleet.now,
+        )
+    elif spec.assignment_type == DUPLICATED:
+        active = condition(
+            previous,
+            "ScalingActive",
+            "False",
+            "Duplicated",
+            "Duplicated: every member HPA has the federated bounds; nothing moves between clusters",
+            fleet.now,
+        )
+    else:
+        active = condition(
+            previous,
+            "ScalingActive",
+            "True",
+            "ScaleAssist",
+            f"{spec.assignment_type}: capacity moves between clusters as load requires",
+            fleet.now,
+        )
+    return [ready, active]
+
+
+def _row(
+    fleet: Fleet,
+    cluster: ClusterObservation,
+    row: ClusterStatus | None,
+    health: Health | None,
+    conflict: bool,
+    selected: bool,
+) -> ClusterStatus:
+    slot = fleet.slots.get(cluster.name)
+    seen = slot.cluster if slot is not None else cluster
+    known = seen.healthy or slot is not None  # a held cluster keeps its last-known counts
+    previous = row.conditions if row is not None else None
+    now = fleet.now
+    last_scale = row.last_scale_time if row is not None else None
+    if slot is not None and slot.replicas is not None:
+        last_scale = now
+    state = None
+    if health is not None and health.role in (Role.FAILED_OVER, Role.REJOINING):
+        state = FAILED_OVER
+    elif slot is not None and slot.saturated:
+        state = SATURATED
+    return ClusterStatus(
+        name=cluster.name,
+        min_replicas=slot.min_replicas if slot is not None else None,
+        max_replicas=slot.max_replicas if slot is not None else None,
+        # after this pass's write, so that the next pass does not take our own write for a change in load
+        current_replicas=(slot.current if slot is not None else seen.current_replicas) if known else None,
+        ready_replicas=seen.ready_replicas if known else None,
+        pending_replicas=seen.pending_replicas if seen.healthy else None,
+        desired_replicas=slot.owned_hpa_desired if slot is not None else None,
+        last_scale_time=last_scale,
+        conditions=_cluster_conditions(cluster, slot, health, conflict, selected, previous, now),
+        state=state,
+        pending_since=slot.pending_since if slot is not None else None,
+        pinned_min_replicas=slot.pin if slot is not None else None,
+        unhealthy_since=health.unhealthy_since if health is not None else None,
+        healthy_since=health.healthy_since if health is not None else None,
+    )
+
+
+def _cluster_conditions(
+    cluster: ClusterObservation,
+    slot: Slot | None,
+    health: Health | None,
+    conflict: bool,
+    selected: bool,
+    previous: list[Condition] | None,
+    now: datetime,
+) -> list[Condition]:
+    assigned = _assigned_condition(cluster, slot, health, conflict, selected, previous, now)
+    if cluster.no_execute:
+        healthy = condition(previous, "Healthy", "False", "NoExecuteTaint", "tainted NoExecute", now)
+    elif cluster.healthy:
+        healthy = condition(previous, "Healthy", "True", "Healthy", "the member API server answers", now)
+    else:
+        healthy = condition(
+            previous, "Healthy", "False", "Unhealthy", "the member API server does not answer", now
+        )
+    result = [assigned, healthy]
+    if cluster.healthy:
+        if cluster.workload_found:
+            result.append(
+                condition(previous, "TargetFound", "True", "TargetFound", "the workload exists", now)
+            )
+        else:
+            result.append(
+                condition(
+                    previous,
+                    "TargetFound",
+                    "False",
+                    "TargetMissing",
+                    "the scale target does not exist in this cluster; its HPA waits for it",
+                    now,
+                )
+            )
+    return result
+
+
+def _assigned_condition(
+    cluster: ClusterObservation,
+    slot: Slot | None,
+    health: Health | None,
+    conflict: bool,
+    selected: bool,
+    previous: list[Condition] | None,
+    now: datetime,
+) -> Condition:
+    role = health.role if health is not None else None
+    if not selected:
+        return condition(
+            previous,
+            "Assigned",
+            "False",
+            "NotSelected",
+            "no longer matches clusterAffinity; its member HPA is removed",
+            now,
+        )
+    if conflict:
+        return condition(
+            previous,
+            "Assigned",
+            "False",
+            "ConflictingHPA",
+            f"HPA {cluster.hpa.name if cluster.hpa else ''} not owned by this FederatedHPA targets the "
+            "workload; remove it to let this cluster take part",
+            now,
+        )
+    if role == Role.FAILED_OVER:
+        return condition(
+            previous,
+            "Assigned",
+            "False",
+            "FailedOver",
+            "unhealthy past the grace period or tainted NoExecute; its share was reassigned",
+            now,
+        )
+    if role == Role.REJOINING:
+        return condition(
+            previous,
+            "Assigned",
+            "False",
+            "Rejoining",
+            "healthy again; rejoins after the hysteresis period",
+            now,
+        )
+    if role == Role.EXCLUDED:
+        return condition(
+            previous, "Assigned", "False", "Unhealthy", "unhealthy or tainted NoExecute; not a candidate", now
+        )
+    if slot is None or slot.max_replicas <= 0:
+        return condition(
+            previous,
+            "Assigned",
+            "False",
+            "NoShare",
+            "the policy gives this cluster no replicas; it has no member HPA",
+            now,
+        )
+    if role == Role.HELD:
+        return condition(
+            previous,
+            "Assigned",
+            "True",
+            "Unhealthy",
+            f"unreachable; keeps min {slot.hpa_min} max {slot.max_replicas} during the grace period",
+            now,
+        )
+    return condition(
+        previous,
+        "Assigned",
+        "True",
+        "Assigned",
+        f"member HPA min {slot.hpa_min} max {slot.max_replicas}",
+        now,
+    )

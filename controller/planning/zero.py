@@ -1,0 +1,116 @@
+"""Scaling clusters to and from zero replicas (DESIGN §4, only with an effective scalingToZero).
+
+A member HPA over a workload at 0 replicas stays idle, as native HPAs do, so going to zero and coming
+back are the only replica writes the controller makes against a member HPA it runs. To zero: when every
+running cluster sits at its min, the mins add up to more than F.min and the HPAs want fewer, the
+least-preferred running cluster goes to 0 (Prioritized: the lowest-priority cluster goes as soon as it
+alone idles at its min, since lower priorities give up replicas first). From zero: when a running
+cluster's HPA is at its max and wants more, or holds unschedulable pods past the delay, clusters at 0
+are raised to their min (Prioritized: only the highest-priority one).
+"""
+
+from __future__ import annotations
+
+from controller.planning.fleet import Fleet, Slot
+from controller.planning.policy import PRIORITIZED, least_preferred, preference_order
+
+
+def _wants_fewer(slot: Slot, periodic: bool) -> bool:
+    """The HPA holds the cluster at its min and wants fewer (ScalingLimited, reason TooFewReplicas).
+
+    A native HPA at min 1 never says so while there is any load (it never recommends 0), so on the
+    periodic pass an HPA merely content at its min (desiring no more than min) counts as well. Every
+    pod must be ready: a cluster just raised from zero reports a low desire until its pods serve.
+    """
+    hpa = slot.cluster.hpa
+    if hpa is None or not hpa.owned or slot.cluster.ready_replicas < slot.current:
+        return False
+    if hpa.desired_replicas > hpa.min_replicas:
+        return False
+    limited = hpa.condition("ScalingLimited")
+    return periodic or (
+        limited is not None and limited.status == "True" and limited.reason in (None, "TooFewReplicas")
+    )
+
+
+def _zero_slots(fleet: Fleet) -> list[Slot]:
+    return [s for s in fleet.ordered() if s.max_replicas > 0 and s.current == 0 and s.can_receive]
+
+
+def _running(fleet: Fleet) -> list[Slot]:
+    return [s for s in fleet.ordered() if s.max_replicas > 0 and s.current > 0 and not s.held]
+
+
+def _recently_written(fleet: Fleet, settle_seconds: float) -> bool:
+    return any(
+        s.last_write is not None and (fleet.now - s.last_write).total_seconds() < settle_seconds
+        for s in fleet.slots.values()
+    )
+
+
+def _calls_for_more(fleet: Fleet, slot: Slot) -> bool:
+    """Does this running cluster call for a cluster at 0 to wake up?
+
+    Prioritized: not a Saturated cluster. Its spill has already gone down the priority order
+    (``priority.scale_up``, which raises the receiving cluster to at least 1), so its capped HPA wanting
+    more must not also wake the next cluster at 0; the receiving cluster calls once it is full itself.
+    """
+    if fleet.fhpa.spec.assignment_type == PRIORITIZED and slot.saturated:
+        return False
+    return fleet.wants_more(slot)
+
+
+def scale_from_zero(fleet: Fleet) -> bool:
+    """Raise clusters at 0 to their min when the running ones cannot take the load."""
+    if not fleet.fhpa.spec.effective_scaling_to_zero:
+        return False
+    zeros = [s for s in _zero_slots(fleet) if s.cluster.workload_found]
+    if not zeros or not any(_calls_for_more(fleet, s) for s in _running(fleet)):
+        return False
+    if fleet.fhpa.spec.assignment_type == PRIORITIZED:
+        first = preference_order(fleet.fhpa, [s.cluster for s in zeros])[0]
+        zeros = [fleet.slots[first]]
+    for slot in zeros:  # a cluster that just received max has no min yet: at least 1
+        fleet.write_replicas(slot, max(slot.hpa_min, 1), "scaling from zero")
+    fleet.event(
+        "ScaledFromZero",
+        f"the running clusters cannot take the load: {', '.join(s.name for s in zeros)} "
+        "raised from 0 to their min",
+    )
+    return True
+
+
+def scale_to_zero(fleet: Fleet, periodic: bool = False, settle_seconds: float = 0) -> bool:
+    """Send the least-preferred running cluster to 0 when the fleet idles above F.min.
+
+    ``periodic``: this pass is the period optimization, where an HPA content at its min counts as
+    wanting fewer (see :func:`_wants_fewer`). ``settle_seconds``: after any replica write of ours the
+    member HPAs get this long to see the load move before the next cluster goes (one at a time).
+    """
+    if not fleet.fhpa.spec.effective_scaling_to_zero or _recently_written(fleet, settle_seconds):
+        return False
+    running = _running(fleet)
+    if len(running) < 2 or any(fleet.wants_more(s) for s in running):
+        return False
+    victim_name = least_preferred(fleet.fhpa, [s.cluster for s in running])
+    victim = fleet.slots[victim_name] if victim_name else None
+    if victim is None or not victim.cluster.workload_found:
+        return False
+    federated_min = fleet.fhpa.spec.effective_min
+    if sum(s.min_replicas for s in running) <= federated_min:  # assigned mins, not pins
+        return False  # the mins do not exceed F.min: a zero would only push its min onto the others
+    # Prioritized: lower priorities give up replicas first (DESIGN §4 scale-down), so the lowest-priority
+    # cluster idling at its min goes to 0 while the higher ones still run above theirs
+    idle = [victim] if fleet.fhpa.spec.assignment_type == PRIORITIZED else running
+    if any(s.current != s.hpa_min or not _wants_fewer(s, periodic) for s in idle):
+        return False
+    if sum(s.max_replicas for s in running if s is not victim) < federated_min:
+        return False
+    fleet.write_replicas(victim, 0, "scaling to zero")
+    why = (
+        "the lowest-priority cluster idles at its min"
+        if len(idle) == 1
+        else f"every cluster idles at its min and the mins exceed {federated_min}"
+    )
+    fleet.event("ScaledToZero", f"{why}: {victim.name} scaled to 0")
+    return True

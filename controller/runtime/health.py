@@ -1,0 +1,123 @@
+"""``/healthz``, ``/readyz`` and ``/metrics`` on a small HTTP server in a daemon thread.
+
+Liveness and readiness are separate on purpose: ``/healthz`` fails only when the process is wedged
+(the kubelet restarts it), ``/readyz`` fails while the controller cannot do its job (the control-plane
+API has not answered recently, or, on the leader, the caches have not synced), which keeps it out of a
+Service without a restart. A standby replica waiting for the leader Lease is ready as long as it can
+reach the API: it is doing exactly what it should. A down API server never fails liveness: restarting
+the controller would not bring the API server back.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from controller.runtime.metrics import CONTENT_TYPE_LATEST, Metrics
+
+log = logging.getLogger(__name__)
+
+Check = Callable[[], tuple[bool, str]]
+"""A named probe answers (ok, detail)."""
+
+
+class Heartbeats:
+    """Each long-running loop beats once per turn, saying when its next beat is due at the latest.
+
+    A loop that misses its deadline is wedged (deadlocked, or stuck in a call without a timeout): a
+    thread that is alive but no longer turning looks healthy to ``is_alive()``, so liveness asks here.
+    """
+
+    def __init__(self, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self._monotonic = monotonic
+        self._lock = threading.Lock()
+        self._due: dict[str, float] = {}
+
+    def beat(self, name: str, within: float) -> None:
+        """``name`` turned now; it must turn again within ``within`` seconds."""
+        with self._lock:
+            self._due[name] = self._monotonic() + within
+
+    def forget(self, name: str) -> None:
+        """``name`` ended on purpose (shutdown): it is no longer expected to beat."""
+        with self._lock:
+            self._due.pop(name, None)
+
+    def overdue(self) -> dict[str, float]:
+        """Loops past their deadline, with how many seconds late."""
+        now = self._monotonic()
+        with self._lock:
+            return {name: now - due for name, due in self._due.items() if now > due}
+
+
+class HealthServer:
+    def __init__(
+        self,
+        bind: str,
+        metrics: Metrics,
+        liveness: dict[str, Check] | None = None,
+        readiness: dict[str, Check] | None = None,
+    ) -> None:
+        host, _, port = bind.rpartition(":")
+        self._address = (host or "0.0.0.0", int(port))
+        self.metrics = metrics
+        self.liveness = dict(liveness or {})
+        self.readiness = dict(readiness or {})
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> int:
+        """Start serving; returns the port (useful with port 0)."""
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: object) -> None:
+                pass  # probes every few seconds would drown the log
+
+            def do_GET(self) -> None:
+                path = self.path.split("?", 1)[0]
+                if path == "/metrics":
+                    self._send(200, outer.metrics.render(), CONTENT_TYPE_LATEST)
+                elif path in ("/healthz", "/livez"):
+                    self._send(*_run_checks(outer.liveness))
+                elif path == "/readyz":
+                    self._send(*_run_checks(outer.readiness))
+                else:
+                    self._send(404, b"not found\n")
+
+            def _send(self, code: int, body: bytes, ctype: str = "text/plain; charset=utf-8") -> None:
+                self.send_response(code)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self._server = ThreadingHTTPServer(self._address, Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="health", daemon=True)
+        self._thread.start()
+        port = int(self._server.server_address[1])
+        log.info("health server listening", extra={"address": f"{self._address[0]}:{port}"})
+        return port
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+
+def _run_checks(checks: dict[str, Check]) -> tuple[int, bytes]:
+    lines, ok = [], True
+    for name, check in sorted(checks.items()):
+        try:
+            passed, detail = check()
+        except Exception as exc:  # a broken probe is a failed probe, never a crashed server
+            passed, detail = False, f"{type(exc).__name__}"
+        ok &= passed
+        lines.append(f"[{'+' if passed else '-'}]{name} {'ok' if passed else 'failed'}: {detail}")
+    lines.append("ok" if ok else "failed")
+    return (200 if ok else 503), ("\n".join(lines) + "\n").encode()

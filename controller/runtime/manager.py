@@ -1,0 +1,525 @@
+"""The running controller: leader election, watches, a work queue, workers, cron timers and resync.
+
+How the pieces fit (one process, a handful of threads):
+
+    LeaderElector.run (main thread) ── on leading ──► start:
+        Watcher(FederatedHPA), Watcher(CronFederatedHPA), Watcher(member Secrets)   (one thread each)
+            └─ every event enqueues its key; a Secret change updates the registry and enqueues every
+               FederatedHPA, since the candidate clusters changed
+        probe thread: registry.probe_all() every probe period; a health flip enqueues every FederatedHPA
+        WorkQueue ──► workers: FederatedHPA keys → finalizer / reconcile_federated_hpa
+                               CronFederatedHPA keys → CronController.reconcile → TimerQueue
+        timer thread: TimerQueue.pop_due(now) → WorkQueue (one heap for all cron rules)
+        resync thread: every resync period, every known key → WorkQueue (a missed event heals)
+    ── on stop (SIGTERM) ──► stop handing out keys, let each worker finish the reconcile in flight,
+       stop the watches, then release the Lease (LeaderElector does it after on_stopped_leading).
+
+Keys are ``(kind, namespace, name)``. The queue guarantees one reconcile per key at a time; several
+workers reconcile different objects in parallel. Every reconcile reads the object fresh from the API
+(the watch only says *which* object to look at), so a stale watch cache never drives an action.
+
+Before every reconcile a worker asks the elector whether the Lease is still ours (renewed within the
+renew deadline); a process that lost it stops acting at once and the caller exits.
+
+Probes: ``ready()`` means "this process can do its job": the control-plane API answered within the
+contact window (a Lease read, a watch list/open, or, without leader election, a GET /version every
+``api_ping_seconds``), and on the leader every watch has synced its first list. ``alive()`` means "no
+loop is wedged or dead": every loop beats a ``Heartbeats`` entry each turn, and a down API server only
+slows the turns (every call has a timeout), so it never fails liveness.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from kubernetes.client import VersionApi
+
+from controller import finalizer
+from controller.cron_controller import CronController
+from controller.errors import ConflictError, PortError
+from controller.kube.control_plane import CRON_FEDERATED_HPA_PLURAL, FEDERATED_HPA_PLURAL, KubeControlPlane
+from controller.planning.planner import PlannerConfig
+from controller.ports import MemberCluster
+from controller.reconcile import reconcile_federated_hpa
+from controller.runtime.health import Heartbeats
+from controller.runtime.leader import LeaderConfig, LeaderElector, LeaseClient
+from controller.runtime.metrics import Metrics, TimedMember
+from controller.runtime.timers import TimerQueue
+from controller.runtime.watch import Watcher, WatchEvent
+from controller.runtime.workqueue import ExponentialBackoff, ShutDown, WorkQueue
+from fhpa_api import CRON_FEDERATED_HPA, FEDERATED_HPA
+
+log = logging.getLogger(__name__)
+
+MEMBER_SECRET_LABEL = "autoscaling.karmada.io/member-cluster"
+Key = tuple[str, str, str]  # (kind, namespace, name)
+
+_RECONCILING: ContextVar[tuple[str, str] | None] = ContextVar("fhpa_reconciling", default=None)
+
+
+def _install_reconcile_log_context() -> None:
+    """Every log record made while a worker reconciles carries ``reconcile_kind`` and
+    ``reconcile_object`` ("namespace/name"), whichever module logs it and whatever extras it passed.
+
+    A record factory rather than a handler filter, because logs.configure() replaces the handlers; and
+    keys of its own, because the logging module refuses an ``extra=`` key already on the record, so
+    setting ``object`` here would break the callers that pass it.
+    """
+    previous = logging.getLogRecordFactory()
+    if getattr(previous, "fhpa_reconcile_context", False):
+        return
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        current = _RECONCILING.get()
+        if current is not None:
+            record.reconcile_kind, record.reconcile_object = current
+        return record
+
+    factory.fhpa_reconcile_context = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(factory)
+
+
+@contextmanager
+def reconciling(kind: str, namespace: str, name: str) -> Iterator[None]:
+    """Tag the log records of this thread with the object being reconciled, for the block's length."""
+    _install_reconcile_log_context()
+    token = _RECONCILING.set((kind, f"{namespace}/{name}"))
+    try:
+        yield
+    finally:
+        _RECONCILING.reset(token)
+
+
+class RegistryChange(Protocol):
+    @property
+    def changed(self) -> bool: ...
+
+
+class Registry(Protocol):
+    """The member-cluster registry as the manager drives it (controller.kube.registry.MemberRegistry)."""
+
+    def apply_event(self, event_type: str, secret: Any) -> RegistryChange:
+        """One Secret watch event: a cluster added, its client rebuilt, relabelled or removed."""
+        ...
+
+    def members(self) -> Mapping[str, MemberCluster]: ...
+
+    def probe_all(self) -> Mapping[str, Any]:
+        """Probe every cluster (GET /readyz, short timeout); the reconcile reads the results."""
+        ...
+
+
+class SystemClock:
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+@dataclass
+class ManagerConfig:
+    namespace: str  # the controller's own namespace: member Secrets and the Lease live here
+    leader_elect: bool = True
+    lease: LeaderConfig | None = None
+    planner: PlannerConfig = field(default_factory=PlannerConfig)
+    default_time_zone: str = "UTC"
+    workers: int = 2
+    resync_seconds: float = 60.0
+    probe_seconds: float = 10.0  # member health probes (failover counts from the first failed one)
+    watch_timeout_seconds: int = 300
+    cleanup_give_up_seconds: float = finalizer.DEFAULT_GIVE_UP_AFTER_SECONDS
+    shutdown_grace_seconds: float = 30.0
+    retry_base_seconds: float = 0.2
+    retry_max_seconds: float = 120.0
+    api_ping_seconds: float = 2.0  # without leader election: how often GET /version shows the API answers
+    api_contact_window_seconds: float | None = None  # None: three Lease retry periods (or ping periods)
+    liveness_stall_seconds: float = 300.0  # a loop (or one reconcile) stuck this long fails /healthz
+
+    def contact_window(self) -> float:
+        """How long without an answer from the control-plane API before the process is not ready."""
+        if self.api_contact_window_seconds is not None:
+            return self.api_contact_window_seconds
+        if self.leader_elect and self.lease is not None:
+            return 3 * self.lease.retry_period_seconds
+        return 3 * self.api_ping_seconds
+
+
+class Manager:
+    def __init__(
+        self,
+        control_plane: KubeControlPlane,
+        registry: Registry,
+        config: ManagerConfig,
+        *,
+        metrics: Metrics | None = None,
+        lease_client: LeaseClient | None = None,
+        clock: SystemClock | None = None,
+    ) -> None:
+        self.cp = control_plane
+        self.registry = registry
+        self.config = config
+        self.metrics = metrics or Metrics()
+        self.clock = clock or SystemClock()
+        self.cron = CronController(control_plane, config.default_time_zone)
+        self.elector: LeaderElector | None = None
+        if config.leader_elect:
+            if lease_client is None or config.lease is None:
+                raise ValueError("leader election needs a lease client and a lease configuration")
+            self.elector = LeaderElector(
+                lease_client,
+                config.lease,
+                on_started_leading=self._start_leading,
+                on_stopped_leading=self._stop_leading,
+            )
+        self._leading_stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._workers: list[threading.Thread] = []
+        self._watchers: list[Watcher] = []
+        self._timers: TimerQueue[Key] = TimerQueue()
+        self._timers_lock = threading.Lock()
+        self.queue: WorkQueue[Key] = self._new_queue()
+        self.leading = False
+        self.heartbeats = Heartbeats()
+        self._contact_lock = threading.Lock()
+        self._last_contact = float("-inf")
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+
+    def run(self, stop: threading.Event) -> int:
+        """Block until ``stop``; 0 after a clean shutdown, 1 when the leader Lease was lost."""
+        if self.elector is None:
+            pinger = self._thread("api-contact", self._ping_loop, stop)
+            self._start_leading()
+            stop.wait()
+            self._stop_leading()
+            pinger.join(1.0)
+            self.heartbeats.forget("api-contact")
+            return 0
+        kept = self.elector.run(stop)
+        return 0 if kept else 1
+
+    def _new_queue(self) -> WorkQueue[Key]:
+        backoff = ExponentialBackoff(
+            base=self.config.retry_base_seconds, maximum=self.config.retry_max_seconds, jitter=0.1
+        )
+        return WorkQueue(backoff=backoff, on_depth=self.metrics.set_queue_depth)
+
+    def _start_leading(self) -> None:
+        log.info("starting controllers", extra={"workers": self.config.workers})
+        self.leading = True
+        self.metrics.leader.set(1)
+        self._leading_stop = threading.Event()
+        self.queue = self._new_queue()
+        with self._timers_lock:
+            self._timers = TimerQueue()
+        timeout = self.config.watch_timeout_seconds
+
+        def relisted(resource: str) -> Callable[[], None]:
+            return self.metrics.watch_relists.labels(resource=resource).inc
+
+        self._watchers = [
+            Watcher(
+                self._contacting(self.cp.list_func(FEDERATED_HPA_PLURAL)),
+                self._on_fhpa,
+                name="federatedhpas",
+                timeout_seconds=timeout,
+                on_relist=relisted("federatedhpas"),
+            ),
+            Watcher(
+                self._contacting(self.cp.list_func(CRON_FEDERATED_HPA_PLURAL)),
+                self._on_cron,
+                name="cronfederatedhpas",
+                timeout_seconds=timeout,
+                on_relist=relisted("cronfederatedhpas"),
+            ),
+            Watcher(
+                self._contacting(self.cp.secret_list_func(self.config.namespace)),
+                self._on_secret,
+                name="member-secrets",
+                label_selector=f"{MEMBER_SECRET_LABEL}=true",
+                timeout_seconds=timeout,
+                on_relist=relisted("secrets"),
+            ),
+        ]
+        stop = self._leading_stop
+        self._threads = [self._thread(f"watch-{w.name}", w.run, stop) for w in self._watchers]
+        self._threads.append(self._thread("cron-timers", self._timer_loop, stop))
+        self._threads.append(self._thread("resync", self._resync_loop, stop))
+        self._threads.append(self._thread("member-probes", self._probe_loop, stop))
+        self._workers = [self._thread(f"worker-{i}", self._worker_loop) for i in range(self.config.workers)]
+
+    def _stop_leading(self) -> None:
+        """Finish the reconciles in flight, then stop everything else (the Lease is released after)."""
+        log.info("stopping controllers")
+        self._leading_stop.set()
+        self.queue.shut_down()
+        deadline = time.monotonic() + self.config.shutdown_grace_seconds
+        for worker in self._workers:
+            worker.join(max(0.0, deadline - time.monotonic()))
+        for watcher in self._watchers:
+            watcher.close()
+        for thread in self._threads:
+            thread.join(0.5)
+        for thread in (*self._workers, *self._threads):
+            self.heartbeats.forget(thread.name)
+        self.leading = False
+        self.metrics.leader.set(0)
+
+    def _thread(self, name: str, target: Callable[..., Any], *args: Any) -> threading.Thread:
+        thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+        thread.start()
+        return thread
+
+    # -- probes -------------------------------------------------------------------------------------
+
+    def ready(self) -> tuple[bool, str]:
+        """Both readiness conditions as one probe: the API answers, and (leader) the caches synced."""
+        reachable, detail = self.api_reachable()
+        if not reachable:
+            return False, detail
+        synced, cache_detail = self.caches_synced()
+        return synced, f"{detail}; {cache_detail}"
+
+    def api_reachable(self) -> tuple[bool, str]:
+        """The control-plane API answered within the contact window (leader or standby alike)."""
+        age, window = self.api_contact_age(), self.config.contact_window()
+        if age <= window:
+            return True, "control-plane API reachable"
+        if age == float("inf"):
+            return False, "control-plane API not reached yet"
+        return False, f"control-plane API not reached for {age:.1f}s (window {window:g}s)"
+
+    def caches_synced(self) -> tuple[bool, str]:
+        """On the leader, every watch has listed once; a standby keeps no caches and passes."""
+        if not self.leading:
+            return True, "standby (not the leader)"
+        waiting = [w.name for w in self._watchers if not w.synced.is_set()]
+        return (not waiting), ("caches synced" if not waiting else f"waiting for {', '.join(waiting)}")
+
+    def api_contact_age(self) -> float:
+        """Seconds since the control-plane API last answered us (inf: never)."""
+        with self._contact_lock:
+            own = time.monotonic() - self._last_contact
+        return min(own, self.elector.contact_age()) if self.elector is not None else own
+
+    def alive(self) -> tuple[bool, str]:
+        """Fails only for a wedged or dead loop, never because the API server is down."""
+        problems = [f"{name} stuck for {late:.1f}s" for name, late in self.heartbeats.overdue().items()]
+        if self.elector is not None:
+            allowed = self.elector.config.retry_period_seconds * 1.2 + self.config.liveness_stall_seconds
+            late = self.elector.loop_age() - allowed
+            if late > 0:
+                problems.append(f"leader-election stuck for {late:.1f}s")
+        if self.leading and not self._leading_stop.is_set():
+            dead = [t.name for t in (*self._workers, *self._threads) if not t.is_alive()]
+            if dead:
+                problems.append(f"threads ended: {', '.join(dead)}")
+        return (not problems), ("; ".join(sorted(problems)) or "ok")
+
+    def _note_contact(self) -> None:
+        with self._contact_lock:
+            self._last_contact = time.monotonic()
+
+    def _contacting(self, list_func: Callable[..., Any]) -> Callable[..., Any]:
+        """A list/watch call that records the API's answer (a list, or a watch stream opened)."""
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            response = list_func(*args, **kwargs)
+            self._note_contact()
+            return response
+
+        return call
+
+    def _ping_loop(self, stop: threading.Event) -> None:
+        """Without leader election nothing else talks to the API on a quiet cluster: GET /version."""
+        period = self.config.api_ping_seconds
+        version = VersionApi(self.cp.api_client)
+        while not stop.is_set():
+            self.heartbeats.beat("api-contact", period + self.config.liveness_stall_seconds)
+            try:
+                version.get_code(_request_timeout=(5.0, 10.0))
+            except Exception as exc:  # down or erroring: readiness reports it, the loop goes on
+                log.debug("control-plane API ping failed", extra={"error": type(exc).__name__})
+            else:
+                self._note_contact()
+            stop.wait(period)
+
+    def acting(self) -> bool:
+        """True while this process may act: it holds the Lease (or runs without leader election)."""
+        return self.elector.is_leader() if self.elector is not None else self.leading
+
+    # -- watch handlers -----------------------------------------------------------------------------
+
+    def _on_fhpa(self, event: WatchEvent) -> None:
+        self.queue.add((FEDERATED_HPA, *event.key))
+
+    def _on_cron(self, event: WatchEvent) -> None:
+        key: Key = (CRON_FEDERATED_HPA, *event.key)
+        if event.type == "DELETED":
+            with self._timers_lock:
+                self._timers.cancel(key)
+            return
+        self.queue.add(key)
+
+    def _on_secret(self, event: WatchEvent) -> None:
+        change = self.registry.apply_event(event.type, event.obj)
+        if change.changed:
+            log.info(
+                "member cluster registry changed",
+                extra={"cluster": event.key[1], "change": event.type.lower()},
+            )
+            self._enqueue_all(FEDERATED_HPA)
+
+    # -- periodic work ------------------------------------------------------------------------------
+
+    def _enqueue_all(self, kind: str | None = None) -> None:
+        if not self._watchers:
+            return
+        sources = {FEDERATED_HPA: self._watchers[0], CRON_FEDERATED_HPA: self._watchers[1]}
+        for kind_name, watcher in sources.items():
+            if kind is None or kind == kind_name:
+                for namespace, name in watcher.snapshot():
+                    self.queue.add((kind_name, namespace, name))
+
+    def _resync_loop(self, stop: threading.Event) -> None:
+        within = self.config.resync_seconds + self.config.liveness_stall_seconds
+        self.heartbeats.beat("resync", within)
+        while not stop.wait(self.config.resync_seconds):
+            self._enqueue_all()
+            self.heartbeats.beat("resync", within)
+
+    def _probe_loop(self, stop: threading.Event) -> None:
+        """Probe members; a cluster whose health flips gets every FederatedHPA looked at again."""
+        before: dict[str, Any] = {}
+        while not stop.is_set():
+            within = self.config.probe_seconds + self.config.liveness_stall_seconds
+            self.heartbeats.beat("member-probes", within)
+            try:
+                health = self.registry.probe_all()
+            except Exception:  # a probe must never end the loop
+                log.exception("member probes failed")
+                health = before
+            now = {name: getattr(h, "healthy", None) for name, h in health.items()}
+            if now != before:
+                self._enqueue_all(FEDERATED_HPA)
+            before = now
+            stop.wait(self.config.probe_seconds)
+
+    def _timer_loop(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            self.heartbeats.beat("cron-timers", 1.0 + self.config.liveness_stall_seconds)
+            now = self.clock.now()
+            with self._timers_lock:
+                due = self._timers.pop_due(now)
+                upcoming = self._timers.next_time()
+            for key in due:
+                self.queue.add(key)
+            wait = 1.0 if upcoming is None else min(1.0, max(0.01, (upcoming - now).total_seconds()))
+            stop.wait(wait)
+
+    # -- workers ------------------------------------------------------------------------------------
+
+    def _worker_loop(self) -> None:
+        queue = self.queue
+        name = threading.current_thread().name
+        while True:
+            self.heartbeats.beat(name, 0.5 + self.config.liveness_stall_seconds)  # covers one reconcile
+            try:
+                key = queue.get(timeout=0.5)
+            except ShutDown:
+                return
+            if key is None:
+                continue
+            try:
+                if self.acting():
+                    with reconciling(*key):
+                        self._process(queue, key)
+                else:
+                    log.warning("not the leader; not acting", extra={"object": f"{key[1]}/{key[2]}"})
+            finally:
+                queue.done(key)
+
+    def _process(self, queue: WorkQueue[Key], key: Key) -> None:
+        kind, namespace, name = key
+        ref = f"{namespace}/{name}"
+        start = time.perf_counter()
+        try:
+            if kind == FEDERATED_HPA:
+                requeue = self._reconcile_fhpa(namespace, name)
+            else:
+                requeue = self._reconcile_cron(key)
+        except ConflictError as exc:
+            self._failed(queue, key, "conflict", exc)
+            return
+        except PortError as exc:
+            self._failed(queue, key, "error", exc)
+            return
+        except Exception as exc:  # a bug must not kill the worker; it shows in logs and metrics
+            log.exception("reconcile crashed", extra={"object": ref, "kind": kind})
+            self._failed(queue, key, "error", exc)
+            return
+        finally:
+            self.metrics.reconcile_seconds.labels(kind=kind).observe(time.perf_counter() - start)
+        self.metrics.reconciles.labels(kind=kind, result="success").inc()
+        log.debug("reconciled", extra={"object": ref, "kind": kind, "requeue_after_seconds": requeue})
+        queue.forget(key)
+        if requeue is not None:
+            queue.add_after(key, requeue)
+
+    def _failed(self, queue: WorkQueue[Key], key: Key, result: str, exc: BaseException) -> None:
+        self.metrics.reconciles.labels(kind=key[0], result=result).inc()
+        if result == "error":
+            self.metrics.reconcile_errors.labels(kind=key[0]).inc()
+        delay = queue.add_rate_limited(key)
+        log.info(
+            "reconcile failed; retrying",
+            extra={
+                "object": f"{key[1]}/{key[2]}",
+                "kind": key[0],
+                "error": str(exc),
+                "retry_in_seconds": round(delay, 3),
+            },
+        )
+
+    def _members(self) -> dict[str, MemberCluster]:
+        return {name: TimedMember(m, self.metrics) for name, m in self.registry.members().items()}
+
+    def _reconcile_fhpa(self, namespace: str, name: str) -> float | None:
+        """One pass for one FederatedHPA; returns when to look again (None: on the next event/resync)."""
+        fhpa = self.cp.get_federated_hpa(namespace, name)
+        if fhpa is None:
+            return None
+        members = self._members()
+        if finalizer.is_deleting(fhpa):
+            cleaned = finalizer.clean_up(
+                fhpa, members, self.cp, self.cp, self.clock.now(), self.config.cleanup_give_up_seconds
+            )
+            for cluster in cleaned.removed:
+                self.metrics.on_action("delete", cluster, True)
+            return cleaned.requeue_after_seconds
+        fhpa = finalizer.ensure_finalizer(fhpa, self.cp)
+        the_plan, result = reconcile_federated_hpa(
+            fhpa, members, self.cp, self.clock, self.config.planner, on_action=self.metrics.on_action
+        )
+        if result.conflict:
+            raise ConflictError(f"FederatedHPA {namespace}/{name} changed during the reconcile")
+        if result.failed:
+            raise PortError("; ".join(f"{k}: {v}" for k, v in sorted(result.failed.items())))
+        return the_plan.requeue_after_seconds
+
+    def _reconcile_cron(self, key: Key) -> float | None:
+        _, namespace, name = key
+        wake = self.cron.reconcile(namespace, name, self.clock.now())
+        with self._timers_lock:
+            if wake is None:
+                self._timers.cancel(key)
+            else:
+                self._timers.schedule(key, wake)
+        return None

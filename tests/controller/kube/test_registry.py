@@ -1,0 +1,289 @@
+"""The member-cluster registry: Secrets in, members and health out, secrets never in the logs."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes.client import V1ObjectMeta, V1Secret
+
+from controller.errors import ClusterUnreachableError
+from controller.kube.clients import Timeouts
+from controller.kube.registry import (
+    ANNOTATION_CONTEXT,
+    ANNOTATION_REGION,
+    ANNOTATION_TAINTS,
+    ANNOTATION_ZONE,
+    MEMBER_LABEL,
+    TOPOLOGY_REGION,
+    MemberRegistry,
+)
+from fhpa_api.models import CrossVersionObjectReference, FederatedHPA, FederatedHPASpec, ObjectMeta
+from tests.support.fakekube import FakeKube, deployment, node, pod
+
+NS = "fhpa-system"
+TOKEN = "s3cr3t-token-value"
+
+
+def secret(
+    name: str,
+    kubeconfig: dict[str, Any] | str | None,
+    rv: str = "1",
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+    namespace: str = NS,
+    marker: str | None = "true",
+) -> dict[str, Any]:
+    all_labels = {**(labels or {}), **({MEMBER_LABEL: marker} if marker else {})}
+    data = {}
+    if kubeconfig is not None:
+        text = kubeconfig if isinstance(kubeconfig, str) else yaml.safe_dump(kubeconfig)
+        data["kubeconfig"] = base64.b64encode(text.encode()).decode()
+    meta = {"name": name, "namespace": namespace, "resourceVersion": rv, "labels": all_labels}
+    return {"metadata": {**meta, "annotations": annotations or {}}, "data": data}
+
+
+def fhpa() -> FederatedHPA:
+    return FederatedHPA(
+        metadata=ObjectMeta(name="web", namespace="default", uid="u1"),
+        spec=FederatedHPASpec(
+            scale_target_ref=CrossVersionObjectReference(
+                api_version="apps/v1", kind="Deployment", name="web"
+            ),
+            max_replicas=5,
+        ),
+    )
+
+
+@pytest.fixture
+def fakes() -> Iterator[tuple[FakeKube, FakeKube]]:
+    with FakeKube(stall_seconds=3) as a, FakeKube(stall_seconds=3) as b:
+        for fk, replicas in ((a, 2), (b, 4)):
+            fk.store.put("nodes", node("n1"))
+            fk.store.put("deployments", deployment("web", replicas=replicas))
+            fk.store.put("pods", pod("web-1", labels={"app": "web"}, node_name="n1"))
+        yield a, b
+
+
+@pytest.fixture
+def registry() -> Iterator[MemberRegistry]:
+    reg = MemberRegistry(NS, Timeouts(connect=0.5, read=1.0, probe=0.5))
+    yield reg
+    reg.close()
+
+
+def test_only_labelled_secrets_in_our_namespace_are_members(
+    registry: MemberRegistry, fakes: tuple[FakeKube, FakeKube]
+) -> None:
+    a, b = fakes
+    change = registry.sync_from_secrets(
+        [
+            secret("east", a.kubeconfig(TOKEN), labels={"env": "prod"}),
+            secret("west", b.kubeconfig(TOKEN)),
+            secret("elsewhere", a.kubeconfig(), namespace="other"),
+            secret("unmarked", a.kubeconfig(), marker=None),
+            secret("false", a.kubeconfig(), marker="false"),
+        ]
+    )
+    assert change.added == ["east", "west"]
+    assert sorted(registry.members()) == ["east", "west"]
+    assert registry.identities()["east"].labels == {"env": "prod"}  # the marker is not a cluster label
+    obs = registry.members()["west"].observe(fhpa())
+    assert obs.name == "west" and obs.current_replicas == 4
+
+
+def test_identity_fields_from_annotations_and_topology_labels(
+    registry: MemberRegistry, fakes: tuple[FakeKube, FakeKube]
+) -> None:
+    a, _ = fakes
+    taints = [{"key": "maintenance", "effect": "NoExecute"}]
+    registry.sync_from_secrets(
+        [
+            secret(
+                "east",
+                a.kubeconfig(),
+                labels={TOPOLOGY_REGION: "eu-west-1"},
+                annotations={
+                    "autoscaling.karmada.io/provider": "aws",
+                    ANNOTATION_ZONE: "eu-west-1a",
+                    ANNOTATION_TAINTS: json.dumps(taints),
+                },
+            ),
+            secret(
+                "west", a.kubeconfig(), annotations={ANNOTATION_REGION: "us", ANNOTATION_TAINTS: "not json"}
+            ),
+        ]
+    )
+    east = registry.identities()["east"]
+    assert (east.provider, east.region, east.zone) == ("aws", "eu-west-1", "eu-west-1a")
+    assert [(t.key, t.effect) for t in east.taints] == [("maintenance", "NoExecute")]
+    west = registry.identities()["west"]
+    assert west.region == "us" and west.taints == []  # a bad annotation is ignored, not fatal
+
+
+def test_a_changed_kubeconfig_rebuilds_the_client_and_a_relabel_keeps_it(
+    registry: MemberRegistry, fakes: tuple[FakeKube, FakeKube]
+) -> None:
+    a, b = fakes
+    registry.sync_from_secrets([secret("c", a.kubeconfig(), rv="1")])
+    assert registry.members()["c"].observe(fhpa()).current_replicas == 2
+    inner = registry._entry("c").member
+
+    change = registry.sync_from_secrets([secret("c", a.kubeconfig(), rv="2", labels={"tier": "gold"})])
+    assert change.relabelled == ["c"] and registry._entry("c").member is inner
+    assert registry.identities()["c"].labels == {"tier": "gold"}
+
+    change = registry.sync_from_secrets([secret("c", b.kubeconfig(), rv="3", labels={"tier": "gold"})])
+    assert change.rebuilt == ["c"] and registry._entry("c").member is not inner
+    assert registry.members()["c"].observe(fhpa()).current_replicas == 4  # now talks to the new server
+
+    same = registry.sync_from_secrets([secret("c", b.kubeconfig(), rv="3", labels={"tier": "gold"})])
+    assert not same.changed
+
+
+def test_removed_secrets_remove_their_clusters(
+    registry: MemberRegistry, fakes: tuple[FakeKube, FakeKube]
+) -> None:
+    a, b = fakes
+    registry.sync_from_secrets([secret("east", a.kubeconfig()), secret("west", b.kubeconfig())])
+    held = registry.members()["east"]
+    assert registry.sync_from_secrets([secret("west", b.kubeconfig())]).removed == ["east"]
+    assert list(registry.members()) == ["west"]
+    with pytest.raises(ClusterUnreachableError, match="no longer registered"):
+        held.observe(fhpa())  # a reconcile that still holds it gets a clean error
+
+
+def test_watch_events_feed_the_registry(registry: MemberRegistry, fakes: tuple[FakeKube, FakeKube]) -> None:
+    a, _ = fakes
+    assert registry.apply_event("ADDED", secret("east", a.kubeconfig())).added == ["east"]
+    assert registry.apply_event("BOOKMARK", {"metadata": {"resourceVersion": "9"}}).changed is False
+    unmarked = secret("east", a.kubeconfig(), rv="2", marker=None)
+    assert registry.apply_event("MODIFIED", unmarked).removed == ["east"]  # the label was taken off
+    registry.apply_event("ADDED", secret("east", a.kubeconfig(), rv="3"))
+    assert registry.apply_event("DELETED", secret("east", None)).removed == ["east"]
+    assert registry.members() == {}
+
+
+def test_kubernetes_client_secret_objects_are_accepted(
+    registry: MemberRegistry, fakes: tuple[FakeKube, FakeKube]
+) -> None:
+    a, _ = fakes
+    typed = V1Secret(
+        metadata=V1ObjectMeta(
+            name="typed", namespace=NS, resource_version="5", labels={MEMBER_LABEL: "true"}
+        ),
+        string_data={"kubeconfig": yaml.safe_dump(a.kubeconfig())},
+    )
+    registry.sync_from_secrets([typed, typed.to_dict()])
+    assert registry.members()["typed"].observe(fhpa()).current_replicas == 2
+
+
+def test_an_unusable_secret_registers_an_always_unhealthy_cluster(
+    registry: MemberRegistry, fakes: tuple[FakeKube, FakeKube], caplog: pytest.LogCaptureFixture
+) -> None:
+    a, _ = fakes
+    exec_config = a.kubeconfig(TOKEN)
+    exec_config["users"][0]["user"] = {"exec": {"command": "/bin/steal", "args": [TOKEN]}}
+    caplog.set_level(logging.DEBUG)
+    registry.sync_from_secrets(
+        [
+            secret("noconfig", None),
+            secret("notyaml", f"token: {TOKEN}\n  - : ]["),
+            secret("exec", exec_config),
+            secret("nocontext", {"clusters": [], "users": [], "contexts": [], "token": TOKEN}),
+        ]
+    )
+    problems = registry.problems()
+    assert set(problems) == {"noconfig", "notyaml", "exec", "nocontext"}
+    assert "exec" in problems["exec"] and "kubeconfig" in problems["noconfig"]
+    health = registry.probe_all()
+    assert all(h.healthy is False for h in health.values())
+    with pytest.raises(ClusterUnreachableError, match="not supported"):
+        registry.members()["exec"].observe(fhpa())
+    logged = " ".join(str(vars(record)) for record in caplog.records)
+    assert TOKEN not in logged and TOKEN not in json.dumps(problems)
+
+
+def test_probes_track_health_and_short_circuit_observe(
+    registry: MemberRegistry, fakes: tuple[FakeKube, FakeKube]
+) -> None:
+    a, b = fakes
+    times = iter(datetime(2026, 11, 22, 12, m, tzinfo=UTC) for m in range(60))
+    registry._clock = lambda: next(times)
+    registry.sync_from_secrets([secret("east", a.kubeconfig()), secret("west", b.kubeconfig())])
+    assert registry.health("east").healthy is None  # type: ignore[union-attr]
+    first = registry.probe_all()
+    assert first["east"].healthy and first["west"].healthy
+
+    a.vanish(stall=True)
+    t0 = time.monotonic()
+    second = registry.probe_all()
+    assert time.monotonic() - t0 < 2.5  # the probe timeout, not the stall
+    assert second["east"].healthy is False and second["east"].since is not None
+    assert second["east"].consecutive_failures == 1 and second["east"].last_error
+    assert second["west"].healthy and second["west"].since == first["west"].since
+
+    before = len(a.requests)
+    with pytest.raises(ClusterUnreachableError, match="health probe"):
+        registry.members()["east"].observe(fhpa())
+    assert len(a.requests) == before  # no request to a cluster known to be down
+
+    a.reappear()
+    assert registry.probe_all()["east"].healthy
+    assert registry.members()["east"].observe(fhpa()).healthy
+
+
+def test_health_survives_a_relabel_and_a_new_kubeconfig_starts_over(
+    registry: MemberRegistry, fakes: tuple[FakeKube, FakeKube]
+) -> None:
+    a, b = fakes
+    registry.sync_from_secrets([secret("c", a.kubeconfig(), rv="1")])
+    a.vanish()
+    registry.probe_all()
+    registry.sync_from_secrets([secret("c", a.kubeconfig(), rv="2", labels={"x": "y"})])
+    assert registry.health("c").healthy is False  # type: ignore[union-attr]
+    registry.sync_from_secrets(
+        [secret("c", b.kubeconfig(), rv="3", annotations={ANNOTATION_CONTEXT: "fake"})]
+    )
+    assert registry.health("c").healthy is None  # type: ignore[union-attr]
+    assert registry.members()["c"].observe(fhpa()).healthy  # not refused on the old client's record
+    registry.sync_from_secrets([secret("c", "garbage: [", rv="4")])
+    assert registry.health("c").healthy is False  # type: ignore[union-attr]
+
+
+def test_fed_from_a_list_and_watch_of_secrets_on_the_control_plane(fakes: tuple[FakeKube, FakeKube]) -> None:
+    """The manager's way: list the Secrets, sync, then apply each watch event from the list's version."""
+    from kubernetes import client, watch
+    from kubernetes import config as kube_config
+
+    member, _ = fakes
+    with FakeKube(namespaces=("default", NS)) as control_plane:
+        control_plane.store.create("secrets", secret("east", member.kubeconfig()))
+        core: Any = client.CoreV1Api(kube_config.new_client_from_config_dict(control_plane.kubeconfig()))
+        registry = MemberRegistry(NS, Timeouts(connect=0.5, read=1.0, probe=0.5))
+        try:
+            listed = core.list_namespaced_secret(NS, label_selector=f"{MEMBER_LABEL}=true")
+            assert registry.sync_from_secrets(listed.items).added == ["east"]
+            assert registry.members()["east"].observe(fhpa()).current_replicas == 2
+
+            control_plane.store.create("secrets", secret("west", member.kubeconfig()))
+            control_plane.store.delete("secrets", NS, "east")
+            stream = watch.Watch().stream(
+                core.list_namespaced_secret,
+                NS,
+                label_selector=f"{MEMBER_LABEL}=true",
+                resource_version=listed.metadata.resource_version,
+                timeout_seconds=1,
+            )
+            for event in stream:
+                registry.apply_event(event["type"], event["object"])
+            assert list(registry.members()) == ["west"]
+        finally:
+            registry.close()

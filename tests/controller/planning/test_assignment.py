@@ -1,0 +1,145 @@
+"""The initial assignment of DESIGN §3: every worked example, keep-what-runs, and initial replicas."""
+
+from __future__ import annotations
+
+from controller.planning.assignment import (
+    Bounds,
+    finalize,
+    initial_assignment,
+    initial_replicas,
+    keep_what_runs,
+)
+from tests.controller.planning_builders import bounds, fhpa, obs, owned_hpa, run, writes
+
+STATIC = {"member1": 1, "member2": 2, "member3": 3}
+
+
+def as_pairs(result: dict[str, Bounds]) -> dict[str, tuple[int, int]]:
+    return {n: (b.min_replicas, b.max_replicas) for n, b in result.items() if b.has_hpa}
+
+
+def test_seed000_duplicated() -> None:
+    f = fhpa("Duplicated", 3, 10, clusters=["member1", "member2", "member3", "member5"])
+    fleet = [
+        obs("member1", 1),
+        obs("member2", 4),
+        obs("member3", 20),
+        obs("member4", 5, hpa=owned_hpa(f, 3, 10, 5)),  # ours from before; no longer in the affinity
+        obs("member5", 0),
+    ]
+    p = run(f, fleet)
+    assert bounds(p) == {n: (3, 10) for n in ("member1", "member2", "member3", "member5")}
+    # replicas 3/4/10/3: member2's 4 is inside [3, 10] and is not written
+    assert writes(p) == {"member1": 3, "member3": 10, "member5": 3}
+    assert {a.cluster: a.op for a in p.hpa_actions} == {
+        "member1": "create",
+        "member2": "create",
+        "member3": "create",
+        "member4": "delete",
+        "member5": "create",
+    }
+
+
+def test_seed000_duplicated_removes_the_hpa_of_a_cluster_left_out() -> None:
+    f = fhpa("Duplicated", 3, 10, clusters=["member1"])
+    fleet = [obs("member1", 3, hpa=owned_hpa(f, 3, 10, 3)), obs("member4", 5, hpa=owned_hpa(f, 3, 10, 5))]
+    p = run(f, fleet)
+    assert [(a.cluster, a.op) for a in p.hpa_actions] == [("member4", "delete")]
+    assert writes(p) == {}
+
+
+def test_seed002_static_weighted() -> None:
+    f = fhpa("StaticWeighted", 2, 10, weights=STATIC)
+    fleet = [obs("member1", 1), obs("member2", 4), obs("member3", 0)]
+    # divide() gives max 1/3/6; keep-what-runs moves one from member3 to member2
+    assert as_pairs(initial_assignment(f, fleet)) == {"member1": (1, 1), "member2": (1, 4), "member3": (2, 5)}
+    assert writes(run(f, fleet)) == {"member3": 2}  # replicas 1/4/2
+
+
+def test_seed002_static_weighted_scaling_to_zero_leaves_the_empty_cluster_at_zero() -> None:
+    f = fhpa("StaticWeighted", 2, 10, weights=STATIC, scalingToZero=True)
+    p = run(f, [obs("member1", 1), obs("member2", 4), obs("member3", 0)])
+    assert bounds(p) == {"member1": (1, 1), "member2": (1, 4), "member3": (2, 5)}
+    assert writes(p) == {}  # replicas 1/4/0
+
+
+def test_seed002_dynamic_weighted() -> None:
+    f = fhpa("DynamicWeighted", 8, 24)
+    fleet = [obs("member1", 0, 1), obs("member2", 0, 5), obs("member3", 0, 2)]
+    assert as_pairs(initial_assignment(f, fleet)) == {
+        "member1": (1, 3),
+        "member2": (5, 15),
+        "member3": (2, 6),
+    }
+
+
+def test_seed002_aggregated_maxes_sum_to_federated_max() -> None:
+    f = fhpa("Aggregated", 8, 24)
+    fleet = [obs("member1", 0, 8), obs("member2", 0, 2), obs("member3", 0, 2)]
+    # the seed's 18 would leave the maxes summing to 22; what nobody holds goes to the first
+    assert as_pairs(initial_assignment(f, fleet)) == {
+        "member1": (8, 20),
+        "member2": (1, 2),
+        "member3": (1, 2),
+    }
+
+
+def test_seed002_prioritized() -> None:
+    f = fhpa("Prioritized", 8, 24, priorities={"member1": 2, "member2": 1})
+    fleet = [obs("member1", 15, 20), obs("member2", 0, 1)]
+    assert as_pairs(initial_assignment(f, fleet)) == {"member1": (8, 23), "member2": (1, 1)}
+    assert writes(run(f, fleet)) == {"member2": 1}  # replicas 15 and 1
+
+
+def test_seed002_prioritized_scaling_to_zero() -> None:
+    f = fhpa("Prioritized", 8, 24, priorities={"member1": 2, "member2": 1}, scalingToZero=True)
+    p = run(f, [obs("member1", 15, 20), obs("member2", 0, 1)])
+    assert bounds(p) == {"member1": (8, 23), "member2": (1, 1)}
+    assert writes(p) == {}  # replicas 15 and 0
+
+
+def test_aggregated_orders_by_available_ties_by_name() -> None:
+    f = fhpa("Aggregated", 1, 6)
+    fleet = [obs("b", 0, 3), obs("a", 0, 3), obs("c", 0, 5)]
+    assert as_pairs(initial_assignment(f, fleet)) == {"c": (1, 5), "a": (1, 1)}
+
+
+def test_cluster_without_a_preference_gets_no_share() -> None:
+    f = fhpa("StaticWeighted", 1, 4, weights={"a": 1})
+    assert as_pairs(initial_assignment(f, [obs("a"), obs("b")])) == {"a": (1, 4)}
+
+
+def test_keep_what_runs_takes_from_the_largest_surplus_first() -> None:
+    # b runs 6 with max 2; surpluses: a 4-0=4, c 4-1=3: a gives twice, then a and c tie (by name: a)
+    assert keep_what_runs({"a": 4, "b": 2, "c": 4}, {"a": 0, "b": 6, "c": 1}) == {"a": 1, "b": 6, "c": 3}
+
+
+def test_keep_what_runs_stops_when_surplus_runs_out() -> None:
+    # F.max 6 below the 9 that run: a is served first (name order) and c has no surplus left for b
+    assert keep_what_runs({"a": 2, "b": 2, "c": 2}, {"a": 4, "b": 5, "c": 0}) == {"a": 4, "b": 2, "c": 0}
+
+
+def test_keep_what_runs_leaves_clusters_with_no_share_alone() -> None:
+    assert keep_what_runs({"a": 0, "b": 5}, {"a": 3, "b": 0}) == {"a": 0, "b": 5}
+
+
+def test_finalize_raises_min_to_one_and_caps_it_at_max() -> None:
+    result = finalize({"a": 0, "b": 5, "c": 1}, {"a": 3, "b": 2, "c": 0}, federated_min=2)
+    assert result == {"a": Bounds(1, 3), "b": Bounds(2, 2), "c": Bounds(0, 0)}
+
+
+def test_finalize_keeps_the_mins_at_least_the_federated_min() -> None:
+    # keep-what-runs took b's max down to 2: its min 5 is capped, the shortfall goes where there is room
+    result = finalize({"a": 5, "b": 5}, {"a": 8, "b": 2}, federated_min=10)
+    assert sum(b.min_replicas for b in result.values()) >= 10
+    assert result == {"a": Bounds(8, 8), "b": Bounds(2, 2)}
+
+
+def test_initial_replicas() -> None:
+    b = Bounds(2, 5)
+    assert initial_replicas(b, 0, scaling_to_zero=False) == 2
+    assert initial_replicas(b, 0, scaling_to_zero=True) is None
+    assert initial_replicas(b, 3, scaling_to_zero=False) is None  # inside [min, max]: never written
+    assert initial_replicas(b, 9, scaling_to_zero=True) == 5
+    assert initial_replicas(b, 1, scaling_to_zero=True) == 2
+    assert initial_replicas(Bounds(0, 0), 4, scaling_to_zero=False) is None

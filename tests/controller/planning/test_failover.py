@@ -1,0 +1,140 @@
+"""Failover (DESIGN §4): grace period, NoExecute, reassignment, rejoin with hysteresis."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from controller.planning.observation import Taint
+from tests.controller.planning_builders import (
+    T0,
+    bounds,
+    condition,
+    fhpa,
+    obs,
+    owned_hpa,
+    reasons,
+    row,
+    run,
+    settle,
+    update,
+    writes,
+)
+
+S = timedelta(seconds=1)
+
+
+def two_clusters():
+    f = fhpa("StaticWeighted", 2, 20, weights={"a": 1, "b": 1})
+    f, fleet, p = settle(f, [obs("a", 4), obs("b", 6)])
+    assert bounds(p) == {"a": (1, 10), "b": (1, 10)}
+    return f, fleet
+
+
+def unreachable(fleet, name):
+    return update(fleet, name, healthy=False, current_replicas=0, ready_replicas=0, hpa=None)
+
+
+def test_a_blip_inside_the_grace_period_changes_nothing() -> None:
+    f, fleet = two_clusters()
+    down = unreachable(fleet, "b")
+    p = run(f, down, T0 + 10 * S)
+    assert not p.has_member_writes
+    assert bounds(p) == {"a": (1, 10), "b": (1, 10)}
+    assert row(p, "b").current_replicas == 6  # last known, kept for planning
+    assert row(p, "b").unhealthy_since == T0 + 10 * S
+    assert condition(p, "b", "Healthy").reason == "Unhealthy"
+    assert "Unhealthy" in reasons(p)
+    assert p.requeue_after_seconds == 50  # the next optimization (T0+60) comes before the grace ends (T0+70)
+    # it answers again: nothing to correct
+    f2 = f.model_copy(update={"status": p.status})
+    assert not run(f2, fleet, T0 + 20 * S).has_member_writes
+
+
+def test_past_the_grace_period_its_share_is_reassigned_without_lowering_anyone() -> None:
+    f, fleet = two_clusters()
+    down = unreachable(fleet, "b")
+    f, down, _ = settle(f, down, T0 + 10 * S)
+    p = run(f, down, T0 + 71 * S)
+    assert bounds(p) == {"a": (2, 20)}
+    assert row(p, "b").state == "FailedOver"
+    assert condition(p, "b", "Assigned").reason == "FailedOver"
+    assert "FailedOver" in reasons(p)
+    assert [(a.cluster, a.op) for a in p.hpa_actions] == [("a", "update")]  # nothing sent to b
+    assert "b" not in writes(p)
+
+
+def test_no_execute_taint_fails_over_at_once() -> None:
+    f, fleet = two_clusters()
+    tainted = update(fleet, "b", taints=[Taint(key="maintenance", effect="NoExecute")])
+    p = run(f, tainted, T0 + S)
+    assert bounds(p) == {"a": (2, 20)}
+    assert condition(p, "b", "Healthy").reason == "NoExecuteTaint"
+
+
+def test_no_schedule_taint_does_not_fail_over() -> None:
+    f, fleet = two_clusters()
+    tainted = update(fleet, "b", taints=[Taint(key="x", effect="NoSchedule")])
+    assert not run(f, tainted, T0 + S).has_member_writes
+
+
+def test_a_returning_cluster_waits_out_the_hysteresis_then_rejoins() -> None:
+    f, fleet = two_clusters()
+    down = unreachable(fleet, "b")
+    f, down, _ = settle(f, down, T0 + 10 * S)
+    f, down, _ = settle(f, down, T0 + 71 * S)
+    stale = owned_hpa(f, 1, 7, 6)  # not what the assignment gives it
+    back = update(down, "b", healthy=True, current_replicas=6, ready_replicas=6, hpa=stale)
+    p = run(f, back, T0 + 100 * S)
+    assert not any(a.cluster == "b" for a in p.hpa_actions)  # its stale HPA waits for the rejoin
+    assert condition(p, "b", "Assigned").reason == "Rejoining"
+    assert p.requeue_after_seconds == 31  # the next optimization; the hysteresis ends at T0+220
+    f = f.model_copy(update={"status": p.status})
+    # it flaps: down again, the hysteresis starts over when it returns
+    f, _, p = settle(f, unreachable(back, "b"), T0 + 150 * S)
+    assert row(p, "b").state == "FailedOver"
+    p = run(f, back, T0 + 200 * S)
+    assert row(p, "b").healthy_since == T0 + 200 * S
+    f = f.model_copy(update={"status": p.status})
+    p = run(f, back, T0 + 320 * S)
+    assert "Rejoined" in reasons(p)
+    assert set(bounds(p)) == {"a", "b"}
+    assert ("b", "update") in [(a.cluster, a.op) for a in p.hpa_actions]  # the stale HPA corrected
+
+
+def test_scale_assist_false_never_fails_over() -> None:
+    f = fhpa("StaticWeighted", 2, 20, weights={"a": 1, "b": 1}, scaleAssist=False)
+    f, fleet, _ = settle(f, [obs("a", 4), obs("b", 6)])
+    f, down, _ = settle(f, unreachable(fleet, "b"), T0 + 10 * S)
+    p = run(f, down, T0 + 1000 * S)
+    assert not p.has_member_writes
+    assert bounds(p) == {"a": (1, 10), "b": (1, 10)}
+
+
+def test_an_unhealthy_cluster_is_not_a_candidate_at_the_first_assignment() -> None:
+    f = fhpa("StaticWeighted", 2, 20, weights={"a": 1, "b": 1})
+    p = run(f, [obs("a", 4), obs("b", 0, healthy=False)])
+    assert bounds(p) == {"a": (2, 20)}
+    assert condition(p, "b", "Assigned").reason == "Unhealthy"
+
+
+def test_a_blip_of_a_cluster_without_a_share_reshuffles_nothing() -> None:
+    # member3 is a candidate with no share (no room); member1 has spilled 13 of its max to member2
+    f = fhpa("Prioritized", 8, 24, priorities={"member1": 2, "member2": 1}, autoscaleMultiClusterDelay=30)
+    f, fleet, _ = settle(f, [obs("member1", 15, 20), obs("member2", 0, 1), obs("member3", 0, 0)])
+    fleet = update(
+        fleet,
+        "member1",
+        current_replicas=16,
+        ready_replicas=10,
+        pending_replicas=6,
+        available_replicas=10,
+        hpa_desired=16,
+    )
+    f, fleet, _ = settle(f, fleet, T0 + 10 * S)
+    f, fleet, p = settle(f, fleet, T0 + 40 * S)
+    assert bounds(p) == {"member1": (8, 10), "member2": (1, 14)}
+    # member3 stops answering for a moment: inside the grace period nothing is reassigned
+    p = run(f, update(fleet, "member3", healthy=False), T0 + 45 * S)
+    assert "Assigned" not in reasons(p)
+    assert bounds(p) == {"member1": (8, 10), "member2": (1, 14)}
+    assert not p.has_member_writes

@@ -1,0 +1,153 @@
+"""Period and trigger optimization, and min redistribution (DESIGN §4)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from controller.planning.planner import assignment_key
+from fhpa_api.models import ClusterStatus, FederatedHPA, FederatedHPAStatus
+from tests.controller.planning_builders import (
+    T0,
+    bounds,
+    fhpa,
+    hpa_bounds,
+    obs,
+    owned_hpa,
+    reasons,
+    row,
+    run,
+    settle,
+    update,
+)
+
+S = timedelta(seconds=1)
+
+
+def with_bounds(f: FederatedHPA, table: dict[str, tuple[int, int]], optimized_ago: float) -> FederatedHPA:
+    """``f`` as the planner left it after assigning ``table`` (min, max per cluster)."""
+    status = FederatedHPAStatus(
+        assignment_key=assignment_key(f, list(table)),
+        last_optimization_time=T0 - optimized_ago * S,
+        clusters=[ClusterStatus(name=n, min_replicas=lo, max_replicas=hi) for n, (lo, hi) in table.items()],
+    )
+    return f.model_copy(update={"status": status})
+
+
+def test_seed_period_optimization() -> None:
+    # weights 2/1/1, current 6/6/6, max 7/8/7: slack 4 is shared 2/1/1, becoming 8/7/7
+    f = fhpa("StaticWeighted", 3, 22, weights={"c1": 2, "c2": 1, "c3": 1})
+    table = {"c1": (1, 7), "c2": (1, 8), "c3": (1, 7)}
+    f = with_bounds(f, table, optimized_ago=60)
+    fleet = [obs(n, 6, hpa=owned_hpa(f, lo, hi, 6)) for n, (lo, hi) in table.items()]
+    p = run(f, fleet)
+    assert bounds(p) == {"c1": (1, 8), "c2": (1, 7), "c3": (1, 7)}
+    assert hpa_bounds(p) == {"c1": (1, 8), "c2": (1, 7)}
+    assert p.status.last_optimization_time == T0
+    assert p.requeue_after_seconds == 60
+    assert "Optimized" in reasons(p)
+
+
+def test_period_optimization_waits_for_the_period() -> None:
+    f = fhpa("StaticWeighted", 3, 22, weights={"c1": 2, "c2": 1, "c3": 1})
+    table = {"c1": (1, 7), "c2": (1, 8), "c3": (1, 7)}
+    f = with_bounds(f, table, optimized_ago=20)
+    fleet = [obs(n, 6, hpa=owned_hpa(f, lo, hi, 6)) for n, (lo, hi) in table.items()]
+    p = run(f, fleet)
+    assert not p.has_member_writes
+    assert p.requeue_after_seconds == 40
+
+
+def test_period_optimization_never_drops_a_max_below_current() -> None:
+    f = fhpa("DynamicWeighted", 2, 20)
+    table = {"a": (1, 10), "b": (1, 10)}
+    f = with_bounds(f, table, optimized_ago=600)
+    fleet = [obs("a", 9, 1, hpa=owned_hpa(f, 1, 10, 9)), obs("b", 2, 50, hpa=owned_hpa(f, 1, 10, 2))]
+    p = run(f, fleet)
+    # slack 1 + 8 = 9 shared by available 1/50: a keeps its 9, b gets the rest
+    assert bounds(p) == {"a": (1, 9), "b": (1, 11)}
+
+
+def test_aggregated_optimization_fills_the_biggest_cluster_first() -> None:
+    f = fhpa("Aggregated", 2, 20)
+    table = {"a": (1, 10), "b": (1, 10)}
+    f = with_bounds(f, table, optimized_ago=600)
+    fleet = [obs("a", 4, 30, hpa=owned_hpa(f, 1, 10, 4)), obs("b", 4, 8, hpa=owned_hpa(f, 1, 10, 4))]
+    assert bounds(run(f, fleet)) == {"a": (1, 16), "b": (1, 4)}
+
+
+def test_trigger_optimization_caps_the_pending_cluster_at_ready() -> None:
+    f = fhpa("StaticWeighted", 2, 20, weights={"a": 1, "b": 1}, autoscaleMultiClusterDelay=0)
+    f, fleet, p = settle(f, [obs("a", 5), obs("b", 5)])
+    assert bounds(p) == {"a": (1, 10), "b": (1, 10)}
+    fleet = update(fleet, "a", current_replicas=10, ready_replicas=6, pending_replicas=4)
+    p = run(f, fleet, T0 + S)
+    assert bounds(p) == {"a": (1, 6), "b": (1, 14)}
+    assert row(p, "a").state == "Saturated"
+    assert "ScaledAcrossClusters" in reasons(p)
+
+
+def test_saturated_cluster_gets_slack_again_when_its_capacity_grows() -> None:
+    f = fhpa("StaticWeighted", 2, 20, weights={"a": 1, "b": 1})
+    f, fleet, _ = settle(f, [obs("a", 5), obs("b", 5)])
+    fleet = update(
+        fleet, "a", current_replicas=10, ready_replicas=6, pending_replicas=4, available_replicas=6
+    )
+    f, fleet, _ = settle(f, fleet, T0 + S)
+    fleet = update(
+        fleet, "a", current_replicas=6, ready_replicas=6, pending_replicas=0
+    )  # its HPA obeyed max 6
+    # a period later a still has no room: it stays capped, b keeps the slack
+    f, fleet, p = settle(f, fleet, T0 + 61 * S)
+    assert row(p, "a").state == "Saturated" and bounds(p)["a"] == (1, 6)
+    # nodes were added: a has room for 30, and the next optimization shares the slack again
+    fleet = update(fleet, "a", available_replicas=30)
+    p = run(f, fleet, T0 + 122 * S)
+    assert row(p, "a").state is None
+    # running 6/5, slack 9 shared 1:1 (the odd one by name)
+    assert bounds(p) == {"a": (1, 11), "b": (1, 9)}
+
+
+def test_min_redistribution_moves_the_idle_clusters_min_to_the_running_ones() -> None:
+    f = fhpa("StaticWeighted", 6, 12, weights={"a": 1, "b": 1}, scalingToZero=True)
+    table = {"a": (3, 6), "b": (3, 6)}
+    f = with_bounds(f, table, optimized_ago=10)
+    fleet = [obs("a", 3, hpa=owned_hpa(f, 3, 6, 3)), obs("b", 0, hpa=owned_hpa(f, 3, 6, 0))]
+    p = run(f, fleet)
+    assert bounds(p) == {"a": (6, 6), "b": (3, 6)}  # b idles at 0; its HPA keeps min 3 for the wake-up
+    assert "MinRedistributed" in reasons(p)
+
+
+def test_duplicated_does_nothing_after_assignment() -> None:
+    f = fhpa("Duplicated", 1, 10, autoscaleMultiClusterDelay=0)
+    f, fleet, _ = settle(f, [obs("a", 5), obs("b", 5)])
+    fleet = update(fleet, "a", current_replicas=10, ready_replicas=6, pending_replicas=4)
+    p = run(f, fleet, T0 + 600 * S)
+    assert not p.has_member_writes
+    assert p.requeue_after_seconds is None
+
+
+def test_scale_assist_false_assigns_and_then_never_acts() -> None:
+    f = fhpa("StaticWeighted", 2, 20, weights={"a": 1, "b": 1}, scaleAssist=False)
+    f, fleet, p = settle(f, [obs("a", 5), obs("b", 5)])
+    assert bounds(p) == {"a": (1, 10), "b": (1, 10)}
+    fleet = update(fleet, "a", current_replicas=10, ready_replicas=6, pending_replicas=4)
+    p = run(f, fleet, T0 + 600 * S)
+    assert not p.has_member_writes
+    scaling = next(c for c in p.status.conditions or [] if c.type == "ScalingActive")
+    assert scaling.status == "False" and scaling.reason == "ScaleAssistDisabled"
+
+
+def test_trigger_cap_keeps_pods_that_are_scheduled_but_still_starting() -> None:
+    f = fhpa("StaticWeighted", 2, 20, weights={"a": 1, "b": 1})
+    f, fleet, _ = settle(f, [obs("a", 5, 40), obs("b", 5, 40)])
+    # 10 run in a: 6 ready, 2 starting, 2 unschedulable: the cap is the 8 it holds, not the 6 ready
+    fleet = update(fleet, "a", current_replicas=10, ready_replicas=6, pending_replicas=2)
+    fleet = update(fleet, "a", available_replicas=8)
+    p = run(f, fleet, T0 + S)
+    assert bounds(p) == {"a": (1, 8), "b": (1, 12)}
+    # its capacity has not grown: a period later it is still capped, b keeps the slack
+    f = f.model_copy(update={"status": p.status})
+    later = update(fleet, "a", current_replicas=8, ready_replicas=8, pending_replicas=0)
+    later = update(later, "a", hpa=owned_hpa(f, 1, 8, 8))
+    later = update(later, "b", hpa=owned_hpa(f, 1, 12, 5))
+    assert bounds(run(f, later, T0 + 61 * S))["a"] == (1, 8)
