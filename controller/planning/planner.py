@@ -179,7 +179,9 @@ def _assign(
         if target is not None:
             fleet.write_replicas(slot, target, "initial assignment")
     if to_zero:
+        started = zero.start_for_floor(fleet, "initial assignment: the running clusters cannot hold F.min")
         optimization.redistribute_min(fleet)
+        zero.settle_started(started, "initial assignment: the running clusters cannot hold F.min")
     shares = ", ".join(
         f"{n} {b.min_replicas}..{b.max_replicas}" for n, b in sorted(bounds.items()) if b.has_hpa
     )
@@ -229,9 +231,11 @@ def _adjust(fleet: Fleet, last_optimization: datetime | None, config: PlannerCon
         optimization.optimize(fleet, "period optimization")
         last_optimization = fleet.now
     if fleet.fhpa.spec.effective_scaling_to_zero:
-        if not zero.scale_from_zero(fleet):
+        started = zero.start_for_floor(fleet, "floor: the running clusters cannot hold F.min")
+        if not started and not zero.scale_from_zero(fleet):
             zero.scale_to_zero(fleet, periodic=due, settle_seconds=config.optimization_period_seconds)
         optimization.redistribute_min(fleet)
+        zero.settle_started(started, "floor: the running clusters cannot hold F.min")
     return last_optimization
 
 

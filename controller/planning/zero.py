@@ -6,7 +6,10 @@ running cluster sits at its min, the mins add up to more than F.min and the HPAs
 least-preferred running cluster goes to 0 (Prioritized: the lowest-priority cluster goes as soon as it
 alone idles at its min, since lower priorities give up replicas first). From zero: when a running
 cluster's HPA is at its max and wants more, or holds unschedulable pods past the delay, clusters at 0
-are raised to their min (Prioritized: only the highest-priority one).
+are raised to their min (Prioritized: only the highest-priority one). And the floor (DESIGN §3-§4,
+promise 1): when the running clusters cannot hold F.min (a new app with every cluster at 0, the only
+running cluster failed over), clusters at 0 are started in the policy's order of preference until they
+can, each with its min once the mins are raised (:func:`start_for_floor`, :func:`settle_started`).
 """
 
 from __future__ import annotations
@@ -58,6 +61,49 @@ def _calls_for_more(fleet: Fleet, slot: Slot) -> bool:
     if fleet.fhpa.spec.assignment_type == PRIORITIZED and slot.saturated:
         return False
     return fleet.wants_more(slot)
+
+
+def _can_hold(slot: Slot) -> int:
+    """How many replicas a running cluster can hold under its max: its max, or less if it is full."""
+    room = slot.cluster.available_replicas
+    return slot.max_replicas if room is None else min(slot.max_replicas, max(room, slot.current))
+
+
+def start_for_floor(fleet: Fleet, reason: str) -> list[Slot]:
+    """Start clusters at 0, most preferred first, until the running ones can hold F.min (promise 1).
+
+    A held cluster (unhealthy within its grace) still counts as running: a blip must not wake anyone.
+    Returns the started slots; their replicas are their min for now (see :func:`settle_started`).
+    """
+    if not fleet.fhpa.spec.effective_scaling_to_zero:
+        return []
+    federated_min = fleet.fhpa.spec.effective_min
+    holders = [s for s in fleet.slots.values() if s.max_replicas > 0 and (s.current > 0 or s.held)]
+    holding = sum(_can_hold(s) for s in holders)
+    zeros = [s for s in _zero_slots(fleet) if s.cluster.workload_found]
+    started: list[Slot] = []
+    for name in preference_order(fleet.fhpa, [s.cluster for s in zeros]):
+        if holding >= federated_min:
+            break
+        slot = fleet.slots[name]
+        fleet.write_replicas(slot, max(slot.hpa_min, 1), reason)
+        started.append(slot)
+        holding += _can_hold(slot)
+    if started:
+        fleet.event(
+            "ScaledFromZero",
+            f"the running clusters cannot hold minReplicas {federated_min}: "
+            f"{', '.join(s.name for s in started)} started",
+        )
+    return started
+
+
+def settle_started(started: list[Slot], reason: str) -> None:
+    """After the mins are raised (min redistribution), each started cluster runs its (raised) min."""
+    for slot in started:
+        if slot.replicas is not None:
+            slot.replicas = max(slot.hpa_min, 1)
+            slot.replica_reason = reason
 
 
 def scale_from_zero(fleet: Fleet) -> bool:

@@ -156,3 +156,52 @@ def test_prioritized_no_zero_while_the_mins_do_not_exceed_the_federated_min() ->
     p = run(f, fleet, T0 + 60 * S)
     assert writes(p) == {}
     assert bounds(p) == {"a": (5, 15), "b": (5, 5)}
+
+
+# ----- the floor: clusters at 0 are started when the running ones cannot hold F.min (promise 1) -----
+
+
+def test_a_new_app_with_every_cluster_at_zero_starts_the_preferred_clusters() -> None:
+    for policy, prefs, first in [
+        ("Aggregated", {}, "b"),
+        ("DynamicWeighted", {}, "b"),
+        ("StaticWeighted", {"weights": {"a": 1, "b": 3}}, "b"),
+        ("Prioritized", {"priorities": {"a": 1, "b": 2}}, "b"),
+    ]:
+        f = fhpa(policy, 4, 20, scalingToZero=True, **prefs)
+        p = run(f, [obs("a", 0, 8), obs("b", 0, 12)])
+        started = writes(p)
+        assert first in started, (policy, started)
+        assert sum(started.values()) >= 4, (policy, started)  # the floor F.min runs at once
+        for name, replicas in started.items():
+            lo, hi = bounds(p)[name]
+            assert replicas == lo <= hi, (policy, name, replicas, bounds(p))
+        assert "ScaledFromZero" in reasons(p)
+
+
+def test_a_new_app_starts_clusters_one_at_a_time_until_their_maxes_hold_f_min() -> None:
+    # Prioritized over capacities 3 / 3 / 10: b (priority 3) holds 3 < F.min 5, so c (priority 2) starts too
+    f = fhpa("Prioritized", 5, 16, scalingToZero=True, priorities={"a": 1, "b": 3, "c": 2})
+    p = run(f, [obs("a", 0, 10), obs("b", 0, 3), obs("c", 0, 10)])
+    assert set(writes(p)) == {"b", "c"}
+    assert sum(writes(p).values()) >= 5
+    assert "a" not in writes(p)  # a keeps its HPA at 0 replicas
+
+
+def test_clusters_already_running_that_hold_f_min_wake_nobody() -> None:
+    f = fhpa("Aggregated", 4, 20, scalingToZero=True)
+    p = run(f, [obs("a", 5, 30), obs("b", 0, 10)])
+    assert writes(p) == {}
+
+
+def test_failover_onto_a_cluster_at_zero_starts_it() -> None:
+    f = fhpa("Prioritized", 3, 20, scalingToZero=True, priorities={"a": 2, "b": 1})
+    f, fleet, _ = settle(f, [obs("a", 6, 20), obs("b", 0, 20)])
+    f, fleet, p = settle(f, fleet, T0 + S)
+    assert writes(p) == {}  # b idles at 0 while a holds the floor
+    fleet = update(fleet, "a", healthy=False)
+    f, fleet, p = settle(f, fleet, T0 + 2 * S)
+    assert writes(p) == {}  # within the grace period: a blip wakes nobody
+    f, fleet, p = settle(f, fleet, T0 + 70 * S)  # past the 60 s grace: a is failed over
+    assert writes(p) == {"b": 3}
+    assert bounds(p)["b"][0] == 3
