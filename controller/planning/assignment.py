@@ -48,10 +48,20 @@ def keep_what_runs(maxes: Mapping[str, int], current: Mapping[str, int]) -> dict
     """Raise maxes that a split put below running replicas, taking from the largest surplus.
 
     Clusters are served in name order, one replica at a time, each from the cluster with the most
-    surplus (max - current) at that moment, ties by name. A cluster with max 0 is not served: it gets
-    no HPA. When no surplus is left (F.max is below what runs) the rest stay capped.
+    surplus (max - current) at that moment, ties by name. A running cluster the split gave max 0 first
+    gets one replica of max (so that every running cluster keeps an HPA, DESIGN §4 promise 2), then is
+    served like the others; a cluster that runs nothing keeps max 0 and gets no HPA. When no surplus is
+    left (F.max is below what runs) the rest stay capped, and a running cluster still at max 0 is
+    drained by the planner.
     """
     result = dict(maxes)
+    for name in sorted(result):
+        if result[name] == 0 and current.get(name, 0) > 0:
+            donor = _largest_surplus(result, current)
+            if donor is None:
+                break
+            result[donor] -= 1
+            result[name] += 1
     for name in sorted(result):
         while 0 < result[name] < current.get(name, 0):
             donor = _largest_surplus(result, current)

@@ -68,6 +68,7 @@ def plan(
         last_optimization = now
     else:
         _resume(fleet, candidates, rows, health)
+        _drain_unshared(fleet)
     if _assists(fhpa):  # also right after an assignment, so that the next pass finds nothing left to do
         last_optimization = _adjust(fleet, last_optimization, config)
     normalize(fleet)
@@ -178,6 +179,7 @@ def _assign(
         target = initial_replicas(b, cluster.current_replicas, to_zero)
         if target is not None:
             fleet.write_replicas(slot, target, "initial assignment")
+    _drain_unshared(fleet)
     if to_zero:
         started = zero.start_for_floor(fleet, "initial assignment: the running clusters cannot hold F.min")
         optimization.redistribute_min(fleet)
@@ -211,6 +213,15 @@ def _resume(
             previous_current=row.current_replicas,
             last_write=row.last_scale_time,
         )
+
+
+def _drain_unshared(fleet: Fleet) -> None:
+    """Drain a running cluster left with max 0 (no HPA): F.max is below what runs and keep-what-runs had
+    no surplus to give it one replica of max. Its replicas would otherwise run with nothing to scale them
+    (DESIGN §4 promise 2); the clusters with an HPA take its load."""
+    for slot in fleet.ordered():
+        if slot.max_replicas <= 0 and slot.current > 0:
+            fleet.write_replicas(slot, 0, "drained: no share of F.max is left for it")
 
 
 def _adjust(fleet: Fleet, last_optimization: datetime | None, config: PlannerConfig) -> datetime | None:

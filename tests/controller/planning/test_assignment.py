@@ -119,8 +119,33 @@ def test_keep_what_runs_stops_when_surplus_runs_out() -> None:
     assert keep_what_runs({"a": 2, "b": 2, "c": 2}, {"a": 4, "b": 5, "c": 0}) == {"a": 4, "b": 2, "c": 0}
 
 
-def test_keep_what_runs_leaves_clusters_with_no_share_alone() -> None:
-    assert keep_what_runs({"a": 0, "b": 5}, {"a": 3, "b": 0}) == {"a": 0, "b": 5}
+def test_keep_what_runs_leaves_idle_clusters_with_no_share_alone() -> None:
+    assert keep_what_runs({"a": 0, "b": 5}, {"a": 0, "b": 2}) == {"a": 0, "b": 5}
+
+
+def test_keep_what_runs_gives_a_running_cluster_the_split_left_out_its_replicas_back() -> None:
+    # DESIGN §4 promise 2: a running cluster keeps an HPA; here b has the surplus to give all of it
+    assert keep_what_runs({"a": 0, "b": 5}, {"a": 3, "b": 0}) == {"a": 3, "b": 2}
+
+
+def test_keep_what_runs_gives_every_running_cluster_one_replica_of_max_before_raising_any() -> None:
+    # F.max 4 below the 6 that run, all given to a by the split: b and c get 1 each first, then a keeps 2
+    assert keep_what_runs({"a": 4, "b": 0, "c": 0}, {"a": 2, "b": 2, "c": 2}) == {"a": 2, "b": 1, "c": 1}
+
+
+def test_aggregated_keeps_a_small_running_cluster_under_an_hpa() -> None:
+    # the audit's case: F.max far above what runs, Aggregated fills a; b's 6 replicas keep an HPA
+    p = run(fhpa("Aggregated", 2, 100), [obs("a", 10, 200), obs("b", 6, 50)])
+    assert bounds(p) == {"a": (2, 94), "b": (1, 6)}
+    assert writes(p) == {}
+
+
+def test_a_running_cluster_with_no_share_left_is_drained() -> None:
+    # F.max 1 below what runs in two clusters: no surplus for b, so b is drained instead of left unmanaged
+    p = run(fhpa("Aggregated", 1, 1), [obs("a", 3, 10), obs("b", 2, 5)])
+    assert bounds(p) == {"a": (1, 1)}
+    assert writes(p) == {"a": 1, "b": 0}  # a clamped to its max, as every assignment does
+    assert not any(a.cluster == "b" and a.op != "delete" for a in p.hpa_actions)
 
 
 def test_finalize_raises_min_to_one_and_caps_it_at_max() -> None:
