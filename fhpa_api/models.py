@@ -308,7 +308,9 @@ class ClusterStatus(ApiModel):
     pending_since: datetime | None = None
     pinned_min_replicas: int | None = None
     unhealthy_since: datetime | None = None
-    healthy_since: datetime | None = None
+    healthy_since: datetime | None = None  # written by 0.1 (rejoin hysteresis); read, no longer written
+    failovers: int | None = None  # failovers within an hour of the last one: the grace grows with them
+    last_failover_time: datetime | None = None
 
 
 class FederatedHPAStatus(ApiModel):

@@ -2,9 +2,12 @@
 
 A cluster that stops answering keeps its bounds for a grace period (a blip must not reshuffle the
 fleet); past it, or at once when tainted NoExecute, it is failed over: it leaves the candidates and its
-share is reassigned. A failed-over cluster that answers again must stay healthy for the rejoin
-hysteresis before it rejoins, so a flapping cluster does not move capacity back and forth. The
-timestamps that drive this live in the cluster's status row, so a restarted controller keeps them.
+share is reassigned. A failed-over cluster that answers again rejoins at once (DESIGN §4 promise 3: it
+must not keep serving its stale bounds), and the assignment keeps what it runs. What keeps a flapping
+cluster from being reassigned on every flap (promise 4) is its grace, which grows with each failover:
+``grace + hysteresis * (2**n - 1)`` after n failovers within the last hour, at most an hour, back to the
+flag's value after an hour without one. The timestamps and the count that drive this live in the
+cluster's status row, so a restarted controller keeps them.
 """
 
 from __future__ import annotations
@@ -17,12 +20,15 @@ from controller.planning.fleet import FAILED_OVER
 from controller.planning.observation import ClusterObservation
 from fhpa_api.models import ClusterStatus
 
+FLAP_MEMORY = timedelta(hours=1)
+"""How long a failover counts towards a longer grace."""
+MAX_GRACE_SECONDS = 3600.0
+
 
 class Role(Enum):
     ACTIVE = "active"  # a candidate that can be acted on
     HELD = "held"  # a candidate, unhealthy within the grace period: keeps its bounds, receives nothing
-    FAILED_OVER = "failed-over"  # out of the candidates until it rejoins
-    REJOINING = "rejoining"  # failed over, healthy again, waiting out the hysteresis
+    FAILED_OVER = "failed-over"  # out of the candidates until it answers again
     EXCLUDED = "excluded"  # not a candidate last pass and not fit to be: unhealthy or tainted NoExecute
 
 
@@ -30,7 +36,9 @@ class Role(Enum):
 class Health:
     role: Role
     unhealthy_since: datetime | None = None
-    healthy_since: datetime | None = None
+    failovers: int = 0  # failovers within FLAP_MEMORY of the last one (its grace grows with them)
+    last_failover: datetime | None = None
+    grace_seconds: float = 0.0  # the grace this cluster gets now
     failed_now: bool = False  # this pass moved it out (an Event)
     rejoined_now: bool = False  # this pass brought it back (an Event)
 
@@ -42,8 +50,15 @@ class Health:
 @dataclass(frozen=True)
 class HealthPolicy:
     grace_seconds: float
-    hysteresis_seconds: float
+    hysteresis_seconds: float  # how much each recent failover adds to the grace (doubling)
     enabled: bool  # scaleAssist: without it nothing is failed over after assignment
+
+    def grace_after(self, failovers: int) -> float:
+        """The grace of a cluster failed over ``failovers`` times within the last hour."""
+        if failovers <= 0:
+            return self.grace_seconds
+        grown = self.grace_seconds + self.hysteresis_seconds * (2 ** min(failovers, 16) - 1)
+        return min(grown, max(MAX_GRACE_SECONDS, self.grace_seconds))
 
 
 def _was_candidate(row: ClusterStatus | None) -> bool:
@@ -55,35 +70,38 @@ def _was_candidate(row: ClusterStatus | None) -> bool:
     return row is not None and row.max_replicas is not None and row.state != FAILED_OVER
 
 
+def _recent_failovers(row: ClusterStatus | None, now: datetime) -> tuple[int, datetime | None]:
+    """The failovers that still count (the last one less than an hour ago), and when the last was."""
+    last = row.last_failover_time if row is not None else None
+    if last is None or now - last >= FLAP_MEMORY:
+        return 0, None
+    return (row.failovers or 0) if row is not None else 0, last
+
+
 def assess(
     cluster: ClusterObservation, row: ClusterStatus | None, now: datetime, policy: HealthPolicy
 ) -> Health:
     """The cluster's role in this pass, from what it looks like now and what its status row remembers."""
     failed_before = row is not None and row.state == FAILED_OVER
+    count, last = _recent_failovers(row, now)
+    if failed_before and count == 0 and row is not None:  # still out: its failover keeps counting
+        count, last = row.failovers or 1, row.last_failover_time
+    grace = policy.grace_after(count)
     sick = not cluster.healthy or cluster.no_execute
     if not sick:
-        if not failed_before:
-            return Health(Role.ACTIVE)
-        since = (row.healthy_since if row is not None else None) or now
-        if (now - since).total_seconds() >= policy.hysteresis_seconds:
-            return Health(Role.ACTIVE, rejoined_now=True)
-        return Health(Role.REJOINING, healthy_since=since)
+        return Health(Role.ACTIVE, None, count, last, grace, rejoined_now=failed_before)
     since = (row.unhealthy_since if row is not None else None) or now
     if failed_before:
-        return Health(Role.FAILED_OVER, unhealthy_since=since)
+        return Health(Role.FAILED_OVER, since, count, last, grace)
     if not _was_candidate(row):
-        return Health(Role.EXCLUDED, unhealthy_since=since)
-    if not policy.enabled:
-        return Health(Role.HELD, unhealthy_since=since)
-    if cluster.no_execute or (now - since).total_seconds() >= policy.grace_seconds:
-        return Health(Role.FAILED_OVER, unhealthy_since=since, failed_now=True)
-    return Health(Role.HELD, unhealthy_since=since)
+        return Health(Role.EXCLUDED, since, count, last, grace)
+    if policy.enabled and (cluster.no_execute or (now - since).total_seconds() >= grace):
+        return Health(Role.FAILED_OVER, since, count + 1, now, grace, failed_now=True)
+    return Health(Role.HELD, since, count, last, grace)
 
 
 def due_at(health: Health, policy: HealthPolicy) -> datetime | None:
-    """When this cluster's role changes by time alone (end of grace or of hysteresis)."""
+    """When this cluster's role changes by time alone (the end of its grace)."""
     if health.role == Role.HELD and policy.enabled and health.unhealthy_since is not None:
-        return health.unhealthy_since + timedelta(seconds=policy.grace_seconds)
-    if health.role == Role.REJOINING and health.healthy_since is not None:
-        return health.healthy_since + timedelta(seconds=policy.hysteresis_seconds)
+        return health.unhealthy_since + timedelta(seconds=health.grace_seconds)
     return None

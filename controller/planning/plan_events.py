@@ -13,6 +13,7 @@ from controller.planning.failover import Health, Role
 from controller.planning.fleet import Fleet
 from controller.planning.observation import ClusterObservation
 from controller.planning.plan import EventRecord, HPAAction, ReplicaWrite
+from controller.planning.policy import DUPLICATED
 from fhpa_api.models import ClusterStatus
 
 
@@ -41,16 +42,24 @@ def transition_events(
         if h.role == Role.HELD and not had_reason(before, "Unhealthy"):
             events.append(_warning(cluster.name, "Unhealthy", "unreachable; failed over if it stays so"))
         if h.failed_now:
-            events.append(
-                _warning(cluster.name, "FailedOver", "failed over; its share goes to the other clusters")
-            )
+            events.append(_warning(cluster.name, "FailedOver", _failed_over_text(fleet, h)))
         if h.rejoined_now:
             events.append(
                 EventRecord(
-                    reason="Rejoined", message=f"{cluster.name}: healthy past the hysteresis period; rejoins"
+                    reason="Rejoined",
+                    message=f"{cluster.name}: answers again; rejoins at once keeping what it runs"
+                    + (f" (next failover grace {h.grace_seconds:.0f}s)" if h.failovers else ""),
                 )
             )
     return events
+
+
+def _failed_over_text(fleet: Fleet, h: Health) -> str:
+    """Duplicated has no share to move: every cluster already has F.min..F.max."""
+    flaps = f" (failover {h.failovers} within the hour: its grace grows)" if h.failovers > 1 else ""
+    if fleet.fhpa.spec.assignment_type == DUPLICATED:
+        return f"failed over; its HPA is left alone, the other clusters keep their own bounds{flaps}"
+    return f"failed over; its share goes to the other clusters{flaps}"
 
 
 def _warning(cluster: str, reason: str, what: str) -> EventRecord:

@@ -38,7 +38,7 @@ class PlannerConfig(BaseModel):
 
     failover_grace_seconds: float = Field(default=60, ge=0)
     optimization_period_seconds: float = Field(default=60, gt=0)
-    rejoin_hysteresis_seconds: float = Field(default=120, ge=0)
+    rejoin_hysteresis_seconds: float = Field(default=120, ge=0)  # grace growth per flap (failover.py)
 
 
 def plan(
@@ -263,8 +263,8 @@ def _hpa_actions(
         if not cluster.healthy or cluster.name in conflicting:
             continue
         role = health.get(cluster.name)
-        if role is not None and role.role in (Role.REJOINING, Role.FAILED_OVER):
-            continue  # its stale HPA is corrected when it rejoins (DESIGN §4)
+        if role is not None and role.role == Role.FAILED_OVER:
+            continue  # unreachable: its stale HPA is corrected when it rejoins, at once (DESIGN §4)
         slot = fleet.slots.get(cluster.name)
         observed = cluster.hpa
         if slot is None or slot.max_replicas <= 0:

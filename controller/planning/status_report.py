@@ -121,7 +121,7 @@ def _row(
     if slot is not None and slot.replicas is not None:
         last_scale = now
     state = None
-    if health is not None and health.role in (Role.FAILED_OVER, Role.REJOINING):
+    if health is not None and health.role == Role.FAILED_OVER:
         state = FAILED_OVER
     elif slot is not None and slot.saturated:
         state = SATURATED
@@ -140,7 +140,8 @@ def _row(
         pending_since=slot.pending_since if slot is not None else None,
         pinned_min_replicas=slot.pin if slot is not None else None,
         unhealthy_since=health.unhealthy_since if health is not None else None,
-        healthy_since=health.healthy_since if health is not None else None,
+        failovers=(health.failovers or None) if health is not None else None,
+        last_failover_time=health.last_failover if health is not None else None,
     )
 
 
@@ -218,15 +219,6 @@ def _assigned_condition(
             "False",
             "FailedOver",
             "unhealthy past the grace period or tainted NoExecute; its share was reassigned",
-            now,
-        )
-    if role == Role.REJOINING:
-        return condition(
-            previous,
-            "Assigned",
-            "False",
-            "Rejoining",
-            "healthy again; rejoins after the hysteresis period",
             now,
         )
     if role == Role.EXCLUDED:

@@ -50,7 +50,13 @@ def register(subparsers: Any) -> None:
     pl = run.add_argument_group("behaviour")
     pl.add_argument("--failover-grace", type=_non_negative, default=60.0, metavar="SECONDS")
     pl.add_argument("--optimization-period", type=_positive, default=60.0, metavar="SECONDS")
-    pl.add_argument("--rejoin-hysteresis", type=_non_negative, default=120.0, metavar="SECONDS")
+    pl.add_argument(
+        "--rejoin-hysteresis",
+        type=_non_negative,
+        default=120.0,
+        metavar="SECONDS",
+        help="a flapping cluster's grace grows by this, doubling with each failover within an hour",
+    )
     pl.add_argument("--default-time-zone", default="UTC", help="IANA zone for cron rules without timeZone")
     pl.add_argument("--resync-period", type=_positive, default=60.0, metavar="SECONDS")
     pl.add_argument(

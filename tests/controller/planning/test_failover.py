@@ -1,4 +1,4 @@
-"""Failover (DESIGN §4): grace period, NoExecute, reassignment, rejoin with hysteresis."""
+"""Failover (DESIGN §4): grace period, NoExecute, reassignment, rejoin at once, a growing grace for flaps."""
 
 from __future__ import annotations
 
@@ -77,28 +77,48 @@ def test_no_schedule_taint_does_not_fail_over() -> None:
     assert not run(f, tainted, T0 + S).has_member_writes
 
 
-def test_a_returning_cluster_waits_out_the_hysteresis_then_rejoins() -> None:
-    f, fleet = two_clusters()
+def failed_over_and_back(f, fleet, at: int = 100):
+    """b goes down, is failed over past the grace, and answers again at T0+at running 6 with a stale HPA."""
     down = unreachable(fleet, "b")
     f, down, _ = settle(f, down, T0 + 10 * S)
-    f, down, _ = settle(f, down, T0 + 71 * S)
-    stale = owned_hpa(f, 1, 7, 6)  # not what the assignment gives it
-    back = update(down, "b", healthy=True, current_replicas=6, ready_replicas=6, hpa=stale)
+    f, down, p = settle(f, down, T0 + 71 * S)
+    assert row(p, "b").state == "FailedOver" and bounds(p) == {"a": (2, 20)}
+    stale = owned_hpa(f, 1, 7, 6)  # what it served before: not what the fleet gives it now
+    return f, update(down, "b", healthy=True, current_replicas=6, ready_replicas=6, hpa=stale)
+
+
+def test_a_returning_cluster_rejoins_at_once_keeping_what_it_runs() -> None:
+    f, fleet = two_clusters()
+    f, back = failed_over_and_back(f, fleet)
     p = run(f, back, T0 + 100 * S)
-    assert not any(a.cluster == "b" for a in p.hpa_actions)  # its stale HPA waits for the rejoin
-    assert condition(p, "b", "Assigned").reason == "Rejoining"
-    assert p.requeue_after_seconds == 31  # the next optimization; the hysteresis ends at T0+220
-    f = f.model_copy(update={"status": p.status})
-    # it flaps: down again, the hysteresis starts over when it returns
-    f, _, p = settle(f, unreachable(back, "b"), T0 + 150 * S)
-    assert row(p, "b").state == "FailedOver"
-    p = run(f, back, T0 + 200 * S)
-    assert row(p, "b").healthy_since == T0 + 200 * S
-    f = f.model_copy(update={"status": p.status})
-    p = run(f, back, T0 + 320 * S)
     assert "Rejoined" in reasons(p)
-    assert set(bounds(p)) == {"a", "b"}
-    assert ("b", "update") in [(a.cluster, a.op) for a in p.hpa_actions]  # the stale HPA corrected
+    assert condition(p, "b", "Assigned").status == "True"
+    b_min, b_max = bounds(p)["b"]
+    assert b_max >= 6  # keep what runs: its max stays at least its current
+    assert sum(hi for _, hi in bounds(p).values()) == 20  # the others gave way: no stale max on top of F.max
+    assert ("b", "update") in [(a.cluster, a.op) for a in p.hpa_actions]  # the stale HPA corrected at once
+    assert writes(p) == {}
+
+
+def test_a_flapping_cluster_gets_a_longer_grace_each_time_back_to_the_flag_after_an_hour() -> None:
+    f, fleet = two_clusters()
+    f, back = failed_over_and_back(f, fleet)
+    f, back, p = settle(f, back, T0 + 100 * S)
+    assert "Rejoined" in reasons(p) and row(p, "b").failovers == 1
+    # second outage at T0+200: grace 60 + 120 * (2**1 - 1) = 180 s
+    down = unreachable(back, "b")
+    f, down, p = settle(f, down, T0 + 200 * S)
+    f, down, p = settle(f, down, T0 + 300 * S)
+    assert row(p, "b").state != "FailedOver" and "FailedOver" not in reasons(p)  # 100 s: still held
+    assert p.requeue_after_seconds is not None and p.requeue_after_seconds <= 80
+    f, down, p = settle(f, down, T0 + 380 * S)
+    assert row(p, "b").state == "FailedOver" and row(p, "b").failovers == 2
+    # an hour after its last failover, a new outage gets the flag's grace again
+    later = T0 + 380 * S + timedelta(hours=1)
+    f, up, p = settle(f, update(down, "b", healthy=True, current_replicas=6, ready_replicas=6), later)
+    f, down, p = settle(f, unreachable(up, "b"), later + 10 * S)
+    f, down, p = settle(f, down, later + 71 * S)
+    assert row(p, "b").state == "FailedOver" and row(p, "b").failovers == 1
 
 
 def test_scale_assist_false_never_fails_over() -> None:
