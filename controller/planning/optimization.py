@@ -61,9 +61,21 @@ def trigger(fleet: Fleet) -> bool:
         if not fleet.pending_past_delay(slot):
             continue
         slot.saturated = True
-        new_max = slot.scheduled_cap
-        if new_max < slot.max_replicas:
-            capped.append((slot, new_max))
+        capped.append(slot)
+    return _cap(fleet, capped, "unschedulable pods in {names}")
+
+
+def keep_full_capped(fleet: Fleet) -> bool:
+    """After a new assignment, a cluster still marked Saturated keeps max = what it holds (any policy)."""
+    full = [s for s in fleet.ordered() if s.saturated]
+    return _cap(fleet, full, "{names} still full after the assignment")
+
+
+def _cap(fleet: Fleet, slots: list[Slot], why: str) -> bool:
+    """Cap each slot's max at what it holds and give the freed max to the clusters that can take it.
+
+    ``why`` names the capped clusters where it says ``{names}``."""
+    capped = [(s, s.scheduled_cap) for s in slots if s.scheduled_cap < s.max_replicas]
     others = [s for s in fleet.ordered() if s.can_receive and not s.saturated]
     if not capped or not others:
         return False
@@ -73,10 +85,8 @@ def trigger(fleet: Fleet) -> bool:
     shares = redistribute_slack(fleet, others, freed)
     for slot in others:
         slot.max_replicas += shares.get(slot.name, 0)
-    names = ", ".join(s.name for s, _ in capped)
-    fleet.event(
-        "ScaledAcrossClusters", f"unschedulable pods in {names}: {freed} max moved to the other clusters"
-    )
+    names = ", ".join(slot.name for slot, _ in capped)
+    fleet.event("ScaledAcrossClusters", f"{why.format(names=names)}: {freed} max moved to the other clusters")
     return True
 
 

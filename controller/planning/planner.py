@@ -163,8 +163,14 @@ def _assign(
     rows: Mapping[str, ClusterStatus],
     health: Mapping[str, Health],
 ) -> None:
-    """The initial assignment (DESIGN §3), and the initial replicas it implies."""
-    bounds = initial_assignment(fleet.fhpa, candidates)
+    """The initial assignment (DESIGN §3), and the initial replicas it implies.
+
+    A cluster the last pass found full (Saturated) is still full: the split sees it as able to hold only
+    what it holds, and it keeps the mark, so a reassignment (a failover, a rejoin) does not hand it a
+    max its pods would pend against.
+    """
+    full = {c.name for c in candidates if _saturated(rows.get(c.name))}
+    bounds = initial_assignment(fleet.fhpa, [_as_full(c) if c.name in full else c for c in candidates])
     to_zero = fleet.fhpa.spec.effective_scaling_to_zero
     for cluster in candidates:
         b = bounds[cluster.name]
@@ -172,6 +178,7 @@ def _assign(
             cluster=cluster,
             min_replicas=b.min_replicas,
             max_replicas=b.max_replicas,
+            saturated=cluster.name in full,
             held=health[cluster.name].role == Role.HELD,
             pending_since=_pending_since(cluster, rows.get(cluster.name), fleet.now),
         )
@@ -180,6 +187,7 @@ def _assign(
         if target is not None:
             fleet.write_replicas(slot, target, "initial assignment")
     _drain_unshared(fleet)
+    optimization.keep_full_capped(fleet)
     if to_zero:
         started = zero.start_for_floor(fleet, "initial assignment: the running clusters cannot hold F.min")
         optimization.redistribute_min(fleet)
@@ -191,6 +199,17 @@ def _assign(
         "Assigned",
         f"{fleet.fhpa.spec.assignment_type} over {len(candidates)} candidate clusters: {shares or 'none'}",
     )
+
+
+def _saturated(row: ClusterStatus | None) -> bool:
+    return row is not None and row.state == SATURATED
+
+
+def _as_full(cluster: ClusterObservation) -> ClusterObservation:
+    """The cluster as the split should see it when it is full: room for what it holds, no more."""
+    holds = max(cluster.ready_replicas, cluster.current_replicas - cluster.pending_replicas, 1)
+    room = holds if cluster.available_replicas is None else min(cluster.available_replicas, holds)
+    return cluster.model_copy(update={"available_replicas": room})
 
 
 def _resume(
@@ -207,7 +226,7 @@ def _resume(
             min_replicas=row.min_replicas or 0,
             max_replicas=row.max_replicas or 0,
             pin=row.pinned_min_replicas,
-            saturated=row.state == SATURATED,
+            saturated=_saturated(row),
             held=health[cluster.name].role == Role.HELD,
             pending_since=_pending_since(cluster, row, fleet.now),
             previous_current=row.current_replicas,

@@ -79,9 +79,13 @@ def split(
 
 def least_preferred(fhpa: FederatedHPA, clusters: Sequence[ClusterObservation]) -> str | None:
     """The cluster to send to zero first (DESIGN §4): smallest replicas for Aggregated, smallest weight,
-    smallest available, or lowest priority; ties go to the name that sorts last."""
+    smallest available, or lowest priority; ties go to the name that sorts last. Aggregated breaks a tie
+    on replicas by the smallest available (unknown counts as unlimited), so its most preferred cluster
+    is the last to go."""
     if not clusters:
         return None
     if fhpa.spec.assignment_type == AGGREGATED:
-        return max(clusters, key=lambda c: (-c.current_replicas, c.name)).name
+        order = preference_order(fhpa, clusters)
+        rank = {name: i for i, name in enumerate(order)}  # most preferred first, ties by name
+        return max(clusters, key=lambda c: (-c.current_replicas, rank[c.name])).name
     return preference_order(fhpa, clusters)[-1]

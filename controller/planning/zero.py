@@ -3,8 +3,7 @@
 A member HPA over a workload at 0 replicas stays idle, as native HPAs do, so going to zero and coming
 back are the only replica writes the controller makes against a member HPA it runs. To zero: when every
 running cluster sits at its min, the mins add up to more than F.min and the HPAs want fewer, the
-least-preferred running cluster goes to 0 (Prioritized: the lowest-priority cluster goes as soon as it
-alone idles at its min, since lower priorities give up replicas first). From zero: when a running
+least-preferred running cluster goes to 0 (Prioritized: the lowest priority). From zero: when a running
 cluster's HPA is at its max and wants more, or holds unschedulable pods past the delay, clusters at 0
 are raised to their min (Prioritized: only the highest-priority one). And the floor (DESIGN §3-§4,
 promise 1): when the running clusters cannot hold F.min (a new app with every cluster at 0, the only
@@ -145,18 +144,14 @@ def scale_to_zero(fleet: Fleet, periodic: bool = False, settle_seconds: float = 
     federated_min = fleet.fhpa.spec.effective_min
     if sum(s.min_replicas for s in running) <= federated_min:  # assigned mins, not pins
         return False  # the mins do not exceed F.min: a zero would only push its min onto the others
-    # Prioritized: lower priorities give up replicas first (DESIGN §4 scale-down), so the lowest-priority
-    # cluster idling at its min goes to 0 while the higher ones still run above theirs
-    idle = [victim] if fleet.fhpa.spec.assignment_type == PRIORITIZED else running
-    if any(s.current != s.hpa_min or not _wants_fewer(s, periodic) for s in idle):
+    # every running cluster sits at its min and wants fewer, Prioritized too (DESIGN §4)
+    if any(s.current != s.hpa_min or not _wants_fewer(s, periodic) for s in running):
         return False
     if sum(s.max_replicas for s in running if s is not victim) < federated_min:
         return False
     fleet.write_replicas(victim, 0, "scaling to zero")
-    why = (
-        "the lowest-priority cluster idles at its min"
-        if len(idle) == 1
-        else f"every cluster idles at its min and the mins exceed {federated_min}"
+    fleet.event(
+        "ScaledToZero",
+        f"every cluster idles at its min and the mins exceed {federated_min}: {victim.name} scaled to 0",
     )
-    fleet.event("ScaledToZero", f"{why}: {victim.name} scaled to 0")
     return True

@@ -151,3 +151,22 @@ def test_trigger_cap_keeps_pods_that_are_scheduled_but_still_starting() -> None:
     later = update(later, "a", hpa=owned_hpa(f, 1, 8, 8))
     later = update(later, "b", hpa=owned_hpa(f, 1, 12, 5))
     assert bounds(run(f, later, T0 + 61 * S))["a"] == (1, 8)
+
+
+def test_a_reassignment_remembers_that_a_cluster_is_full() -> None:
+    # a's capacity is unknown (unlimited to the split) but its pods pended: it was capped and marked
+    # Saturated. A failover of c reassigns the fleet; a must not be handed a max its pods pend against.
+    f = fhpa("DynamicWeighted", 2, 30, autoscaleMultiClusterDelay=0)
+    f, fleet, _ = settle(f, [obs("a", 5), obs("b", 5, 10), obs("c", 5, 10)])
+    fleet = update(fleet, "a", current_replicas=12, ready_replicas=6, pending_replicas=6)
+    f, fleet, p = settle(f, fleet, T0 + S)
+    assert row(p, "a").state == "Saturated" and bounds(p)["a"][1] == 6
+    fleet = update(fleet, "a", current_replicas=6, pending_replicas=0)  # its HPA obeyed max 6
+    f, fleet, _ = settle(f, fleet, T0 + 2 * S)
+    down = update(fleet, "c", healthy=False)
+    f, down, _ = settle(f, down, T0 + 10 * S)
+    f, down, p = settle(f, down, T0 + 71 * S)  # c failed over: a new assignment over a and b
+    assert "Assigned" in reasons(p)
+    assert row(p, "a").state == "Saturated"
+    assert bounds(p)["a"][1] == 6, bounds(p)
+    assert sum(hi for _, hi in bounds(p).values()) == 30

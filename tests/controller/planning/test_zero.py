@@ -40,6 +40,17 @@ def test_prioritized_sends_the_lowest_priority_to_zero() -> None:
     assert writes(p) == {"a": 0}
 
 
+def test_aggregated_tie_on_replicas_sends_the_smallest_available_to_zero() -> None:
+    # a and b both idle at their min 1; b can hold 9, a only 4: a goes, the preferred (bigger) b stays
+    # (by name alone, b would go: the most preferred cluster zeroed first)
+    f = fhpa("Aggregated", 1, 12, scalingToZero=True)
+    f, fleet, p = settle(f, [obs("a", 1, 4), obs("b", 1, 9)])
+    assert {n: lo for n, (lo, _) in bounds(p).items()} == {"a": 1, "b": 1}
+    for name in ("a", "b"):
+        fleet = update(fleet, name, current_replicas=1, ready_replicas=1, hpa_desired=1, hpa_limited=True)
+    assert writes(run(f, fleet, T0 + S)) == {"a": 0}
+
+
 def test_aggregated_sends_the_smallest_replicas_to_zero() -> None:
     f = fhpa("Aggregated", 3, 12, scalingToZero=True)
     f, fleet, p = settle(f, [obs("a", 1, 3), obs("b", 1, 3), obs("c", 3, 6)])
@@ -71,12 +82,15 @@ def test_no_zero_while_pods_are_not_ready() -> None:
     assert writes(run(f, fleet, T0 + S)) == {}
 
 
-def test_prioritized_lowest_priority_goes_to_zero_while_higher_ones_run_above_their_min() -> None:
+def test_prioritized_lowest_priority_goes_to_zero_once_every_cluster_sits_at_its_min() -> None:
     f = fhpa("Prioritized", 2, 80, priorities={"idc": 2, "cloud": 1}, scalingToZero=True)
     f, fleet, p = settle(f, [obs("idc", 12, 30), obs("cloud", 0, 300)])
     assert bounds(p) == {"cloud": (1, 50), "idc": (2, 30)}
     fleet = update(fleet, "cloud", current_replicas=1, ready_replicas=1, hpa_desired=1, hpa_limited=False)
     fleet = update(fleet, "idc", current_replicas=11, ready_replicas=11, hpa_desired=11, hpa_limited=False)
+    # DESIGN §4: only when every cluster sits at its min, Prioritized included (idc runs 11, above its 2)
+    assert writes(run(f, fleet, T0 + 60 * S)) == {}
+    fleet = update(fleet, "idc", current_replicas=2, ready_replicas=2, hpa_desired=2, hpa_limited=False)
     # a native HPA at min 1 never says "fewer": content at its min counts on the periodic pass only
     assert writes(run(f, fleet, T0 + S)) == {}
     assert writes(run(f, fleet, T0 + 60 * S)) == {"cloud": 0}
