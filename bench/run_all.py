@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ("sim_day.py", "cron_timers.py", "webhook_latency.py")
+BENCHMARKS = ("sim_day.py", "cron_timers.py", "webhook_latency.py", "policy_compare.py")
 
 
 def main() -> int:

@@ -7,7 +7,9 @@ so its capacity is counted in pods of that workload.
 Pod life cycle, as the kube scheduler and kubelet would play it: a new pod is scheduled at once when the
 cluster has room and becomes Ready ``pod_startup_s`` later; beyond the capacity it stays Pending
 (unschedulable) until room frees up. A scale-down removes Pending pods first, then starting ones
-(youngest first), then Ready ones, as a ReplicaSet does.
+(youngest first), then Ready ones, as a ReplicaSet does. The room may change over time
+(``capacity_at``, set by the single-hpa baseline of ``--compare``): pods beyond a smaller room go back
+to Pending and start again when room returns.
 
 Outage: the whole cluster is down (API server, ingress and controller-manager). The controller gets
 ClusterUnreachableError, the cluster serves no traffic, its HPA does not sync. Its pods are not lost:
@@ -17,6 +19,7 @@ controller-manager comes back with empty HPA histories (they lived only in its m
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -85,6 +88,17 @@ class Pods:
             self._remove(self.total - replicas)
         self._schedule(now)
 
+    def set_capacity(self, capacity: int, now: datetime) -> None:
+        """The cluster's room changes: pods beyond it go back to Pending (starting ones first, youngest
+        first, then Ready ones) and wait for room; freed room takes Pending pods, which start again."""
+        self.capacity = capacity
+        evicted = max(0, self.scheduled - capacity)
+        if evicted:
+            pending, self.pending = self.pending, 0
+            self._remove(evicted)
+            self.pending = pending + evicted
+        self._schedule(now)
+
     def _schedule(self, now: datetime) -> None:
         room = max(0, self.capacity - self.scheduled)
         placed = min(room, self.pending)
@@ -131,6 +145,7 @@ class SimulatedCluster:
         self.api_writes = 0
         self.raises_while_down = 0  # attempts to give replicas to this cluster while it was down
         self.missed_propagation: int | None = None  # a template replica count to apply when back
+        self.capacity_at: Callable[[datetime], int] | None = None  # room that changes over time
         if replicas:
             self.replicas = replicas
             self.pods.scale_to(replicas, clock.now())
@@ -230,6 +245,8 @@ class SimulatedCluster:
         self._set_replicas(replicas)
 
     def advance(self, now: datetime) -> None:
+        if self.capacity_at is not None:
+            self.pods.set_capacity(self.capacity_at(now), now)
         self.pods.advance(now)
 
     def readings(self, usage_per_pod_milli: int) -> PodReadings:

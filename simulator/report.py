@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import json
 from collections import Counter
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -176,71 +177,256 @@ def _spans(flags: list[bool], times: list[float], dt: float) -> list[tuple[float
     return spans
 
 
-def write_png(result: RunResult, path: Path) -> None:
-    """Replicas per cluster stacked, demand against served, pending pods; outages and actions marked."""
+ACTION_STYLES: dict[str, tuple[str, str, str]] = {
+    "create": ("^", "tab:green", "member HPA created"),
+    "update": ("D", "tab:blue", "member HPA bounds changed"),
+    "delete": ("X", "tab:red", "member HPA deleted"),
+    "scale": ("s", "tab:purple", "replicas written"),
+}
+"""Controller action kind (``kind/cluster`` in StepSample.actions): marker, colour, legend text."""
+
+_NAN = float("nan")
+
+
+def _extend(values: list[float]) -> list[float]:
+    """A step series drawn with where="post" plus one point, so the last step has its width."""
+    return [*values, values[-1]] if values else values
+
+
+def _covering(mask: list[bool]) -> list[bool]:
+    """``where`` for a step="post" fill_between: a True step also needs its end point."""
+    return [m or (i > 0 and mask[i - 1]) for i, m in enumerate(mask)]
+
+
+def draw_timeline(result: RunResult) -> Any:
+    """The run as a matplotlib Figure (see :func:`write_png`); the caller closes it."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
     steps, dt = result.steps, result.step_seconds
     names = [c.name for c in result.scenario.file.clusters]
-    minutes = [s.t / 60 for s in steps]
+    spec = result.scenario.federated_hpa.spec
     times = [s.t for s in steps]
-    fig, (ax_rep, ax_load, ax_pend) = plt.subplots(3, 1, figsize=(12, 9), sharex=True)
+    x = _extend([t / 60 for t in times])
+    if len(x) > 1:
+        x[-1] = x[-2] + dt / 60
     colors = plt.get_cmap("tab10")
+    ratios = [3.0, 2.0] + [1.7] * len(names)
+    fig, axes = plt.subplots(
+        len(ratios),
+        1,
+        figsize=(14, sum(ratios) * 1.05 + 0.6),
+        sharex=True,
+        gridspec_kw={"height_ratios": ratios},
+    )
+    ax_fleet, ax_load, cluster_axes = axes[0], axes[1], list(axes[2:])
+    legend_right = {"loc": "upper left", "bbox_to_anchor": (1.005, 1.0), "fontsize": 8, "borderaxespad": 0}
 
-    ax_rep.stackplot(
-        minutes,
-        [[s.clusters[n].replicas for s in steps] for n in names],
+    # fleet: replicas of reachable clusters only, against F.min and F.max
+    reachable = [[0 if s.clusters[n].down else s.clusters[n].replicas for s in steps] for n in names]
+    ax_fleet.stackplot(
+        x,
+        [_extend([float(v) for v in row]) for row in reachable],
         labels=names,
         colors=[colors(i % 10) for i in range(len(names))],
         step="post",
-        alpha=0.8,
+        alpha=0.85,
     )
-    ax_rep.step(
-        minutes, [s.fhpa_max for s in steps], where="post", color="black", ls="--", lw=1, label="F.max"
-    )
-    action_minutes = [s.t / 60 for s in steps if s.actions]
-    if action_minutes:
-        top = max(max(sum(c.replicas for c in s.clusters.values()) for s in steps), 1)
-        ax_rep.plot(
-            action_minutes,
-            [top * 1.04] * len(action_minutes),
-            "v",
-            color="crimson",
-            ms=4,
-            label="controller action",
+    f_max = _extend([float(s.fhpa_max) for s in steps])
+    f_min = _extend([float(s.fhpa_min) for s in steps])
+    ax_fleet.step(x, f_max, where="post", color="black", ls="--", lw=1.4, label="F.max")
+    ax_fleet.step(x, f_min, where="post", color="black", ls=":", lw=1.6, label="F.min")
+    top = max([*f_max, *(sum(col) for col in zip(*reachable, strict=True)), 1.0])
+    if spec.assignment_type != "Duplicated":  # under Duplicated every member max is F.max by design
+        max_sum = [
+            float(sum(c.hpa_max for c in s.clusters.values() if not c.down and c.hpa_max is not None))
+            for s in steps
+        ]
+        ax_fleet.step(
+            x,
+            _extend(max_sum),
+            where="post",
+            color="dimgray",
+            lw=1.1,
+            label="sum of member maxes\n(reachable)",
         )
-    ax_rep.set_ylabel("replicas")
-    ax_rep.set_title(f"{result.scenario.name}: {result.scenario.federated_hpa.spec.assignment_type}")
+        top = max([top, *max_sum])
+    ax_fleet.set_ylim(0, top * 1.12)
+    ax_fleet.set_ylabel("replicas in reachable\nclusters (stacked)")
+    zero = " + scalingToZero" if spec.effective_scaling_to_zero else ""
+    assist = "" if spec.effective_scale_assist else ", no scaleAssist"
+    ax_fleet.set_title(
+        f"{result.scenario.name}: {spec.assignment_type}{zero}{assist}, "
+        f"F.min {spec.effective_min}, F.max {spec.max_replicas}",
+        loc="left",
+    )
 
-    ax_load.plot(minutes, [s.demand_rps for s in steps], color="black", lw=1.2, label="demand")
-    ax_load.plot(minutes, [s.served_rps for s in steps], color="tab:green", lw=1.2, label="served")
-    ax_load.plot(minutes, [s.oracle_rps for s in steps], color="tab:gray", lw=0.8, ls=":", label="oracle")
+    # load
+    demand = _extend([s.demand_rps for s in steps])
+    served = _extend([s.served_rps for s in steps])
+    ax_load.fill_between(x, served, demand, step="post", color="tab:red", alpha=0.25, lw=0, label="unserved")
+    ax_load.step(x, demand, where="post", color="black", lw=1.2, label="demand")
+    ax_load.step(x, served, where="post", color="tab:green", lw=1.2, label="served")
+    ax_load.step(
+        x,
+        _extend([s.oracle_rps for s in steps]),
+        where="post",
+        color="tab:gray",
+        lw=0.9,
+        ls=":",
+        label="oracle (all healthy\ncapacity ready)",
+    )
+    ax_load.set_ylim(bottom=0)
     ax_load.set_ylabel("requests / s")
 
-    for i, name in enumerate(names):
-        ax_pend.step(
-            minutes, [s.clusters[name].pending for s in steps], where="post", color=colors(i % 10), label=name
-        )
-    ax_pend.set_ylabel("pending pods")
-    ax_pend.set_xlabel("minutes since start")
+    # one panel per cluster: its pods, the bounds the controller gave its HPA, its capacity, the actions
+    kinds_seen: set[str] = set()
+    for i, (name, ax) in enumerate(zip(names, cluster_axes, strict=True)):
+        colour = colors(i % 10)
+        samples = [s.clusters[name] for s in steps]
+        down = _extend([float(c.down) for c in samples])
+        up_where = _covering([d == 0 for d in down])
+        down_where = _covering([d == 1 for d in down])
+        ready = _extend([float(c.ready) for c in samples])
+        started = _extend([float(c.ready + c.starting) for c in samples])
+        replicas = _extend([float(c.replicas) for c in samples])
+        layers = [
+            (None, ready, 0.85, "ready"),
+            (ready, started, 0.35, "starting"),
+            (started, replicas, None, "pending"),
+        ]
+        for low, high, alpha, label in layers:
+            base = low if low is not None else [0.0] * len(high)
+            if alpha is None:  # pending: red, whatever the cluster's colour
+                ax.fill_between(
+                    x, base, high, where=up_where, step="post", color="tab:red", alpha=0.45, lw=0, label=label
+                )
+            else:
+                ax.fill_between(
+                    x, base, high, where=up_where, step="post", color=colour, alpha=alpha, lw=0, label=label
+                )
+            ax.fill_between(
+                x,
+                base,
+                high,
+                where=down_where,
+                step="post",
+                facecolor="none",
+                edgecolor=colour,
+                hatch="////",
+                lw=0,
+                label="_nolegend_",
+            )
+        h_max = _extend([_NAN if c.hpa_max is None else float(c.hpa_max) for c in samples])
+        h_min = _extend([_NAN if c.hpa_min is None else float(c.hpa_min) for c in samples])
+        ax.step(x, h_max, where="post", color="black", ls="--", lw=1.3, label=f"{name} HPA max")
+        ax.step(x, h_min, where="post", color="black", ls=":", lw=1.6, label=f"{name} HPA min")
+        capacity = _extend([float(c.capacity) for c in samples])
+        finite = [v for v in (*h_max, *h_min, *replicas) if v == v]
+        scale = max([*finite, 1.0]) * 1.35
+        if max(capacity) <= 2 * scale:  # near enough to show without squashing the rest
+            scale = max(scale, max(capacity) * 1.35)
+        if max(capacity) <= scale:
+            ax.step(x, capacity, where="post", color="gray", lw=0.9, label="capacity")
+        else:  # a cluster far larger than this workload's use of it: say so rather than squash the rest
+            ax.plot([], [], color="gray", lw=0.9, label=f"capacity {max(capacity):g} (off scale)")
+        ax.set_ylim(0, scale)
+        unmanaged = [c.hpa_max is None and c.replicas > 0 and not c.down for c in samples]
+        for n, (begin, end) in enumerate(_spans(unmanaged, times, dt)):
+            ax.axvspan(
+                begin,
+                end,
+                color="orange",
+                alpha=0.25,
+                lw=0,
+                zorder=0,
+                label="replicas, no member HPA" if n == 0 else "_nolegend_",
+            )
+        for begin, end in _spans([c.down for c in samples], times, dt):
+            ax.axvspan(begin, end, color="gray", alpha=0.15, lw=0, zorder=0)
+            ax.text(
+                begin,
+                scale * 0.5,
+                " down: unreachable,\n replicas (hatched)\n serve nothing",
+                fontsize=7,
+                va="center",
+            )
+        for kind, (marker, mcolour, _) in ACTION_STYLES.items():
+            at = [s.t / 60 for s in steps if f"{kind}/{name}" in s.actions]
+            if at:
+                kinds_seen.add(kind)
+                row = list(ACTION_STYLES).index(kind)
+                ax.plot(
+                    at,
+                    [0.93 - 0.09 * row] * len(at),
+                    marker=marker,
+                    color=mcolour,
+                    ls="none",
+                    ms=5,
+                    transform=ax.get_xaxis_transform(),
+                    clip_on=False,
+                    label="_nolegend_",
+                )
+        ax.set_ylabel(name, color=colour, fontweight="bold")
+        handles, labels = ax.get_legend_handles_labels()
+        labels = [lb.removeprefix(f"{name} ") for lb in labels]
+        if i == 0 and any(c.down for s in steps for c in s.clusters.values()):
+            handles.append(Patch(facecolor="none", edgecolor="black", hatch="////", label="while down"))
+            labels.append("while down")
+        ax.legend(handles, labels, ncol=2 if len(labels) > 5 else 1, **legend_right)
 
-    for i, name in enumerate(names):
+    # the kinds of controller action, named once, next to the fleet panel
+    action_handles = [
+        Line2D([], [], marker=m, color=c, ls="none", label=text)
+        for kind, (m, c, text) in ACTION_STYLES.items()
+        if kind in kinds_seen
+    ]
+    fleet_legend = ax_fleet.legend(**legend_right)
+    if action_handles:
+        ax_fleet.add_artist(fleet_legend)
+        ax_fleet.legend(
+            handles=action_handles,
+            title="controller actions\n(markers in the cluster panels)",
+            title_fontsize=8,
+            loc="lower left",
+            bbox_to_anchor=(1.005, 0.0),
+            fontsize=8,
+            borderaxespad=0,
+        )
+    ax_load.legend(**legend_right)
+
+    # outages on the shared panels
+    for name in names:
         for begin, end in _spans([s.clusters[name].down for s in steps], times, dt):
-            for ax in (ax_rep, ax_load, ax_pend):
-                ax.axvspan(begin, end, color=colors(i % 10), alpha=0.12, hatch="//")
-            ax_rep.text(begin, 0, f" {name} down", fontsize=8, va="bottom")
+            for ax in (ax_fleet, ax_load):
+                ax.axvspan(begin, end, color="gray", alpha=0.15, lw=0, zorder=0)
+            ax_fleet.text(begin, top * 1.1, f" {name} down (not stacked)", fontsize=8, va="top")
     for begin, end in _spans([not s.controller_up for s in steps], times, dt):
-        for ax in (ax_rep, ax_load, ax_pend):
-            ax.axvspan(begin, end, color="black", alpha=0.08)
+        for ax in axes:
+            ax.axvspan(begin, end, color="black", alpha=0.08, lw=0, zorder=0)
         ax_load.text(begin, 0, " controller down", fontsize=8, va="bottom")
-    for ax in (ax_rep, ax_load, ax_pend):
-        ax.legend(loc="upper right", fontsize=8)
+        ax_fleet.text(begin, top * 1.1, " controller down", fontsize=8, va="top")
+    for ax in axes:
         ax.grid(alpha=0.3)
+        ax.set_xlim(0, x[-1] if x else 1)
+    axes[-1].set_xlabel("minutes since start")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    return fig
+
+
+def write_png(result: RunResult, path: Path) -> None:
+    """timeline.png: replicas serving (reachable clusters, stacked) against F.min and F.max; demand,
+    served and unserved; and one panel per cluster with its ready/starting/pending pods, the min and max
+    the controller gave its HPA, its capacity and the controller's actions on it. Outages are shaded;
+    a down cluster's replicas are hatched in its own panel and not stacked in the fleet's."""
+    import matplotlib.pyplot as plt
+
+    fig = draw_timeline(result)
+    fig.savefig(path, dpi=90)
     plt.close(fig)
 
 
@@ -255,35 +441,91 @@ def write_outputs(result: RunResult, summary: dict[str, Any], out_dir: Path, png
     return png_path
 
 
+Rank = Callable[[dict[str, Any]], float]
+"""A row's figure in the form where lower is better, rounded as printed (so printed ties are ties)."""
+
+
+def _absorb_rank(s: dict[str, Any]) -> float:
+    return -1.0 if s["time_to_absorb_s"] is None else round(s["time_to_absorb_s"])
+
+
+TABLE_ROWS: tuple[tuple[str, Callable[[dict[str, Any]], str], Rank | None], ...] = (
+    ("policy", lambda s: f"{s['policy']}{'' if s['scale_assist'] else ' (no assist)'}", None),
+    (
+        "served (of demand)",
+        lambda s: f"{s['served_fraction']:.1%}",
+        lambda s: -round(s["served_fraction"], 3),
+    ),
+    ("clusters", lambda s: str(len(s["replica_seconds"])), None),
+    ("oracle served fraction", lambda s: f"{s['oracle_served_fraction']:.1%}", None),
+    ("served / oracle", lambda s: f"{s['served_vs_oracle']:.1%}", lambda s: -round(s["served_vs_oracle"], 3)),
+    (
+        "unserved rps-seconds",
+        lambda s: f"{s['unserved_rps_seconds']:,.0f}",
+        lambda s: round(s["unserved_rps_seconds"]),
+    ),
+    (
+        "replica-seconds",
+        lambda s: f"{s['replica_seconds_total']:,.0f}",
+        lambda s: round(s["replica_seconds_total"]),
+    ),
+    ("peak replicas", lambda s: str(s["peak_replicas_total"]), None),
+    (
+        "time to absorb",
+        lambda s: "-" if s["time_to_absorb_s"] is None else f"{s['time_to_absorb_s']:.0f} s",
+        _absorb_rank,
+    ),
+    (
+        "longest shortfall",
+        lambda s: f"{s['longest_shortfall_vs_oracle_s']:.0f} s",
+        lambda s: round(s["longest_shortfall_vs_oracle_s"]),
+    ),
+    ("controller actions", lambda s: str(s["controller_actions"]), None),
+    ("member API writes", lambda s: str(s["api_writes_total"]), lambda s: s["api_writes_total"]),
+    ("violations", lambda s: str(s["violation_count"]), lambda s: s["violation_count"]),
+)
+BEST_MARK = "*"
+ALL_EQUAL = "(all equal)"
+
+
+def best_of(rows: list[tuple[str, dict[str, Any]]], rank: Rank) -> list[str]:
+    """The labels of the runs best on one row (several on a tie); every label when all are equal."""
+    values = [rank(s) for _, s in rows]
+    return [label for (label, _), v in zip(rows, values, strict=True) if v == min(values)]
+
+
 def format_table(rows: list[tuple[str, dict[str, Any]]]) -> str:
-    """Runs side by side: one column per run."""
-    lines = [
-        ("policy", lambda s: f"{s['policy']}{'' if s['scale_assist'] else ' (no assist)'}"),
-        ("served fraction", lambda s: f"{s['served_fraction']:.1%}"),
-        ("oracle served fraction", lambda s: f"{s['oracle_served_fraction']:.1%}"),
-        ("served / oracle", lambda s: f"{s['served_vs_oracle']:.1%}"),
-        ("unserved rps-seconds", lambda s: f"{s['unserved_rps_seconds']:,.0f}"),
-        ("replica-seconds", lambda s: f"{s['replica_seconds_total']:,.0f}"),
-        ("peak replicas", lambda s: str(s["peak_replicas_total"])),
-        (
-            "time to absorb",
-            lambda s: "-" if s["time_to_absorb_s"] is None else f"{s['time_to_absorb_s']:.0f} s",
-        ),
-        ("longest shortfall", lambda s: f"{s['longest_shortfall_vs_oracle_s']:.0f} s"),
-        ("controller actions", lambda s: str(s["controller_actions"])),
-        ("member API writes", lambda s: str(s["api_writes_total"])),
-        ("violations", lambda s: str(s["violation_count"])),
-    ]
-    header = [""] + [label for label, _ in rows]
-    table = [header] + [[name] + [fmt(s) for _, s in rows] for name, fmt in lines]
+    """Runs side by side: one column per run, the best on each comparable row marked ``*`` and named in
+    the ``best`` column (higher served; lower unserved, replica-seconds, times, writes, violations)."""
+    header = ["", *[f"{label} " for label, _ in rows], "best"]
+    table = [header]
+    for name, fmt, rank in TABLE_ROWS:
+        winners = best_of(rows, rank) if rank is not None and len(rows) > 1 else []
+        losers = [label for label, _ in rows if label not in winners]
+        if not winners:
+            best = ""
+        elif not losers:  # nothing to choose between: no marks
+            winners, best = [], ALL_EQUAL
+        elif len(winners) <= len(losers):
+            best = ", ".join(winners)
+        else:
+            best = "all but " + ", ".join(losers)
+        cells = [fmt(s) + (BEST_MARK if label in winners else " ") for label, s in rows]
+        table.append([name, *cells, best])
     widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    last = len(header) - 1
     out = []
     for j, row in enumerate(table):
         out.append(
             "  ".join(
-                cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row)
-            )
+                cell.ljust(widths[i]) if i in (0, last) else cell.rjust(widths[i])
+                for i, cell in enumerate(row)
+            ).rstrip()
         )
         if j == 0:
             out.append("  ".join("-" * w for w in widths))
+    out.append(
+        f"{BEST_MARK} best on the row: higher served; "
+        "lower unserved, replica-seconds, times, writes, violations"
+    )
     return "\n".join(out)

@@ -90,6 +90,14 @@ def _at_floor(slot: Slot) -> bool:
     return slot.current <= slot.min_replicas
 
 
+def _below_its_cap(slot: Slot) -> bool:
+    """The load fell below what a capped cluster holds: its HPA wants fewer than its max, none pend."""
+    hpa = slot.cluster.hpa
+    if hpa is None or not hpa.owned or slot.cluster.pending_replicas > 0:
+        return False
+    return hpa.desired_replicas < slot.max_replicas
+
+
 def pin_and_release(fleet: Fleet) -> bool:
     """Pin higher-priority clusters while lower ones drain; release when they are drained.
 
@@ -119,10 +127,11 @@ def pin_and_release(fleet: Fleet) -> bool:
                 f"{slot.name}: minReplicas pinned at {slot.pin} while lower-priority "
                 "clusters scale down first",
             )
-        if slot.saturated and lower and not draining and not fleet.wants_more(slot):
-            # every lower-priority cluster is back at its min and this one no longer presses against its
-            # cap: the spill is no longer in use. (A cluster that just received the spill starts at its
-            # min, so "lower ones at their min" alone would hand the max straight back.)
+        if slot.saturated and lower and not draining and _below_its_cap(slot):
+            # every lower-priority cluster is back at its min and this one's HPA wants fewer than it may
+            # run: the spill is no longer in use. (A cluster that just received the spill starts at its
+            # min, so "lower ones at their min" alone would hand the max straight back; and an HPA the
+            # cap just brought down reports desired = max, not limited, until it computes again.)
             slot.saturated = False
             released = True
     return released

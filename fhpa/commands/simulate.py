@@ -2,8 +2,11 @@
 
 With no scenario it runs the built-in one (on-prem plus cloud, Prioritized, a burst past on-prem
 capacity, a cloud outage). It writes summary.json, timeline.csv and timeline.png to the output
-directory, prints a summary table and, last, the PNG's path. Exit codes: 0 done, 1 the run reported
-invariant violations, 2 the scenario is invalid, 3 the controller code failed during the run.
+directory, prints a summary table and, last, the PNG's path. With --compare it also runs three
+baselines (static-split, duplicated, single-hpa; see simulator.baselines), each into DIR/<baseline>/,
+prints the four runs side by side with the best on each row marked, and where each baseline went.
+Exit codes: 0 done, 1 the run reported invariant violations, 2 the scenario is invalid, 3 the
+controller code failed during the run.
 """
 
 from __future__ import annotations
@@ -11,8 +14,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from simulator.engine import RunResult
 
 DEFAULT_OUT = "out/simulate"
 PROGRESS_AFTER_S = 2.0  # wall seconds before progress lines start: short runs stay quiet
@@ -29,7 +37,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--compare",
         action="store_true",
-        help="also run an equal static split without assistance and Duplicated, side by side",
+        help=(
+            "also run three baselines side by side, each into DIR/<name>/: an equal static split "
+            "without assistance, Duplicated, and one HPA over the pooled fleet (single-hpa)"
+        ),
     )
     parser.add_argument("--no-png", action="store_true", help="skip timeline.png (faster)")
     parser.set_defaults(func=run)
@@ -54,7 +65,7 @@ class _Progress:
 
 
 def run(args: argparse.Namespace) -> int:
-    from simulator.baselines import baseline_scenarios
+    from simulator.baselines import baselines
     from simulator.builtin import builtin_scenario
     from simulator.engine import SimulationError, simulate
     from simulator.report import format_table, summarize, write_outputs
@@ -68,14 +79,14 @@ def run(args: argparse.Namespace) -> int:
     out_dir = Path(args.out)
     hours, clusters = scenario.file.duration / 3600, len(scenario.file.clusters)
     print(f"simulating {scenario.name} ({hours:g}h, {clusters} clusters)")
-    runs = [("scenario", scenario)]
+    runs: list[tuple[str, Callable[[_Progress], RunResult]]] = [("scenario", partial(simulate, scenario))]
     if args.compare:
-        runs += baseline_scenarios(scenario)
+        runs += [(b.label, b.run) for b in baselines(scenario)]
     rows: list[tuple[str, dict[str, Any]]] = []
     png_path = out_dir / "timeline.png"
     try:
-        for label, each in runs:
-            result = simulate(each, _Progress(label))
+        for label, run_one in runs:
+            result = run_one(_Progress(label))
             summary = summarize(result)
             target = out_dir if label == "scenario" else out_dir / label
             path = write_outputs(result, summary, target, png=not args.no_png)
@@ -91,6 +102,11 @@ def run(args: argparse.Namespace) -> int:
         write_outputs_summary(main_summary, out_dir)
     print()
     print(format_table(rows))
+    if args.compare:
+        print()
+        print("baselines written to:")
+        for label, _ in rows[1:]:
+            print(f"  {label}: {out_dir / label}/")
     for violation in main_summary["violations"][:10]:
         print(f"violation at t={violation['t_s']:.0f}s: {violation['kind']}: {violation['detail']}")
     print()
@@ -106,7 +122,10 @@ def _brief(summary: dict[str, Any]) -> dict[str, Any]:
         "scale_assist",
         "served_fraction",
         "served_vs_oracle",
+        "unserved_rps_seconds",
         "replica_seconds_total",
+        "time_to_absorb_s",
+        "api_writes_total",
         "violation_count",
     )
     return {k: summary[k] for k in keys}

@@ -53,19 +53,34 @@ def test_builtin_run_writes_summary_csv_and_png_and_ends_with_the_plot(tmp_path,
 
 
 @pytest.mark.slow
-def test_compare_adds_the_baselines_side_by_side(tmp_path, capsys):
+def test_compare_adds_three_baselines_side_by_side_marks_the_best_and_says_where_they_went(tmp_path, capsys):
     out = tmp_path / "cmp"
     code = main(
         ["simulate", str(SCENARIOS / "failover-cluster.yaml"), "--out", str(out), "--compare", "--no-png"]
     )
     assert code == 0
-    table = capsys.readouterr().out
-    header = next(line for line in table.splitlines() if "static-split" in line)
-    assert "scenario" in header and "duplicated" in header
+    printed = capsys.readouterr().out.splitlines()
+    header = next(line for line in printed if "static-split" in line)
+    assert header.split() == ["scenario", "static-split", "duplicated", "single-hpa", "best"]
+    served = next(line for line in printed if line.startswith("served (of demand)"))
+    assert len(served.split()) == 3 + 4 + 1 and "*" in served  # a label, four runs, the best named
+    for row in (
+        "unserved rps-seconds",
+        "replica-seconds",
+        "time to absorb",
+        "member API writes",
+        "violations",
+    ):
+        assert any(line.startswith(row) for line in printed), row
+    for label in ("static-split", "duplicated", "single-hpa"):
+        assert f"  {label}: {out / label}/" in printed
+        assert (out / label / "summary.json").exists()
     summary = json.loads((out / "summary.json").read_text())
-    assert set(summary["baselines"]) == {"static-split", "duplicated"}
+    assert set(summary["baselines"]) == {"static-split", "duplicated", "single-hpa"}
     assert summary["baselines"]["static-split"]["scale_assist"] is False
-    assert (out / "static-split" / "summary.json").exists()
+    pooled = json.loads((out / "single-hpa" / "summary.json").read_text())
+    assert list(pooled["replica_seconds"]) == ["pooled"] and pooled["policy"] == "Duplicated"
+    assert printed[-1] == f"plot: {out / 'timeline.png'} (skipped: --no-png)"
 
 
 def test_an_invalid_scenario_exits_2_with_the_problem_on_stderr(tmp_path, capsys):

@@ -176,3 +176,24 @@ def test_the_spill_stays_while_the_saturated_cluster_still_wants_more() -> None:
     assert bounds(p) == {"member1": (8, 10), "member2": (1, 14)}
     assert row(p, "member1").state == "Saturated"
     assert not p.has_member_writes
+
+
+def test_an_hpa_the_cap_just_brought_down_does_not_hand_the_spill_back() -> None:
+    # The native HPA that finds itself above its new max rescales to the max without computing a
+    # metric: it reports desired = max and leaves ScalingLimited as it was (False). Taking that for
+    # "no longer wants more" handed the max straight back and bounced the pending pods every 90 s.
+    f, fleet = seed_scale_up_fleet(scaling_to_zero=False)
+    fleet = update(fleet, "member1", available_replicas=10)
+    f, fleet, _ = settle(f, fleet, T0 + 10 * S)
+    f, fleet, p = settle(f, fleet, T0 + 40 * S)
+    assert bounds(p) == {"member1": (8, 10), "member2": (1, 14)}
+    fleet = update(
+        fleet, "member1", current_replicas=10, pending_replicas=0, hpa_desired=10, hpa_limited=False
+    )
+    p = run(f, fleet, T0 + 55 * S)
+    assert bounds(p) == {"member1": (8, 10), "member2": (1, 14)}
+    assert row(p, "member1").state == "Saturated"
+    # once its HPA wants fewer than it holds (the load fell) and member2 is back at its min, it is released
+    fleet = update(fleet, "member1", current_replicas=9, hpa_desired=9, hpa_limited=False)
+    p = run(f, fleet, T0 + 110 * S)
+    assert row(p, "member1").state is None
