@@ -311,6 +311,8 @@ class ClusterStatus(ApiModel):
     healthy_since: datetime | None = None  # written by 0.1 (rejoin hysteresis); read, no longer written
     failovers: int | None = None  # failovers within an hour of the last one: the grace grows with them
     last_failover_time: datetime | None = None
+    max_trend: int | None = None  # +1 / -1: the direction of the last change of this cluster's max
+    max_trend_time: datetime | None = None
 
 
 class FederatedHPAStatus(ApiModel):

@@ -33,6 +33,8 @@ class Slot:
     replicas: int | None = None  # a replica write decided in this pass
     previous_current: int | None = None  # the replicas the last pass saw (status row)
     last_write: datetime | None = None  # when the controller last wrote this cluster's replicas
+    trend: int = 0  # +1 / -1: which way this cluster's max moved last (status row), 0 unknown
+    trend_since: datetime | None = None
     replica_reason: str = ""
 
     @property

@@ -9,8 +9,13 @@ period optimization never drops a max below what runs, and the maxes keep summin
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from controller.planning.fleet import Fleet, Slot
 from controller.planning.policy import PRIORITIZED, available, split
+
+TREND_MEMORY = timedelta(hours=1)
+"""How long a max's last direction holds small reversals back (the calm promise counts an hour)."""
 
 
 def floor_of(slot: Slot) -> int:
@@ -27,8 +32,16 @@ def redistribute_slack(fleet: Fleet, recipients: list[Slot], slack: int) -> dict
     return split(fleet.fhpa, slack, [s.cluster for s in recipients], capacity)
 
 
-def optimize(fleet: Fleet, reason: str) -> bool:
-    """Each max becomes floor + its share of the fleet's slack. True when any max changed."""
+def optimize(fleet: Fleet, reason: str, deadband: bool = False) -> bool:
+    """Each max becomes floor + its share of the fleet's slack. True when any max changed.
+
+    ``deadband`` (the period optimization): a max that would turn back against the way it last moved
+    (within the hour) by no more than :func:`_tolerance` holds the whole optimization back, unless a
+    cluster at its max would gain. The shares follow the replicas, and replicas wander at a
+    steady load (a scale-down stabilization here, a neighbour's outage there): without the band each
+    period would nudge the maxes back and forth (DESIGN §4 promise 4). A first move, or one that keeps
+    its direction, is never held back.
+    """
     movable = [s for s in fleet.ordered() if not s.held]
     recipients = [s for s in movable if s.can_receive and not s.saturated]
     if not recipients:
@@ -36,8 +49,11 @@ def optimize(fleet: Fleet, reason: str) -> bool:
     slack = sum(s.max_replicas - floor_of(s) for s in movable)
     shares = redistribute_slack(fleet, recipients, slack)
     before = {s.name: s.max_replicas for s in movable}
+    target = {s.name: floor_of(s) + shares.get(s.name, 0) for s in movable}
+    if deadband and _within_band(fleet, movable, target):
+        return False
     for slot in movable:
-        slot.max_replicas = floor_of(slot) + shares.get(slot.name, 0)
+        slot.max_replicas = target[slot.name]
     changed = {
         n: (m, fleet.slots[n].max_replicas) for n, m in before.items() if m != fleet.slots[n].max_replicas
     }
@@ -45,6 +61,26 @@ def optimize(fleet: Fleet, reason: str) -> bool:
         moves = ", ".join(f"{n} {a}->{b}" for n, (a, b) in sorted(changed.items()))
         fleet.event("Optimized", f"{reason}: slack {slack} redistributed, max {moves}")
     return bool(changed)
+
+
+def _tolerance(max_replicas: int) -> int:
+    """How far a max may be from its share before a period optimization moves it: 10%, at least 2."""
+    return max(2, -(-max_replicas // 10))
+
+
+def _within_band(fleet: Fleet, slots: list[Slot], target: dict[str, int]) -> bool:
+    """Would some max turn back by a small step soon after its last move? Then the period skips,
+    unless a cluster at its max would gain: it may need the room for a burst now."""
+    if any(target[s.name] > s.max_replicas and s.current >= s.max_replicas for s in slots):
+        return False
+    for slot in slots:
+        change = target[slot.name] - slot.max_replicas
+        recent = slot.trend_since is not None and fleet.now - slot.trend_since < TREND_MEMORY
+        if change == 0 or not recent or slot.trend == 0 or change * slot.trend > 0:
+            continue
+        if abs(change) <= _tolerance(slot.max_replicas):
+            return True
+    return False
 
 
 def trigger(fleet: Fleet) -> bool:

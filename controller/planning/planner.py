@@ -231,6 +231,8 @@ def _resume(
             pending_since=_pending_since(cluster, row, fleet.now),
             previous_current=row.current_replicas,
             last_write=row.last_scale_time,
+            trend=row.max_trend or 0,
+            trend_since=row.max_trend_time,
         )
 
 
@@ -258,7 +260,7 @@ def _adjust(fleet: Fleet, last_optimization: datetime | None, config: PlannerCon
         config.optimization_period_seconds
     )
     if due:
-        optimization.optimize(fleet, "period optimization")
+        optimization.optimize(fleet, "period optimization", deadband=True)
         last_optimization = fleet.now
     if fleet.fhpa.spec.effective_scaling_to_zero:
         started = zero.start_for_floor(fleet, "floor: the running clusters cannot hold F.min")

@@ -120,6 +120,7 @@ def _row(
     last_scale = row.last_scale_time if row is not None else None
     if slot is not None and slot.replicas is not None:
         last_scale = now
+    trend, trend_time = _max_trend(slot, row, now)
     state = None
     if health is not None and health.role == Role.FAILED_OVER:
         state = FAILED_OVER
@@ -142,7 +143,21 @@ def _row(
         unhealthy_since=health.unhealthy_since if health is not None else None,
         failovers=(health.failovers or None) if health is not None else None,
         last_failover_time=health.last_failover if health is not None else None,
+        max_trend=trend,
+        max_trend_time=trend_time,
     )
+
+
+def _max_trend(
+    slot: Slot | None, row: ClusterStatus | None, now: datetime
+) -> tuple[int | None, datetime | None]:
+    """Which way this cluster's max moved last, and when: a change in this pass, else what the row says."""
+    before = row.max_replicas if row is not None else None
+    if slot is not None and before is not None and slot.max_replicas != before:
+        return (1 if slot.max_replicas > before else -1), now
+    if row is None:
+        return None, None
+    return row.max_trend, row.max_trend_time
 
 
 def _cluster_conditions(

@@ -170,3 +170,37 @@ def test_a_reassignment_remembers_that_a_cluster_is_full() -> None:
     assert row(p, "a").state == "Saturated"
     assert bounds(p)["a"][1] == 6, bounds(p)
     assert sum(hi for _, hi in bounds(p).values()) == 30
+
+
+def trended(f: FederatedHPA, table: dict[str, tuple[int, int, int]], ago: float) -> FederatedHPA:
+    """``f`` after an assignment of (min, max, trend of the max) per cluster, the trend ``ago`` s old."""
+    f = with_bounds(f, {n: (lo, hi) for n, (lo, hi, _) in table.items()}, optimized_ago=60)
+    rows = [
+        r.model_copy(update={"max_trend": table[r.name][2] or None, "max_trend_time": T0 - ago * S})
+        for r in f.status.clusters
+    ]
+    return f.model_copy(update={"status": f.status.model_copy(update={"clusters": rows})})
+
+
+def test_period_optimization_does_not_turn_a_max_back_by_a_small_step() -> None:
+    # a's max just came down to 10 and b's went up to 10; a now runs 7 and b 5: the shares say a 11, b 9,
+    # one replica back each way. Every period would nudge them to and fro: the band holds them.
+    f = fhpa("StaticWeighted", 2, 20, weights={"a": 1, "b": 1})
+    table = {"a": (1, 10, -1), "b": (1, 10, 1)}
+    fleet = [obs("a", 7, hpa=owned_hpa(f, 1, 10, 7)), obs("b", 5, hpa=owned_hpa(f, 1, 10, 5))]
+    p = run(trended(f, table, ago=120), fleet)
+    assert bounds(p) == {"a": (1, 10), "b": (1, 10)}
+    assert not p.has_member_writes
+    # the same step an hour after the last move, or with no trend at all, is made
+    assert bounds(run(trended(f, table, ago=3700), fleet)) == {"a": (1, 11), "b": (1, 9)}
+    assert bounds(run(trended(f, {"a": (1, 10, 0), "b": (1, 10, 0)}, ago=120), fleet)) == {
+        "a": (1, 11),
+        "b": (1, 9),
+    }
+
+
+def test_period_optimization_turns_back_at_once_for_a_cluster_at_its_max() -> None:
+    f = fhpa("StaticWeighted", 2, 20, weights={"a": 1, "b": 1})
+    table = {"a": (1, 10, -1), "b": (1, 10, 1)}
+    fleet = [obs("a", 10, hpa=owned_hpa(f, 1, 10, 10)), obs("b", 8, hpa=owned_hpa(f, 1, 10, 8))]
+    assert bounds(run(trended(f, table, ago=120), fleet)) == {"a": (1, 11), "b": (1, 9)}
