@@ -2,8 +2,8 @@
 
 Scale-up: the highest-priority cluster that still has headroom and holds unschedulable pods past
 ``autoscaleMultiClusterDelay`` has its max dropped to what it holds (its ready replicas, plus pods
-already scheduled and starting); the difference moves to the
-next cluster by priority, whose replicas are raised to at least 1. The capped cluster is marked
+already scheduled and starting); the difference moves to the next cluster by priority, whose replicas
+are raised by the number of pods that pend (at least 1, at most its new max). The capped cluster is marked
 Saturated so that optimization does not hand the max straight back, and the spill cascades as the next
 cluster saturates in turn.
 
@@ -43,8 +43,15 @@ def scale_up(fleet: Fleet) -> bool:
             continue
         slot.max_replicas = new_max
         target.max_replicas += freed
-        if target.current < 1:
-            fleet.write_replicas(target, 1, "priority scale-up: next cluster by priority starts")
+        # the pods that pend here are what the next cluster must run: raise it by that many now rather
+        # than let its HPA ramp up from what it runs (at least 1, at most its new max)
+        moved_pods = min(target.current + max(slot.cluster.pending_replicas, 1), target.max_replicas)
+        if moved_pods > target.current:
+            fleet.write_replicas(
+                target,
+                moved_pods,
+                f"priority scale-up: takes the {slot.cluster.pending_replicas} pods that pend in {slot.name}",
+            )
         fleet.event(
             "ScaledAcrossClusters",
             f"{slot.name} holds {slot.cluster.pending_replicas} unschedulable pods: max {new_max + freed}"

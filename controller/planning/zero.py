@@ -59,7 +59,11 @@ def _calls_for_more(fleet: Fleet, slot: Slot) -> bool:
     """
     if fleet.fhpa.spec.assignment_type == PRIORITIZED and slot.saturated:
         return False
-    return fleet.wants_more(slot)
+    if fleet.pending_past_delay(slot):
+        return True
+    # "at its max and wants more": an HPA whose max was just raised reports wanting its max while its
+    # replicas still ramp up; it calls only once it runs its max (DESIGN §4: one tier at a time)
+    return slot.current >= slot.max_replicas and fleet.wants_more(slot)
 
 
 def _can_hold(slot: Slot) -> int:
@@ -115,8 +119,11 @@ def scale_from_zero(fleet: Fleet) -> bool:
     if fleet.fhpa.spec.assignment_type == PRIORITIZED:
         first = preference_order(fleet.fhpa, [s.cluster for s in zeros])[0]
         zeros = [fleet.slots[first]]
+    # a cluster woken because pods pend elsewhere starts with as many as pend (up to its max), not one
+    pending = sum(s.cluster.pending_replicas for s in _running(fleet) if fleet.pending_past_delay(s))
     for slot in zeros:  # a cluster that just received max has no min yet: at least 1
-        fleet.write_replicas(slot, max(slot.hpa_min, 1), "scaling from zero")
+        start = max(slot.hpa_min, 1, min(pending, slot.max_replicas))
+        fleet.write_replicas(slot, start, "scaling from zero")
     fleet.event(
         "ScaledFromZero",
         f"the running clusters cannot take the load: {', '.join(s.name for s in zeros)} "

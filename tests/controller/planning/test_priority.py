@@ -51,18 +51,19 @@ def test_seed_scale_up_waits_for_the_delay_then_moves_max_down_the_priorities() 
     moved = run(f, fleet, T0 + 40 * S)
     assert bounds(moved) == {"member1": (8, 10), "member2": (1, 14)}
     assert hpa_bounds(moved) == {"member1": (8, 10), "member2": (1, 14)}
-    assert writes(moved) == {"member2": 1}  # raised to at least 1, also with scalingToZero
+    assert writes(moved) == {"member2": 6}  # raised by the 6 pods that pend, also with scalingToZero
     assert row(moved, "member1").state == "Saturated"
     assert "ScaledAcrossClusters" in reasons(moved)
 
 
-def test_seed_scale_up_without_scaling_to_zero_writes_no_replicas() -> None:
+def test_seed_scale_up_raises_the_next_cluster_by_the_pods_that_pend() -> None:
     f, fleet = seed_scale_up_fleet(scaling_to_zero=False)
     assert next(o for o in fleet if o.name == "member2").current_replicas == 1  # the initial replicas
     f = f.model_copy(update={"status": run(f, fleet, T0 + 10 * S).status})
     moved = run(f, fleet, T0 + 40 * S)
     assert bounds(moved) == {"member1": (8, 10), "member2": (1, 14)}
-    assert writes(moved) == {}
+    # member2 runs 1: the 6 pods member1 cannot schedule start there now, not as its HPA ramps up from 1
+    assert writes(moved) == {"member2": 7}
 
 
 def test_pending_that_clears_before_the_delay_moves_nothing() -> None:
@@ -156,7 +157,7 @@ def test_a_drop_to_the_max_we_lowered_is_not_falling_load() -> None:
     fleet = update(
         fleet, "member1", current_replicas=10, ready_replicas=10, pending_replicas=0, hpa_desired=10
     )
-    fleet = update(fleet, "member2", current_replicas=5, ready_replicas=5, hpa_desired=5)
+    fleet = update(fleet, "member2", current_replicas=7, ready_replicas=7, hpa_desired=7)
     p = run(f, fleet, T0 + 50 * S)
     assert row(p, "member1").pinned_min_replicas is None
 
@@ -195,5 +196,6 @@ def test_an_hpa_the_cap_just_brought_down_does_not_hand_the_spill_back() -> None
     assert row(p, "member1").state == "Saturated"
     # once its HPA wants fewer than it holds (the load fell) and member2 is back at its min, it is released
     fleet = update(fleet, "member1", current_replicas=9, hpa_desired=9, hpa_limited=False)
+    fleet = update(fleet, "member2", current_replicas=1, ready_replicas=1, hpa_desired=1)
     p = run(f, fleet, T0 + 110 * S)
     assert row(p, "member1").state is None

@@ -142,7 +142,7 @@ def test_scaling_from_zero_on_pending_pods_past_the_delay() -> None:
 
 
 def test_prioritized_spill_to_a_cluster_at_zero_raises_no_other_cluster_from_zero() -> None:
-    # a saturates: scale-up moves its spill to b (priority 2) and raises b to 1; c (priority 1) stays at 0
+    # a saturates: scale-up moves its spill to b (priority 2) and raises b by a's pending pods; c stays at 0
     f = fhpa("Prioritized", 1, 30, priorities={"a": 3, "b": 2, "c": 1}, scalingToZero=True)
     f, fleet, p = settle(f, [obs("a", 5, 10), obs("b", 0, 10), obs("c", 0, 10)])
     assert bounds(p) == {"a": (1, 10), "b": (1, 10), "c": (1, 10)} and writes(p) == {}
@@ -151,10 +151,14 @@ def test_prioritized_spill_to_a_cluster_at_zero_raises_no_other_cluster_from_zer
     )
     f, fleet, p = settle(f, fleet, T0 + S)
     assert bounds(p) == {"a": (1, 8), "b": (1, 12), "c": (1, 10)}
-    assert writes(p) == {"b": 1}
+    assert writes(p) == {"b": 2}  # the 2 pods that pend in a
     # a's HPA, capped at 8, still wants more: the spill already went to b, which has room, so c stays at 0
     fleet = update(fleet, "a", current_replicas=8, pending_replicas=0, hpa_desired=12, hpa_limited=True)
     assert writes(run(f, fleet, T0 + 2 * S)) == {}
+    # b's HPA wants more than its new max while its replicas still ramp up (4 of 12): c stays at 0,
+    # one tier at a time (the lowest tier once woke 15 s after the middle one while it had 9 of 10 free)
+    fleet = update(fleet, "b", current_replicas=4, ready_replicas=4, hpa_desired=12, hpa_limited=True)
+    assert writes(run(f, fleet, T0 + 3 * S)) == {}
     # b grows to its max and wants more: now the highest-priority cluster at 0 (c) is raised
     fleet = update(fleet, "b", current_replicas=12, ready_replicas=12, hpa_desired=15, hpa_limited=True)
     assert writes(run(f, fleet, T0 + 3 * S)) == {"c": 1}
@@ -219,3 +223,12 @@ def test_failover_onto_a_cluster_at_zero_starts_it() -> None:
     f, fleet, p = settle(f, fleet, T0 + 70 * S)  # past the 60 s grace: a is failed over
     assert writes(p) == {"b": 3}
     assert bounds(p)["b"][0] == 3
+
+
+def test_a_cluster_woken_because_pods_pend_elsewhere_starts_with_as_many_as_pend() -> None:
+    f, fleet, _ = at_zero_fleet("StaticWeighted", weights={"a": 1, "b": 1, "c": 1})
+    f = f.model_copy(update={"spec": f.spec.model_copy(update={"autoscale_multi_cluster_delay": 0})})
+    fleet = update(fleet, "a", current_replicas=9, ready_replicas=3, pending_replicas=6, available_replicas=3)
+    p = run(f, fleet, T0 + S)
+    started = {n: r for n, r in writes(p).items() if n in ("b", "c")}
+    assert started and all(r == min(6, bounds(p)[n][1]) for n, r in started.items()), (started, bounds(p))
