@@ -11,6 +11,11 @@ The simulator never plans: it only plays the clusters and records what happened.
 
 A controller outage stops both controllers while member HPAs keep scaling within their last bounds;
 on resuming, the controller starts from what is stored (status, member HPAs), as a restarted process.
+
+Violations: each step checks what only the live objects show (a member HPA with min above max, a write
+that gave replicas to a cluster while it was down); at the end of the run ``simulator.promises.measure``
+measures the FederatedHPA's four promises from the recorded steps alone (what the fleet did, not what
+the planner meant to do).
 """
 
 from __future__ import annotations
@@ -21,15 +26,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from controller.planning.affinity import affinity_matches
 from controller.planning.member_hpa import LABEL_OWNER_UID
 from controller.planning.planner import PlannerConfig
 from controller.ports import ClusterIdentity
 from controller.reconcile import reconcile_federated_hpa
-from fhpa_api.models import FederatedHPA
+from fhpa_api.models import CrossVersionObjectReference, FederatedHPA
 from simulator.clock import VirtualClock
 from simulator.cluster import SimulatedCluster, taints_from
 from simulator.control_plane import RecordedEvent, SimulatedControlPlane
 from simulator.load import Trace, share_load
+from simulator.promises import PromiseReport, PromiseTerms, Violation, measure
 from simulator.scenario import Scenario
 
 MAX_PASSES_PER_STEP = 4
@@ -45,19 +52,23 @@ class SimulationError(RuntimeError):
 
 @dataclass(frozen=True)
 class ClusterSample:
-    """One cluster during one step."""
+    """One cluster during one step, as it was after the step's controller passes."""
 
-    replicas: int
+    replicas: int  # the workload's spec.replicas
     ready: int
-    starting: int
-    pending: int
+    starting: int  # scheduled, not Ready yet
+    pending: int  # unschedulable
     capacity: int
     down: bool
-    hpa_min: int | None
+    hpa_min: int | None  # the member HPA this FederatedHPA owns; None: it has none here
     hpa_max: int | None
     hpa_desired: int | None
     utilization: float  # CPU % of a ready pod, as its HPA saw it this step
     served_rps: float
+    selected: bool = True  # selected by the clusterAffinity and not tainted NoExecute
+    workload: bool = True  # the workload is propagated here
+    foreign_hpa: bool = False  # an HPA this FederatedHPA does not own targets the workload
+    drained: bool = False  # the controller wrote the workload's replicas down this step
 
 
 @dataclass
@@ -73,13 +84,6 @@ class StepSample:
     actions: list[str] = field(default_factory=list)  # member writes the controller did this step
 
 
-@dataclass(frozen=True)
-class Violation:
-    t: float
-    kind: str  # member-min-above-max | replicas-to-unhealthy-cluster | max-sum-not-federated-max
-    detail: str
-
-
 @dataclass
 class RunResult:
     scenario: Scenario
@@ -90,6 +94,7 @@ class RunResult:
     controller_passes: int
     controller_actions: int  # passes that wrote to member clusters
     final: FederatedHPA | None
+    promises: PromiseReport  # the four promises measured over ``steps`` (their breaches are in violations)
 
     @property
     def step_seconds(self) -> float:
@@ -141,12 +146,12 @@ class Simulation:
         self._steps: list[StepSample] = []
         self._passes = 0
         self._action_passes = 0
-        self._settle_until = 0.0
-        self._last_pass_ok = False
-        self._was_down: dict[str, bool] = dict.fromkeys(self.clusters, False)
         self._controller_was_up = True
-        self._seen_generation = 1
         self._step_actions: list[str] = []
+        self._replicas_before: dict[str, int] = {}  # before the controller's next replica write
+        self._drained: set[str] = set()  # clusters whose replicas the controller wrote down this step
+        self._min_above_max: set[tuple[str, str]] = set()  # (cluster, HPA) reported and still so
+        self._selection: tuple[int, dict[str, bool]] | None = None  # (generation, selected per cluster)
 
     # --- the loop ---------------------------------------------------------------------------------
 
@@ -161,15 +166,28 @@ class Simulation:
                 self._progress(t, duration)
         if self._progress:
             self._progress(duration, duration)
+        promises = measure(self._steps, self.promise_terms())
         return RunResult(
             scenario=self.scenario,
             steps=self._steps,
-            violations=self._violations,
+            violations=sorted(self._violations + promises.violations, key=lambda v: v.t),
             events=list(self.control_plane.events),
             api_writes={name: c.api_writes for name, c in self.clusters.items()},
             controller_passes=self._passes,
             controller_actions=self._action_passes,
             final=self.control_plane.get_federated_hpa(*self.fhpa_key),
+            promises=promises,
+        )
+
+    def promise_terms(self) -> PromiseTerms:
+        """What this run's promises are measured against: the planner's flags and the policy."""
+        spec = self.scenario.federated_hpa.spec
+        return PromiseTerms(
+            step_s=self.scenario.file.step,
+            failover_grace_s=self.config.failover_grace_seconds,
+            optimization_period_s=self.config.optimization_period_seconds,
+            policy=spec.assignment_type,
+            scale_assist=spec.effective_scale_assist,
         )
 
     def _step(self, t: float, step: float) -> None:
@@ -187,25 +205,19 @@ class Simulation:
         after = share_load(demand, self._serving(), self.scenario.file.load.pod_capacity)
         controller_up = not any(w.covers(t) for w in self.scenario.file.controller_outages)
         self._step_actions = []
+        self._drained = set()
+        self._replicas_before = {n: c.replicas for n, c in self.clusters.items()}
         if controller_up:
             if not self._controller_was_up:
                 self._cron = None  # a restarted process: nothing kept in memory
-                self._settle_until = max(self._settle_until, t + 2 * step)
             self._run_controllers(t, step)
-        else:
-            self._last_pass_ok = False
         self._controller_was_up = controller_up
         self._check_invariants(t, step)
         self._record(t, demand, share.utilization_percent, after.served_by_cluster, controller_up)
 
     def _update_outages(self, t: float) -> None:
-        grace = self.config.failover_grace_seconds + self.config.rejoin_hysteresis_seconds
         for spec in self.scenario.file.clusters:
-            down = spec.down_at(t)
-            if down != self._was_down[spec.name]:
-                self._settle_until = max(self._settle_until, t + grace + 4 * self.scenario.file.step)
-            self.clusters[spec.name].set_down(down)
-            self._was_down[spec.name] = down
+            self.clusters[spec.name].set_down(spec.down_at(t))
 
     def _serving(self) -> dict[str, int]:
         """Ready pods per cluster that takes traffic (a cluster in an outage takes none)."""
@@ -229,13 +241,15 @@ class Simulation:
         fhpa = self.control_plane.get_federated_hpa(*self.fhpa_key)
         if fhpa is None:
             return None
-        if (fhpa.metadata.generation or 0) != self._seen_generation:
-            self._seen_generation = fhpa.metadata.generation or 0
-            self._settle_until = max(self._settle_until, t + 2 * self.scenario.file.step)
 
         def on_action(kind: str, cluster: str, ok: bool) -> None:
             if ok:
                 self._step_actions.append(f"{kind}/{cluster}")
+            if ok and kind == "scale" and cluster in self.clusters:
+                replicas = self.clusters[cluster].replicas
+                if replicas < self._replicas_before.get(cluster, replicas):
+                    self._drained.add(cluster)
+                self._replicas_before[cluster] = replicas
 
         try:
             the_plan, result = reconcile_federated_hpa(
@@ -248,7 +262,6 @@ class Simulation:
         self._passes += 1
         if the_plan.has_member_writes:
             self._action_passes += 1
-        self._last_pass_ok = result.ok
         if result.conflict:
             return 0.0
         return the_plan.requeue_after_seconds
@@ -279,16 +292,18 @@ class Simulation:
     # --- measuring --------------------------------------------------------------------------------
 
     def _check_invariants(self, t: float, step: float) -> None:
-        fhpa = self.control_plane.peek_federated_hpa(*self.fhpa_key)
-        uid = fhpa.metadata.uid if fhpa is not None else None
+        """What only the live objects show; the promises are measured from the samples after the run."""
+        still: set[tuple[str, str]] = set()
         for name, cluster in self.clusters.items():
             for hpa in cluster.hpas.values():
                 if hpa.min_replicas > hpa.max_replicas:
-                    self._violate(
-                        t,
-                        "member-min-above-max",
-                        f"{name}/{hpa.name}: min {hpa.min_replicas} > max {hpa.max_replicas}",
-                    )
+                    still.add((name, hpa.name))
+                    if (name, hpa.name) not in self._min_above_max:  # once per episode
+                        self._violate(
+                            t,
+                            "member-min-above-max",
+                            f"{name}/{hpa.name}: min {hpa.min_replicas} > max {hpa.max_replicas}",
+                        )
             if cluster.raises_while_down:
                 self._violate(
                     t,
@@ -296,39 +311,39 @@ class Simulation:
                     f"{name}: {cluster.raises_while_down} write(s) raising replicas or max while it was down",
                 )
                 cluster.raises_while_down = 0
-        if fhpa is None or fhpa.spec.assignment_type == "Duplicated":
-            return
-        if t < self._settle_until or not self._last_pass_ok:
-            return  # a transition: the controller is moving capacity or cannot reach everyone
-        maxes = {
-            name: hpa.max_replicas
-            for name, cluster in self.clusters.items()
-            for hpa in cluster.hpas.values()
-            if hpa.labels.get(LABEL_OWNER_UID) == uid
-        }
-        reachable = sum(m for n, m in maxes.items() if not self.clusters[n].down)
-        if fhpa.spec.max_replicas not in (sum(maxes.values()), reachable):
-            self._violate(
-                t,
-                "max-sum-not-federated-max",
-                f"member maxes {maxes} sum to {sum(maxes.values())}, "
-                f"FederatedHPA max is {fhpa.spec.max_replicas}",
-            )
+        self._min_above_max = still
 
     def _violate(self, t: float, kind: str, detail: str) -> None:
         self._violations.append(Violation(t, kind, detail))
+
+    def _selected(self, fhpa: FederatedHPA | None) -> dict[str, bool]:
+        """Per cluster: selected by the clusterAffinity and not tainted NoExecute (cached per generation)."""
+        generation = (fhpa.metadata.generation or 0) if fhpa is not None else -1
+        if self._selection is None or self._selection[0] != generation:
+            affinity = fhpa.spec.cluster_affinity if fhpa is not None else None
+            selected = {}
+            for name, cluster in self.clusters.items():
+                seen = cluster.identity.observed()
+                selected[name] = affinity_matches(affinity, seen) and not seen.no_execute
+            self._selection = (generation, selected)
+        return self._selection[1]
 
     def _record(
         self, t: float, demand: float, utilization: float, served: dict[str, float], up: bool
     ) -> None:
         fhpa = self.control_plane.peek_federated_hpa(*self.fhpa_key)
+        uid = (fhpa.metadata.uid or "") if fhpa is not None else None
+        selected = self._selected(fhpa)
         pod_capacity = self.scenario.file.load.pod_capacity
         oracle_capacity = sum(
             c.pods.capacity for c in self.clusters.values() if not c.down and c.workload is not None
         )
         samples = {}
         for name, cluster in self.clusters.items():
-            hpa = next((h for h in cluster.hpas.values() if h.labels.get(LABEL_OWNER_UID)), None)
+            hpa = next((h for h in cluster.hpas.values() if h.labels.get(LABEL_OWNER_UID) == uid), None)
+            foreign = cluster.workload is not None and any(
+                h is not hpa and _targets(h.spec, cluster.workload) for h in cluster.hpas.values()
+            )
             samples[name] = ClusterSample(
                 replicas=cluster.replicas,
                 ready=cluster.pods.ready,
@@ -341,6 +356,10 @@ class Simulation:
                 hpa_desired=hpa.status.desired_replicas if hpa else None,
                 utilization=0.0 if cluster.down or not cluster.pods.ready else utilization,
                 served_rps=served.get(name, 0.0),
+                selected=selected[name],
+                workload=cluster.workload is not None,
+                foreign_hpa=foreign,
+                drained=name in self._drained,
             )
         self._steps.append(
             StepSample(
@@ -355,6 +374,12 @@ class Simulation:
                 actions=list(self._step_actions),
             )
         )
+
+
+def _targets(spec: dict[str, Any], workload: CrossVersionObjectReference) -> bool:
+    """Does an HPA spec target ``workload`` (by kind and name, as the HPA controller matches it)?"""
+    ref = spec.get("scaleTargetRef") or {}
+    return (ref.get("kind"), ref.get("name")) == (workload.kind, workload.name)
 
 
 def _cron_module() -> Any:

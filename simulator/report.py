@@ -2,8 +2,9 @@
 
 The summary's figures are integrals over the steps (each step's state holds for the step's length):
 served and demanded rps-seconds, replica-seconds per cluster, and the oracle (every healthy cluster's
-full capacity ready at once: what no autoscaler can beat). Violations are the invariants the engine
-checked at every step; a correct controller reports none.
+full capacity ready at once: what no autoscaler can beat). Violations are the engine's checks of the
+live objects plus the breaches of the FederatedHPA's four promises (``simulator.promises``), with the
+figures behind them; a correct controller reports none.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from simulator.engine import RunResult, StepSample
+from simulator.promises import PROMISES
 
 ABSORBED_FRACTION = 0.99
 ABSORB_SUSTAIN_S = 300.0  # how long served must stay back at 99% of demand to end a shortfall
@@ -55,6 +57,8 @@ def summarize(result: RunResult) -> dict[str, Any]:
         "api_writes": dict(result.api_writes),
         "api_writes_total": sum(result.api_writes.values()),
         "events_by_reason": dict(sorted(Counter(e.reason for e in result.events).items())),
+        "promises_checked": [p for p in PROMISES if p in result.promises.terms.promised],
+        **result.promises.figures(),
         "violations": [{"t_s": v.t, "kind": v.kind, "detail": v.detail} for v in result.violations],
         "violation_count": len(result.violations),
     }
@@ -122,7 +126,12 @@ CSV_COLUMNS = (
     "controller_up",
     "fhpa_min",
     "fhpa_max",
+    "selected",
+    "workload",
+    "foreign_hpa",
+    "drained",
 )
+"""timeline.csv's columns, a documented contract (docs/simulator.md): new ones are only appended."""
 
 
 def write_csv(result: RunResult, path: Path) -> None:
@@ -155,6 +164,10 @@ def write_csv(result: RunResult, path: Path) -> None:
                         int(s.controller_up),
                         s.fhpa_min,
                         s.fhpa_max,
+                        int(c.selected),
+                        int(c.workload),
+                        int(c.foreign_hpa),
+                        int(c.drained),
                     ]
                 )
 

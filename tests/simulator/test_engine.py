@@ -1,4 +1,5 @@
-"""The run loop's own duties: the invariant checks can fire, outages freeze the right things."""
+"""The run loop's own duties: the invariant checks can fire, outages freeze the right things, the samples
+record the facts the promises are measured from, and the promises' breaches are the run's violations."""
 
 from __future__ import annotations
 
@@ -6,10 +7,13 @@ import copy
 
 import pytest
 
+import simulator.engine as engine
 from controller.errors import ClusterUnreachableError
 from controller.planning.member_hpa import render_spec
 from simulator.builtin import builtin_document
 from simulator.engine import Simulation
+from simulator.promises import PromiseReport, PromiseTerms, Violation
+from simulator.report import summarize
 from simulator.scenario import parse_scenario
 
 
@@ -31,17 +35,18 @@ def test_a_clean_run_has_no_violations():
     assert result.controller_passes >= 40
 
 
-def test_tampered_member_hpas_are_reported():
+def test_a_tampered_member_hpa_is_reported_once_while_it_stays_so():
     sim = short_builtin()
-    for i in range(20):  # 5 minutes: well past every settle window
+    for i in range(20):
         sim._step(i * 15.0, 15.0)
     assert kinds(sim) == set()
     fhpa = sim.control_plane.get_federated_hpa(*sim.fhpa_key)
     assert fhpa is not None
     idc = sim.clusters["idc"]
-    idc.apply_hpa(fhpa, render_spec(fhpa, 5, 3))  # min above max, and the maxes no longer sum to 100
+    idc.apply_hpa(fhpa, render_spec(fhpa, 5, 3))  # min above max
     sim._check_invariants(20 * 15.0, 15.0)
-    assert kinds(sim) == {"member-min-above-max", "max-sum-not-federated-max"}
+    sim._check_invariants(21 * 15.0, 15.0)
+    assert [v.kind for v in sim._violations] == ["member-min-above-max"]
 
 
 def test_writes_that_give_replicas_to_a_down_cluster_are_reported():
@@ -66,3 +71,81 @@ def test_during_a_controller_outage_nothing_is_written_and_hpas_still_sync():
     assert len(outage) == 80 and all(not s.actions for s in outage)
     idc = [s.clusters["idc"].replicas for s in outage]
     assert idc[-1] > idc[0]  # the burst starts at 20m: idc's HPA scales without the controller
+
+
+def test_the_samples_record_selection_workload_foreign_hpas_and_drains():
+    data = copy.deepcopy(builtin_document())
+    data["duration"] = "2m"
+    data["clusters"].append({"name": "lab", "capacity": 10})  # not selected by the affinity below
+    data["clusters"].append(
+        {"name": "edge", "labels": {"location": "idc"}, "capacity": 10, "workload": False}
+    )
+    data["federatedHPA"]["spec"]["clusterAffinity"] = {"clusterNames": ["idc", "cloud", "edge"]}
+    sim = Simulation(parse_scenario(data))
+    target = sim.scenario.federated_hpa.spec.scale_target_ref
+    sim.clusters["cloud"].add_foreign_hpa("theirs", {"scaleTargetRef": target.model_dump(), "maxReplicas": 5})
+    first = sim.run().steps[0].clusters
+    assert {n: c.selected for n, c in first.items()} == {
+        "idc": True,
+        "cloud": True,
+        "lab": False,
+        "edge": True,
+    }
+    assert {n: c.workload for n, c in first.items()} == {
+        "idc": True,
+        "cloud": True,
+        "lab": True,
+        "edge": False,
+    }
+    assert first["cloud"].foreign_hpa and first["cloud"].hpa_max is None  # ConflictingHPA: none of ours
+    assert not first["idc"].foreign_hpa and first["idc"].hpa_max is not None
+
+
+def test_a_controller_write_that_lowers_replicas_is_recorded_as_a_drain(monkeypatch):
+    sim = short_builtin(2)
+    sim._step(0.0, 15.0)
+    idc = sim.clusters["idc"]
+    assert idc.replicas == 20
+    original = engine.reconcile_federated_hpa
+
+    def lowering_once(fhpa, members, control_plane, clock, config, on_action):  # type: ignore[no-untyped-def]
+        idc.scale_workload("default", fhpa.spec.scale_target_ref, 12)  # a controller writing idc down
+        on_action("scale", "idc", True)
+        monkeypatch.setattr(engine, "reconcile_federated_hpa", original)
+        return original(fhpa, members, control_plane, clock, config, on_action)
+
+    monkeypatch.setattr(engine, "reconcile_federated_hpa", lowering_once)
+    sim._step(15.0, 15.0)
+    sim._step(30.0, 15.0)
+    assert [s.clusters["idc"].drained for s in sim._steps] == [False, True, False]
+
+
+def test_promise_breaches_are_the_runs_violations_and_their_figures_are_in_the_summary(monkeypatch):
+    seen: list[PromiseTerms] = []
+
+    def fake_measure(steps, terms):  # type: ignore[no-untyped-def]
+        seen.append(terms)
+        return PromiseReport(terms, [Violation(30.0, "floor", "f")], 45.0, 90.0, 15.0, 5)
+
+    monkeypatch.setattr(engine, "measure", fake_measure)
+    data = copy.deepcopy(builtin_document())
+    data["duration"] = "2m"
+    data["planner"] = {"failoverGraceSeconds": 90, "optimizationPeriodSeconds": 120}
+    result = Simulation(parse_scenario(data)).run()
+    assert seen == [PromiseTerms(15.0, 90.0, 120.0, "Prioritized", True)]
+    assert [(v.t, v.kind) for v in result.violations] == [(30.0, "floor")]
+    summary = summarize(result)
+    assert summary["violation_count"] == 1
+    assert summary["promises_checked"] == ["floor", "unmanaged-replicas", "ceiling", "churn"]
+    assert [summary[k] for k in ("floor_breach_seconds", "unmanaged_replica_seconds")] == [45.0, 90.0]
+    assert [summary[k] for k in ("over_max_seconds", "max_reversals")] == [15.0, 5]
+
+
+def test_duplicated_maxes_above_federated_max_are_measured_but_not_a_violation():
+    data = copy.deepcopy(builtin_document())
+    data["duration"] = "5m"
+    data["federatedHPA"]["spec"]["federatedHPAAssignment"] = {"federatedHPAAssignmentType": "Duplicated"}
+    summary = summarize(Simulation(parse_scenario(data)).run())
+    assert summary["promises_checked"] == ["floor", "unmanaged-replicas"]
+    assert summary["over_max_seconds"] == 300  # two clusters with F.max each, the whole run
+    assert summary["violations"] == []

@@ -26,7 +26,24 @@ EXAMPLES = (
     "failover-cluster",
     "control-plane-outage",
     "scale-to-and-from-zero",
+    "promise-floor-new-app-scaling-to-zero",
+    "promise-unmanaged-aggregated-max-zero",
+    "promise-ceiling-flapping-cluster",
+    "promise-calm-prioritized-spill-bounce",
 )  # the example scenarios each promise: no violation, near the oracle
+BROKEN: dict[str, str] = {}
+"""Examples the planner still breaks, as ``name: "planner breaks promise N: <violation detail>; issue 11"``.
+Their test is a strict xfail: it fails loudly once the planner keeps the promise, and the entry goes.
+Empty since the planner fixes of issue 11 (every promise-*.yaml broke its promise before them)."""
+
+
+def examples() -> list[object]:
+    return [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=BROKEN[name]))
+        if name in BROKEN
+        else name
+        for name in EXAMPLES
+    ]
 
 
 @cache
@@ -70,6 +87,10 @@ def longest_pending_s(result: RunResult, cluster: str) -> float:
 
 def test_every_example_is_covered():
     assert set(EXAMPLES) <= {p.stem for p in SCENARIOS.glob("*.yaml")}
+    assert set(BROKEN) <= set(EXAMPLES)
+    promises = {p.stem for p in SCENARIOS.glob("promise-*.yaml")}
+    assert promises <= set(EXAMPLES)  # every promise scenario runs end to end
+    assert {p.split("-")[1] for p in promises} == {"floor", "unmanaged", "ceiling", "calm"}
 
 
 @pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.yaml")), ids=lambda p: p.stem)
@@ -77,7 +98,7 @@ def test_every_scenario_file_is_valid(path):
     assert load_scenario(path).file.clusters
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", examples())
 def test_no_violations_and_near_the_oracle(name):
     result = run(name)
     summary = summarize(result)

@@ -1,12 +1,15 @@
-"""summary.json's time_to_absorb_s: the first shortfall lasts until served is back at 99% of demand."""
+"""summary.json's time_to_absorb_s (the first shortfall lasts until served is back at 99% of demand), and
+timeline.csv's documented columns."""
 
 from __future__ import annotations
 
+import csv
 from functools import cache
 
-from simulator.builtin import builtin_scenario
+from simulator.builtin import builtin_document, builtin_scenario
 from simulator.engine import RunResult, StepSample, simulate
-from simulator.report import ABSORB_SUSTAIN_S, time_to_absorb
+from simulator.report import ABSORB_SUSTAIN_S, CSV_COLUMNS, time_to_absorb, write_csv
+from simulator.scenario import parse_scenario
 
 STEP = 15.0
 
@@ -71,3 +74,41 @@ def test_builtin_scenario_covers_the_climb_not_just_the_first_blip() -> None:
     assert absorbed is not None
     assert absorbed > climb_end - start
     assert absorbed > 10 * STEP  # not the one-step lag the literal reading reported
+
+
+TIMELINE_CONTRACT = (
+    "t_s",
+    "time",
+    "cluster",
+    "demand_rps",
+    "replicas",
+    "ready",
+    "starting",
+    "pending",
+    "capacity",
+    "down",
+    "hpa_min",
+    "hpa_max",
+    "hpa_desired",
+    "utilization_pct",
+    "served_rps",
+    "controller_up",
+    "fhpa_min",
+    "fhpa_max",
+)  # docs/simulator.md: these columns, in this order; new columns are only appended
+
+
+def test_timeline_csv_keeps_its_documented_columns_and_appends_the_promise_facts(tmp_path) -> None:
+    assert CSV_COLUMNS[: len(TIMELINE_CONTRACT)] == TIMELINE_CONTRACT
+    assert CSV_COLUMNS[len(TIMELINE_CONTRACT) :] == ("selected", "workload", "foreign_hpa", "drained")
+    data = builtin_document()
+    data["duration"] = "1m"
+    path = tmp_path / "timeline.csv"
+    write_csv(simulate(parse_scenario(data)), path)
+    with path.open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 2 * 4
+    assert {(r["cluster"], r["selected"], r["workload"], r["foreign_hpa"]) for r in rows} == {
+        ("idc", "1", "1", "0"),
+        ("cloud", "1", "1", "0"),
+    }

@@ -1,0 +1,447 @@
+"""The FederatedHPA's four promises (DESIGN §4), measured from what the fleet did.
+
+A pure function of the recorded steps (``StepSample``: replicas, pods, outages, the member HPAs that
+this FederatedHPA owns, what the controller wrote) and a few numbers (``PromiseTerms``). It never asks
+the planner what it meant to do, so the same measurement checks a run of this controller, a baseline,
+or any other sequence of fleet states.
+
+Every step's state holds for the step's length ``dt``. A *breach episode* is a run of consecutive
+steps in which a promise does not hold; it is a violation when it lasts longer than the promise's
+tolerance, and then it is reported once, at the episode's first step, however long it lasts.
+
+1. ``floor``: the scheduled replicas (Ready or starting; Pending ones do not count) of the *eligible*
+   clusters (selected, with the workload, reachable) are at least min(F.min, their capacity).
+   Tolerance: the failover grace plus one pass (``failover_grace_s + dt``).
+2. ``unmanaged-replicas``, per cluster: a selected, reachable cluster runs replicas with no member HPA
+   of this FederatedHPA (and no other HPA on the workload: a ConflictingHPA cluster's replicas are under
+   the user's HPA). Tolerance: one optimization period. A drain the controller writes is not a breach
+   while it lasts: from the first step of the episode in which the controller wrote the cluster's
+   replicas down, at most one optimization period of steps stops the clock; past that the clock runs.
+3. ``ceiling``: the maxes of this FederatedHPA's member HPAs in reachable clusters sum to at most F.max.
+   Tolerance: one pass (``dt``): two steps in a row above F.max are a breach.
+4. ``churn``, per cluster: a member max reverses direction (up then down, or down then up; no HPA
+   counts as max 0) at most 4 times within any hour of flat demand. A reversal counts in a window when
+   the demand stays flat from the move it reverses to the last reversal of the window; flat means
+   max(demand) - min(demand) <= 10% of max(demand) (all zero is flat). So reversals while the demand
+   changes never count.
+
+The controller's outages: while the controller is down nothing can act, so those steps are not
+measured; an episode open when it stops ends there, and the clock of a breach starts again at the
+controller's first step back (a fresh process gets the same tolerance as after any fault). Churn needs
+no rule: member maxes move only when the controller writes them.
+
+Which breaches are violations depends on what the FederatedHPA promises: with scaleAssist, every policy
+but Duplicated keeps all four; Duplicated keeps the floor and every replica under an HPA; without
+scaleAssist (assign once, never act afterwards) no promise of §4 is made. The four figures are measured
+for every run, promised or not, so that baselines can be compared on them.
+
+One more check that is not a promise: the maxes of every member HPA this FederatedHPA owns (reachable or
+not) must not sum below F.max for longer than one pass (DESIGN §3: they sum to exactly F.max; the
+ceiling covers the other half). Every policy but Duplicated, with or without scaleAssist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from simulator.engine import ClusterSample, StepSample
+
+FLOOR = "floor"
+UNMANAGED = "unmanaged-replicas"
+CEILING = "ceiling"
+CHURN = "churn"
+MAX_SUM_BELOW = "max-sum-below-federated-max"
+PROMISES = (FLOOR, UNMANAGED, CEILING, CHURN)
+
+CALM_WINDOW_S = 3600.0
+"""Reversals are counted within any window shorter than this (an hour)."""
+CALM_MAX_REVERSALS = 4
+"""At most this many reversals of one member max within an hour of flat demand."""
+FLAT_BAND = 0.10
+"""Demand is flat over a span when max - min is at most this fraction of max."""
+_EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class Violation:
+    t: float
+    kind: str  # floor | unmanaged-replicas | ceiling | churn | max-sum-below-federated-max | ...
+    detail: str
+
+
+@dataclass(frozen=True)
+class PromiseTerms:
+    """The numbers the promises are measured against (seconds)."""
+
+    step_s: float  # one pass: the controller reconciles once a step
+    failover_grace_s: float  # PlannerConfig.failover_grace_seconds
+    optimization_period_s: float  # PlannerConfig.optimization_period_seconds
+    policy: str  # the FederatedHPA's assignment type
+    scale_assist: bool = True
+
+    @property
+    def promised(self) -> frozenset[str]:
+        """The promises this FederatedHPA makes (DESIGN §4)."""
+        if self.policy == "Duplicated":
+            return frozenset((FLOOR, UNMANAGED))
+        if not self.scale_assist:
+            return frozenset()
+        return frozenset(PROMISES)
+
+    @property
+    def floor_tolerance_s(self) -> float:
+        return self.failover_grace_s + self.step_s
+
+    @property
+    def unmanaged_tolerance_s(self) -> float:
+        return self.optimization_period_s
+
+    @property
+    def ceiling_tolerance_s(self) -> float:
+        return self.step_s
+
+
+@dataclass(frozen=True)
+class PromiseReport:
+    """Violations (the promised breaches, in time order) and the figures behind them.
+
+    The seconds are integrals over the steps of breach episodes (episodes longer than their tolerance,
+    from their first step): zero when nothing breached. ``unmanaged_replica_seconds`` weighs each step
+    by the replicas left unmanaged. ``max_reversals`` is the most reversals of one member max within an
+    hour of flat demand (a count, breached above 4).
+    """
+
+    terms: PromiseTerms
+    violations: list[Violation]
+    floor_breach_seconds: float
+    unmanaged_replica_seconds: float
+    over_max_seconds: float
+    max_reversals: int
+
+    def figures(self) -> dict[str, float | int]:
+        return {
+            "floor_breach_seconds": self.floor_breach_seconds,
+            "unmanaged_replica_seconds": self.unmanaged_replica_seconds,
+            "over_max_seconds": self.over_max_seconds,
+            "max_reversals": self.max_reversals,
+        }
+
+
+def measure(steps: Sequence[StepSample], terms: PromiseTerms) -> PromiseReport:
+    """Measure the four promises (and the max-sum floor) over ``steps``, in time order."""
+    dt = terms.step_s
+    floor_v, floor_s = _floor(steps, terms)
+    unmanaged_v, unmanaged_rs = _unmanaged(steps, terms)
+    ceiling_v, over_s = _ceiling(steps, terms)
+    churn_v, reversals = _churn(steps)
+    below_v = _max_sum_below(steps, dt)
+    promised = terms.promised
+    violations = [v for v in floor_v + unmanaged_v + ceiling_v + churn_v if v.kind in promised]
+    if terms.policy != "Duplicated":
+        violations += below_v
+    violations.sort(key=lambda v: v.t)
+    return PromiseReport(
+        terms=terms,
+        violations=violations,
+        floor_breach_seconds=floor_s,
+        unmanaged_replica_seconds=unmanaged_rs,
+        over_max_seconds=over_s,
+        max_reversals=reversals,
+    )
+
+
+# --- episodes -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Episode:
+    """A run of steps in which a promise does not hold."""
+
+    start: float
+    clock: float = 0.0  # seconds that count towards the tolerance
+    weight: float = 0.0  # the figure's integral over the episode
+    worst: tuple[float, str] = (float("-inf"), "")  # (how bad, what it looked like) at the worst step
+    end: float = 0.0
+
+    def add(self, t: float, dt: float, clock: bool, weight: float, badness: float, what: str) -> None:
+        self.clock += dt if clock else 0.0
+        self.weight += weight
+        self.end = t + dt
+        if badness > self.worst[0]:
+            self.worst = (badness, what)
+
+
+Probe = Callable[["StepSample"], "tuple[float, str] | None"]
+"""One step: None when the promise holds, else (how bad, a description of the step)."""
+
+
+def _episodes(steps: Sequence[StepSample], dt: float, probe: Probe) -> Iterator[_Episode]:
+    """Episodes of a promise measured on the whole fleet (controller-down steps are not measured)."""
+    episode: _Episode | None = None
+    for s in steps:
+        found = probe(s) if s.controller_up else None
+        if found is None:
+            if episode is not None:
+                yield episode
+            episode = None
+            continue
+        if episode is None:
+            episode = _Episode(start=s.t)
+        episode.add(s.t, dt, True, dt, found[0], found[1])
+    if episode is not None:
+        yield episode
+
+
+def _breached(episode: _Episode, tolerance: float) -> bool:
+    return episode.clock > tolerance + _EPS
+
+
+# --- 1. floor -----------------------------------------------------------------------------------------
+
+
+def _eligible(c: ClusterSample) -> bool:
+    return c.selected and c.workload and not c.down
+
+
+def _floor(steps: Sequence[StepSample], terms: PromiseTerms) -> tuple[list[Violation], float]:
+    def probe(s: StepSample) -> tuple[float, str] | None:
+        eligible = {n: c for n, c in sorted(s.clusters.items()) if _eligible(c)}
+        capacity = sum(c.capacity for c in eligible.values())
+        need = min(s.fhpa_min, capacity)
+        have = sum(c.ready + c.starting for c in eligible.values())
+        if have >= need:
+            return None
+        per = ", ".join(f"{n} {c.ready + c.starting}/{c.replicas}" for n, c in eligible.items()) or "none"
+        what = (
+            f"{have} scheduled replicas below the floor {need} = min(F.min {s.fhpa_min}, "
+            f"capacity {capacity}) at t={s.t:.0f}s (reachable selected clusters, scheduled/replicas: {per})"
+        )
+        return float(need - have), what
+
+    violations, seconds = [], 0.0
+    tolerance = terms.floor_tolerance_s
+    for ep in _episodes(steps, terms.step_s, probe):
+        if _breached(ep, tolerance):
+            seconds += ep.weight
+            violations.append(
+                Violation(
+                    ep.start,
+                    FLOOR,
+                    f"{ep.worst[1]}; below the floor for {ep.clock:.0f}s from t={ep.start:.0f}s "
+                    f"(allowed {tolerance:.0f}s: failover grace + one pass)",
+                )
+            )
+    return violations, seconds
+
+
+# --- 2. every replica under an HPA ---------------------------------------------------------------------
+
+
+def _cluster_names(steps: Sequence[StepSample]) -> list[str]:
+    return sorted({n for s in steps for n in s.clusters})
+
+
+def _unmanaged_now(s: StepSample, name: str) -> bool:
+    c = s.clusters.get(name)
+    return (
+        c is not None
+        and s.controller_up
+        and c.selected
+        and not c.down
+        and c.replicas > 0
+        and c.hpa_max is None
+        and not c.foreign_hpa
+    )
+
+
+def _unmanaged(steps: Sequence[StepSample], terms: PromiseTerms) -> tuple[list[Violation], float]:
+    dt, period = terms.step_s, terms.unmanaged_tolerance_s
+    violations, replica_seconds = [], 0.0
+
+    def close(name: str, ep: _Episode | None, drained_s: float) -> None:
+        nonlocal replica_seconds
+        if ep is None or not _breached(ep, period):
+            return
+        replica_seconds += ep.weight
+        drain = f"; {drained_s:.0f}s of it a drain the controller wrote" if drained_s else ""
+        violations.append(
+            Violation(
+                ep.start,
+                UNMANAGED,
+                f"{name}: {ep.worst[1]} with no member HPA for {ep.clock:.0f}s from t={ep.start:.0f}s"
+                f"{drain} (allowed {period:.0f}s: one optimization period)",
+            )
+        )
+
+    for name in _cluster_names(steps):
+        episode: _Episode | None = None
+        drain_start: float | None = None
+        drained_s = 0.0
+        for s in steps:
+            if not _unmanaged_now(s, name):
+                close(name, episode, drained_s)
+                episode, drain_start, drained_s = None, None, 0.0
+                continue
+            c = s.clusters[name]
+            if episode is None:
+                episode = _Episode(start=s.t)
+            if drain_start is None and c.drained:
+                drain_start = s.t
+            draining = drain_start is not None and s.t < drain_start + period - _EPS
+            drained_s += dt if draining else 0.0
+            episode.add(
+                s.t,
+                dt,
+                not draining,
+                0.0 if draining else c.replicas * dt,
+                c.replicas,
+                f"{c.replicas} replicas running",
+            )
+        close(name, episode, drained_s)
+    return violations, replica_seconds
+
+
+# --- 3. ceiling ---------------------------------------------------------------------------------------
+
+
+def _ceiling(steps: Sequence[StepSample], terms: PromiseTerms) -> tuple[list[Violation], float]:
+    def probe(s: StepSample) -> tuple[float, str] | None:
+        maxes = {n: c.hpa_max for n, c in sorted(s.clusters.items()) if not c.down and c.hpa_max is not None}
+        total = sum(maxes.values())
+        if total <= s.fhpa_max:
+            return None
+        listing = ", ".join(f"{n} {m}" for n, m in maxes.items())
+        return float(total - s.fhpa_max), (
+            f"reachable member maxes sum to {total} > F.max {s.fhpa_max} at t={s.t:.0f}s ({listing})"
+        )
+
+    violations, seconds = [], 0.0
+    tolerance = terms.ceiling_tolerance_s
+    for ep in _episodes(steps, terms.step_s, probe):
+        if _breached(ep, tolerance):
+            seconds += ep.weight
+            violations.append(
+                Violation(
+                    ep.start,
+                    CEILING,
+                    f"{ep.worst[1]}; above F.max for {ep.clock:.0f}s from t={ep.start:.0f}s "
+                    f"(allowed {tolerance:.0f}s: one pass)",
+                )
+            )
+    return violations, seconds
+
+
+def _max_sum_below(steps: Sequence[StepSample], dt: float) -> list[Violation]:
+    def probe(s: StepSample) -> tuple[float, str] | None:
+        maxes = {n: c.hpa_max for n, c in sorted(s.clusters.items()) if c.hpa_max is not None}
+        total = sum(maxes.values())
+        if total >= s.fhpa_max:
+            return None
+        listing = ", ".join(f"{n} {m}" for n, m in maxes.items()) or "no member HPA"
+        return float(s.fhpa_max - total), (
+            f"member maxes sum to {total} < F.max {s.fhpa_max} at t={s.t:.0f}s ({listing})"
+        )
+
+    return [
+        Violation(
+            ep.start,
+            MAX_SUM_BELOW,
+            f"{ep.worst[1]}; below F.max for {ep.clock:.0f}s from t={ep.start:.0f}s "
+            f"(allowed {dt:.0f}s: one pass)",
+        )
+        for ep in _episodes(steps, dt, probe)
+        if _breached(ep, dt)
+    ]
+
+
+# --- 4. calm ------------------------------------------------------------------------------------------
+
+
+def is_flat(demand: Sequence[float]) -> bool:
+    """Flat demand: max - min at most FLAT_BAND of max (all zero is flat)."""
+    high, low = max(demand), min(demand)
+    return high - low <= FLAT_BAND * high + _EPS
+
+
+@dataclass(frozen=True)
+class _Reversal:
+    at: int  # the step of the move that reversed direction
+    reversed_move: int  # the step of the move it reversed
+
+
+def _reversals(steps: Sequence[StepSample], name: str) -> list[_Reversal]:
+    out: list[_Reversal] = []
+    last_move: tuple[int, int] | None = None  # (step, direction)
+    previous: int | None = None
+    for i, s in enumerate(steps):
+        c = s.clusters.get(name)
+        current = (c.hpa_max or 0) if c is not None else 0
+        if previous is not None and current != previous:
+            direction = 1 if current > previous else -1
+            if last_move is not None and last_move[1] != direction:
+                out.append(_Reversal(i, last_move[0]))
+            last_move = (i, direction)
+        previous = current
+    return out
+
+
+def _churn(steps: Sequence[StepSample]) -> tuple[list[Violation], int]:
+    demand = [s.demand_rps for s in steps]
+    violations: list[Violation] = []
+    most = 0
+    for name in _cluster_names(steps):
+        reversals = _reversals(steps, name)
+        episode: _ChurnEpisode | None = None
+        for k, last in enumerate(reversals):
+            first: int | None = None  # the earliest reversal of the flat window under an hour ending here
+            for j in range(k, -1, -1):
+                r = reversals[j]
+                if steps[last.at].t - steps[r.at].t >= CALM_WINDOW_S - _EPS:
+                    break
+                if not is_flat(demand[r.reversed_move : last.at + 1]):
+                    break
+                first = j
+            count = 0 if first is None else k - first + 1
+            most = max(most, count)
+            if first is None or count <= CALM_MAX_REVERSALS:
+                if episode is not None:
+                    violations.append(episode.violation(steps, name, reversals))
+                episode = None
+            elif episode is None:
+                episode = _ChurnEpisode(first=first, last=k, worst=count)
+            else:
+                episode.last, episode.worst = k, max(episode.worst, count)
+        if episode is not None:
+            violations.append(episode.violation(steps, name, reversals))
+    return violations, most
+
+
+@dataclass
+class _ChurnEpisode:
+    """Reversals ``first``..``last`` of one member max, each past the limit within its flat hour."""
+
+    first: int
+    last: int
+    worst: int  # the most reversals within one hour of flat demand
+
+    def violation(self, steps: Sequence[StepSample], name: str, reversals: list[_Reversal]) -> Violation:
+        first, last = reversals[self.first], reversals[self.last]
+        values: list[int] = []
+        for s in steps[max(first.reversed_move - 1, 0) : last.at + 1]:
+            c = s.clusters.get(name)
+            m = (c.hpa_max or 0) if c is not None else 0
+            if not values or values[-1] != m:
+                values.append(m)
+        shown = "->".join(str(v) for v in values[:8]) + ("->..." if len(values) > 8 else "")
+        demand = [s.demand_rps for s in steps[first.reversed_move : last.at + 1]]
+        t0, t1 = steps[first.at].t, steps[last.at].t
+        return Violation(
+            t0,
+            CHURN,
+            f"{name}: member max reversed direction {self.last - self.first + 1} times from t={t0:.0f}s "
+            f"to {t1:.0f}s of flat demand ({min(demand):.0f}-{max(demand):.0f} rps), at most {self.worst} "
+            f"within an hour (allowed {CALM_MAX_REVERSALS}): max {shown}",
+        )

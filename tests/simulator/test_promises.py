@@ -1,0 +1,363 @@
+"""simulator.promises over hand-built fleets: each promise breached just past its tolerance is one
+violation, just under is none; drains, outages, Duplicated and changing demand as DESIGN §4 says."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from simulator.engine import ClusterSample, StepSample
+from simulator.promises import (
+    CALM_WINDOW_S,
+    CEILING,
+    CHURN,
+    FLOOR,
+    MAX_SUM_BELOW,
+    UNMANAGED,
+    PromiseTerms,
+    is_flat,
+    measure,
+)
+
+DT = 15.0
+TERMS = PromiseTerms(step_s=DT, failover_grace_s=60, optimization_period_s=60, policy="StaticWeighted")
+DUPLICATED = replace(TERMS, policy="Duplicated")
+
+
+def cluster(
+    replicas: int = 2,
+    *,
+    ready: int | None = None,
+    pending: int = 0,
+    capacity: int = 50,
+    down: bool = False,
+    hpa: tuple[int, int] | None = (1, 10),
+    selected: bool = True,
+    workload: bool = True,
+    foreign_hpa: bool = False,
+    drained: bool = False,
+) -> ClusterSample:
+    return ClusterSample(
+        replicas=replicas,
+        ready=replicas - pending if ready is None else ready,
+        starting=0,
+        pending=pending,
+        capacity=capacity,
+        down=down,
+        hpa_min=hpa[0] if hpa else None,
+        hpa_max=hpa[1] if hpa else None,
+        hpa_desired=replicas if hpa else None,
+        utilization=50.0,
+        served_rps=0.0,
+        selected=selected,
+        workload=workload,
+        foreign_hpa=foreign_hpa,
+        drained=drained,
+    )
+
+
+def healthy() -> dict[str, ClusterSample]:
+    """Two clusters that keep every promise: 2 + 2 replicas (F.min 4), maxes 10 + 10 (F.max 20)."""
+    return {"a": cluster(), "b": cluster()}
+
+
+def steps(*fleets: dict[str, ClusterSample], demand: float | list[float] = 1000.0) -> list[StepSample]:
+    return [
+        StepSample(
+            t=i * DT,
+            demand_rps=demand[i] if isinstance(demand, list) else demand,
+            served_rps=0.0,
+            oracle_rps=0.0,
+            controller_up=True,
+            fhpa_min=4,
+            fhpa_max=20,
+            clusters=fleet,
+        )
+        for i, fleet in enumerate(fleets)
+    ]
+
+
+def run(before: int, bad: dict[str, ClusterSample], count: int, after: int = 4) -> list[StepSample]:
+    """``before`` healthy steps, ``count`` steps of ``bad``, ``after`` healthy steps."""
+    return steps(*([healthy()] * before + [bad] * count + [healthy()] * after))
+
+
+def kinds(report_steps: list[StepSample], terms: PromiseTerms = TERMS) -> list[str]:
+    return [v.kind for v in measure(report_steps, terms).violations]
+
+
+def test_a_fleet_that_keeps_every_promise_reports_nothing():
+    report = measure(steps(*[healthy()] * 300), TERMS)
+    assert report.violations == []
+    assert report.figures() == {
+        "floor_breach_seconds": 0.0,
+        "unmanaged_replica_seconds": 0.0,
+        "over_max_seconds": 0.0,
+        "max_reversals": 0,
+    }
+
+
+# --- 1. floor: min(F.min, capacity) scheduled replicas, failover grace + one pass (75 s) ---------------
+
+BELOW_FLOOR = {"a": cluster(2), "b": cluster(0)}  # 2 scheduled, F.min 4, room for 100
+
+
+def test_floor_broken_just_past_the_grace_plus_one_pass_is_one_violation():
+    report = measure(run(3, BELOW_FLOOR, 6), TERMS)  # 90 s > 60 s + 15 s
+    assert [(v.t, v.kind) for v in report.violations] == [(3 * DT, FLOOR)]
+    assert "2 scheduled replicas below the floor 4" in report.violations[0].detail
+    assert report.floor_breach_seconds == 90
+
+
+def test_floor_broken_for_exactly_the_grace_plus_one_pass_is_no_violation():
+    report = measure(run(3, BELOW_FLOOR, 5), TERMS)  # 75 s
+    assert report.violations == [] and report.floor_breach_seconds == 0
+
+
+def test_a_long_breach_is_reported_once_and_two_breaches_twice():
+    assert kinds(run(0, BELOW_FLOOR, 200)) == [FLOOR]
+    twice = steps(*([BELOW_FLOOR] * 8 + [healthy()] + [BELOW_FLOOR] * 8))
+    assert kinds(twice) == [FLOOR, FLOOR]
+
+
+def test_the_floor_is_capped_by_what_the_eligible_clusters_can_hold():
+    full = {"a": cluster(2, capacity=2), "b": cluster(1, capacity=1)}  # F.min 4, room for 3: all used
+    assert kinds(steps(*[full] * 20)) == []
+    short = {"a": cluster(2, capacity=2), "b": cluster(0, capacity=1)}
+    assert kinds(steps(*[short] * 20)) == [FLOOR]
+
+
+def test_pending_pods_do_not_hold_the_floor():
+    # a runs 4 replicas but has room for 2; b, with room, sits at 0
+    stuck = {"a": cluster(4, pending=2, capacity=2), "b": cluster(0)}
+    assert kinds(steps(*[stuck] * 20)) == [FLOOR]
+
+
+@pytest.mark.parametrize(
+    "elsewhere",
+    [
+        cluster(4, down=True),  # unreachable replicas do not serve
+        cluster(4, selected=False),  # not the FederatedHPA's cluster
+    ],
+    ids=["down", "not-selected"],
+)
+def test_only_reachable_selected_clusters_count_for_the_floor(elsewhere):
+    fleet = {"a": elsewhere, "b": cluster(0)}
+    assert kinds(steps(*[fleet] * 20)) == [FLOOR]
+
+
+def test_a_cluster_without_the_workload_adds_no_room():
+    fleet = {"a": cluster(2, capacity=2), "b": cluster(0, workload=False, hpa=(1, 10))}
+    assert kinds(steps(*[fleet] * 20)) == []  # the floor is min(4, 2) = 2
+
+
+def with_outage(fleets: list[dict[str, ClusterSample]], down: range) -> list[StepSample]:
+    out = steps(*fleets)
+    for i in down:
+        out[i].controller_up = False
+    return out
+
+
+@pytest.mark.parametrize(("after", "expected"), [(5, []), (6, [(FLOOR, 14 * DT)])])
+def test_a_controller_outage_restarts_the_clock(after, expected):
+    # 60 s below the floor, 150 s with the controller down, then 75 s (none) or 90 s (one, from its return)
+    fleet = with_outage([BELOW_FLOOR] * (14 + after) + [healthy()] * 3, down=range(4, 14))
+    assert [(v.kind, v.t) for v in measure(fleet, TERMS).violations] == expected
+
+
+# --- 2. every replica under an HPA: one optimization period (60 s) ----------------------------------------
+
+UNMANAGED_B = {"a": cluster(2, hpa=(1, 20)), "b": cluster(3, hpa=None)}  # a holds all of F.max
+
+
+def test_replicas_without_an_hpa_just_past_one_optimization_period_are_one_violation():
+    report = measure(run(2, UNMANAGED_B, 5), TERMS)  # 75 s > 60 s
+    assert [(v.t, v.kind) for v in report.violations] == [(2 * DT, UNMANAGED)]
+    assert report.violations[0].detail.startswith("b: 3 replicas running with no member HPA")
+    assert report.unmanaged_replica_seconds == 3 * 75
+
+
+def test_replicas_without_an_hpa_for_one_optimization_period_are_no_violation():
+    report = measure(run(2, UNMANAGED_B, 4), TERMS)  # 60 s
+    assert report.violations == [] and report.unmanaged_replica_seconds == 0
+
+
+@pytest.mark.parametrize(
+    "b",
+    [
+        cluster(3, hpa=None, foreign_hpa=True),  # ConflictingHPA: the user's HPA scales them
+        cluster(3, hpa=None, selected=False),  # not the FederatedHPA's cluster
+        cluster(3, hpa=None, down=True),  # unreachable: nothing can act on it
+        cluster(0, hpa=None),  # nothing runs
+    ],
+    ids=["foreign-hpa", "not-selected", "down", "no-replicas"],
+)
+def test_these_are_not_unmanaged_replicas(b):
+    assert kinds(steps(*[{"a": cluster(4, hpa=(1, 20)), "b": b}] * 20)) == []
+
+
+def drain(replicas: list[int], written: int) -> list[StepSample]:
+    """b has no HPA while the controller writes its replicas down at the first ``written`` steps."""
+    fleets = [
+        {"a": cluster(4, hpa=(1, 20)), "b": cluster(r, hpa=None, drained=i < written)}
+        for i, r in enumerate(replicas)
+    ]
+    return steps(*fleets, *[healthy()] * 3)
+
+
+def test_a_drain_the_controller_writes_is_not_a_breach_while_it_lasts():
+    # 8 steps (120 s) without an HPA: the first 60 s are the drain, then 60 s more
+    report = measure(drain([8, 6, 4, 3, 2, 2, 1, 1], written=5), TERMS)
+    assert report.violations == [] and report.unmanaged_replica_seconds == 0
+
+
+def test_the_same_steps_without_the_controllers_writes_are_a_breach():
+    assert kinds(drain([8, 6, 4, 3, 2, 2, 1, 1], written=0)) == [UNMANAGED]
+
+
+def test_a_drain_that_outlasts_its_optimization_period_is_a_breach():
+    report = measure(drain([8, 6, 4, 3] + [2] * 5, written=4), TERMS)  # 60 s drain, then 75 s
+    assert kinds(drain([8, 6, 4, 3] + [2] * 5, written=4)) == [UNMANAGED]
+    assert "60s of it a drain the controller wrote" in report.violations[0].detail
+    assert report.unmanaged_replica_seconds == 2 * 75  # the drain itself is not counted
+
+
+# --- 3. ceiling: reachable member maxes sum to at most F.max, one pass (15 s) -----------------------------
+
+OVER_MAX = {"a": cluster(hpa=(1, 15)), "b": cluster(hpa=(1, 10))}  # 25 > 20
+
+
+def test_maxes_above_federated_max_for_two_passes_are_one_violation():
+    report = measure(run(2, OVER_MAX, 2), TERMS)
+    assert [(v.t, v.kind) for v in report.violations] == [(2 * DT, CEILING)]
+    assert "reachable member maxes sum to 25 > F.max 20" in report.violations[0].detail
+    assert report.over_max_seconds == 30
+
+
+def test_maxes_above_federated_max_for_one_pass_are_no_violation():
+    report = measure(run(2, OVER_MAX, 1), TERMS)
+    assert report.violations == [] and report.over_max_seconds == 0
+
+
+def test_an_unreachable_clusters_stale_max_does_not_count_until_it_answers():
+    stale = {"a": cluster(4, hpa=(1, 20)), "b": cluster(hpa=(1, 10), down=True)}
+    assert kinds(steps(*[stale] * 20)) == []
+    back = {"a": cluster(4, hpa=(1, 20)), "b": cluster(hpa=(1, 10))}
+    assert kinds(steps(*[stale] * 10, *[back] * 3)) == [CEILING]
+
+
+@pytest.mark.parametrize(("after", "expected"), [(1, []), (2, [CEILING])])
+def test_a_controller_outage_stops_the_ceiling_clock_too(after, expected):
+    fleet = with_outage([OVER_MAX] * (11 + after) + [healthy()] * 3, down=range(1, 11))
+    assert kinds(fleet) == expected  # one pass over before the outage, then ``after`` passes
+
+
+def test_maxes_summing_below_federated_max_for_two_passes_are_reported():
+    under = {"a": cluster(hpa=(1, 5)), "b": cluster(hpa=(1, 10))}
+    assert kinds(run(2, under, 1)) == []
+    assert kinds(run(2, under, 2)) == [MAX_SUM_BELOW]
+    lost = {"a": cluster(4, hpa=(1, 10)), "b": cluster(hpa=(1, 10), down=True)}  # down: still its share
+    assert kinds(run(2, lost, 10)) == []
+
+
+# --- 4. calm: at most 4 reversals of one member max within an hour of flat demand ------------------------
+
+
+def bouncing(reversals: int, every: int = 4, demand: float | list[float] = 1000.0) -> list[StepSample]:
+    """a's max goes 10 -> 12 -> 10 -> 12 ...: ``reversals`` reversals, a move every ``every`` steps."""
+    fleets: list[dict[str, ClusterSample]] = []
+    for move in range(reversals + 2):
+        high = move % 2 == 1
+        a = cluster(hpa=(1, 12 if high else 10))
+        b = cluster(hpa=(1, 8 if high else 10))  # b gives way: the sum stays 20
+        fleets += [{"a": a, "b": b}] * every
+    return steps(*fleets, demand=demand)
+
+
+def test_five_reversals_within_an_hour_of_flat_demand_are_one_violation_per_member():
+    report = measure(bouncing(5), TERMS)
+    assert [v.kind for v in report.violations] == [CHURN, CHURN]
+    assert report.violations[0].detail.startswith("a: member max reversed direction 5 times")
+    assert report.max_reversals == 5
+
+
+def test_four_reversals_within_an_hour_are_calm_enough():
+    report = measure(bouncing(4), TERMS)
+    assert report.violations == [] and report.max_reversals == 4
+
+
+def test_a_long_bounce_is_one_violation_per_member_and_counts_every_reversal():
+    report = measure(bouncing(40), TERMS)
+    assert [v.kind for v in report.violations] == [CHURN, CHURN]
+    assert "reversed direction 40 times" in report.violations[0].detail
+    assert report.max_reversals == 40
+
+
+def test_five_reversals_spread_over_more_than_an_hour_are_calm():
+    every = int(CALM_WINDOW_S / 4 / DT)  # a reversal every 15 minutes: the 5th is an hour after the 1st
+    report = measure(bouncing(5, every=every), TERMS)
+    assert report.violations == [] and report.max_reversals == 4
+    nearly = measure(bouncing(5, every=every - 1), TERMS)  # 56 minutes
+    assert [v.kind for v in nearly.violations] == [CHURN, CHURN]
+
+
+def test_reversals_while_the_demand_changes_do_not_count():
+    n = len(bouncing(8))
+    rising = [1000.0 * 1.05**i for i in range(n)]  # +5% a step: never flat from a move to its reversal
+    report = measure(bouncing(8, demand=rising), TERMS)
+    assert report.violations == [] and report.max_reversals == 0
+
+
+def test_reversals_within_the_flat_band_count():
+    n = len(bouncing(8))
+    wobble = [1000.0 + (50 if i % 3 else 0) for i in range(n)]  # 1000-1050 rps: within 10%
+    assert [v.kind for v in measure(bouncing(8, demand=wobble), TERMS).violations] == [CHURN, CHURN]
+
+
+def test_flat_demand():
+    assert is_flat([1000, 1050, 1100])
+    assert not is_flat([1000, 1200])
+    assert is_flat([0, 0, 0])
+    assert not is_flat([0, 10])
+
+
+def test_removing_and_recreating_a_member_hpa_are_moves_of_its_max():
+    fleets = [{"a": cluster(hpa=(1, 10) if (i // 4) % 2 == 0 else None), "b": cluster()} for i in range(40)]
+    report = measure(steps(*fleets), replace(TERMS, optimization_period_s=3600))
+    assert report.max_reversals == 8 and [v.kind for v in report.violations if v.kind == CHURN] == [CHURN]
+
+
+# --- which promises each FederatedHPA makes --------------------------------------------------------------
+
+
+def every_breach() -> list[StepSample]:
+    return (
+        run(0, BELOW_FLOOR, 10)
+        + run(0, UNMANAGED_B, 10)
+        + run(0, OVER_MAX, 10)
+        + [replace(s) for s in bouncing(5)]
+    )
+
+
+def retimed(fleet: list[StepSample]) -> list[StepSample]:
+    for i, s in enumerate(fleet):
+        s.t = i * DT
+    return fleet
+
+
+def test_assisted_policies_keep_all_four_promises():
+    assert sorted(set(kinds(retimed(every_breach())))) == sorted([FLOOR, UNMANAGED, CEILING, CHURN])
+
+
+def test_duplicated_keeps_only_the_floor_and_every_replica_under_an_hpa():
+    fleet = retimed(every_breach())
+    report = measure(fleet, DUPLICATED)
+    assert sorted({v.kind for v in report.violations}) == sorted([FLOOR, UNMANAGED])
+    assert report.over_max_seconds > 0 and report.max_reversals >= 5  # measured all the same
+
+
+def test_without_scale_assist_no_promise_of_section_4_is_made():
+    report = measure(retimed(every_breach()), replace(TERMS, scale_assist=False))
+    assert {v.kind for v in report.violations} == set()
+    assert report.floor_breach_seconds > 0 and report.unmanaged_replica_seconds > 0
