@@ -14,7 +14,7 @@ from controller.planning.fleet import Fleet
 from controller.planning.observation import ClusterObservation
 from controller.planning.plan import EventRecord, HPAAction, ReplicaWrite
 from controller.planning.policy import DUPLICATED
-from fhpa_api.models import ClusterStatus
+from fhpa_api.models import ClusterStatus, Condition
 
 
 def transition_events(
@@ -52,6 +52,14 @@ def transition_events(
                 )
             )
     return events
+
+
+def object_events(before: list[Condition] | None, after: list[Condition] | None) -> list[EventRecord]:
+    """A Warning when a promise starts giving way to another (the FloorHeld condition turns False)."""
+    now = next((c for c in after or [] if c.type == "FloorHeld" and c.status == "False"), None)
+    if now is None or had_reason(before, now.reason or ""):
+        return []
+    return [EventRecord(type="Warning", reason=now.reason or "FloorHeld", message=now.message or "")]
 
 
 def _failed_over_text(fleet: Fleet, h: Health) -> str:

@@ -27,7 +27,7 @@ from controller.planning.fleet import FAILED_OVER, SATURATED, Fleet, Slot, norma
 from controller.planning.member_hpa import render_spec, template_digest
 from controller.planning.observation import ClusterObservation
 from controller.planning.plan import HPAAction, Plan, ReplicaWrite
-from controller.planning.plan_events import action_events, transition_events
+from controller.planning.plan_events import action_events, object_events, transition_events
 from controller.planning.policy import DUPLICATED
 from controller.planning.status_report import planned_status
 from fhpa_api.models import ClusterStatus, FederatedHPA, FederatedHPAStatus
@@ -86,6 +86,7 @@ def plan(
         optimized_at=last_optimization,
     )
     events = transition_events(fleet, selected, rows, health, conflicting) + fleet.events
+    events += object_events(previous.conditions, status.conditions)
     events += action_events(hpa_actions, replica_writes, fleet)
     requeue = _requeue(fleet, health, health_policy, last_optimization, config)
     return Plan(

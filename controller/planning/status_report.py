@@ -101,7 +101,36 @@ def _object_conditions(fleet: Fleet, previous: list[Condition] | None) -> list[C
             f"{spec.assignment_type}: capacity moves between clusters as load requires",
             fleet.now,
         )
-    return [ready, active]
+    return [ready, active, _floor_condition(fleet, previous)]
+
+
+FLOOR_GIVES_WAY = "CapacityBelowMinReplicas"
+
+
+def _floor_condition(fleet: Fleet, previous: list[Condition] | None) -> Condition:
+    """Can the reachable clusters hold F.min? When not, the floor gives way to the ceiling (README)."""
+    federated_min = fleet.fhpa.spec.effective_min
+    reachable = [s for s in fleet.ordered() if s.can_receive and s.max_replicas > 0]
+    unknown = any(s.cluster.available_replicas is None for s in reachable)
+    holdable = sum(s.cluster.available_or(0) for s in reachable)
+    if not reachable or unknown or holdable >= federated_min:
+        return condition(
+            previous,
+            "FloorHeld",
+            "True",
+            "Held",
+            f"the reachable clusters can hold minReplicas {federated_min}",
+            fleet.now,
+        )
+    return condition(
+        previous,
+        "FloorHeld",
+        "False",
+        FLOOR_GIVES_WAY,
+        f"the reachable clusters can hold {holdable} of minReplicas {federated_min}: the floor gives way to "
+        "what they hold, and the pods beyond it stay pending where they are until capacity grows",
+        fleet.now,
+    )
 
 
 def _row(

@@ -130,3 +130,18 @@ def test_plan_is_deterministic_and_does_not_mutate_its_input() -> None:
     before = f.model_dump()
     assert plan(f, fleet, T0, CONFIG) == plan(f, list(reversed(fleet)), T0, CONFIG)
     assert f.model_dump() == before
+
+
+def test_floor_above_what_the_clusters_hold_is_a_condition_and_one_warning() -> None:
+    # F.min 30 against clusters that can hold 10 + 8: the ceiling holds, the floor gives way (README)
+    f = fhpa("Aggregated", 30, 40)
+    f, fleet, p = settle(f, [obs("a", 5, 10), obs("b", 5, 8)])
+    floor = next(c for c in p.status.conditions if c.type == "FloorHeld")
+    assert (floor.status, floor.reason) == ("False", "CapacityBelowMinReplicas")
+    assert "hold 18 of minReplicas 30" in floor.message
+    assert reasons(p).count("CapacityBelowMinReplicas") == 1
+    p = run(f, fleet, T0 + timedelta(seconds=15))
+    assert "CapacityBelowMinReplicas" not in reasons(p)  # on the transition only
+    roomy = update(update(fleet, "a", available_replicas=40), "b", available_replicas=40)
+    p = run(f, roomy, T0 + timedelta(seconds=30))
+    assert next(c for c in p.status.conditions if c.type == "FloorHeld").status == "True"
