@@ -32,10 +32,11 @@ from controller.planning.member_hpa import (
     owner_labels,
     template_digest,
 )
+from controller.planning.metric_ratio import metric_ratio
 from controller.planning.observation import ClusterObservation, MemberHPAObservation, Taint
 from controller.ports import Clock, ClusterIdentity
 from fhpa_api.models import CrossVersionObjectReference, FederatedHPA
-from simulator.native_hpa import NativeHPA, SyncResult
+from simulator.native_hpa import NativeHPA, SyncResult, current_metrics, spec_metrics
 from simulator.replica_calculator import PodReadings
 
 CPU_REQUEST_MILLI = 1000
@@ -318,6 +319,7 @@ class SimulatedCluster:
             desired_replicas=hpa.status.desired_replicas,
             template_digest=hpa.annotations.get(ANNOTATION_DIGEST),
             conditions=hpa.status.condition_list(),
+            metric_ratio=metric_ratio(spec_metrics(hpa), current_metrics(hpa.status)),
         )
 
 

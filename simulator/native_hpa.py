@@ -464,6 +464,21 @@ class NativeHPA:
         )
 
 
+def spec_metrics(hpa: NativeHPA) -> list[dict[str, Any]]:
+    """The HPA's metrics as its spec holds them (the default CPU 80% when none are set)."""
+    return [
+        m.model_dump(mode="json", by_alias=True, exclude_none=True) for m in hpa.metrics or _default_metrics()
+    ]
+
+
+def current_metrics(status: HPAStatus) -> list[dict[str, Any]]:
+    """status.currentMetrics as the real HPA reports it: the simulator's pods report CPU only."""
+    if status.current_utilization is None:
+        return []
+    current = {"averageUtilization": status.current_utilization}
+    return [{"type": "Resource", "resource": {"name": "cpu", "current": current}}]
+
+
 def _default_metrics() -> list[MetricSpec]:
     return [
         MetricSpec.model_validate(

@@ -42,6 +42,7 @@ from controller.planning.member_hpa import (
     hpa_name,
     owner_labels,
 )
+from controller.planning.metric_ratio import metric_ratio
 from controller.planning.observation import ClusterObservation, MemberHPAObservation
 from controller.ports import ClusterIdentity
 from fhpa_api.models import Condition, CrossVersionObjectReference, FederatedHPA
@@ -136,6 +137,7 @@ def hpa_observation(hpa: Mapping[str, Any], owned: bool) -> MemberHPAObservation
         desired_replicas=int(status.get("desiredReplicas") or 0),
         template_digest=(meta.get("annotations") or {}).get(ANNOTATION_DIGEST),
         conditions=_conditions(status.get("conditions")),
+        metric_ratio=metric_ratio(spec.get("metrics") or [], status.get("currentMetrics") or []),
     )
 
 

@@ -30,6 +30,7 @@ class MemberHPAObservation(BaseModel):
     current_replicas: int = 0
     desired_replicas: int = 0
     template_digest: str | None = None  # digest of metrics/behavior/target we wrote (see member_hpa.py)
+    metric_ratio: float | None = None  # largest current/target over its metrics (metric_ratio.py)
     conditions: list[Condition] = Field(default_factory=list)
 
     def condition(self, type_: str) -> Condition | None:

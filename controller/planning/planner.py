@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, Field
 
-from controller.planning import optimization, priority, zero
+from controller.planning import burst, optimization, priority, zero
 from controller.planning.affinity import affinity_matches
 from controller.planning.assignment import initial_assignment, initial_replicas
 from controller.planning.failover import Health, HealthPolicy, Role, assess, due_at
@@ -255,6 +255,7 @@ def _adjust(fleet: Fleet, last_optimization: datetime | None, config: PlannerCon
     optimization.release_saturation(fleet)
     priority.scale_up(fleet)
     optimization.trigger(fleet)
+    burst.assist(fleet, settle_seconds=config.optimization_period_seconds)
     if priority.pin_and_release(fleet):
         optimization.optimize(fleet, "lower-priority clusters drained")
     due = last_optimization is None or (fleet.now - last_optimization).total_seconds() >= (

@@ -202,6 +202,18 @@ def test_hpa_status_is_observed(fake: FakeKube, member: KubeMemberCluster) -> No
     )
     obs = member.observe(fhpa).hpa
     assert obs is not None and obs.current_replicas == 4 and obs.wants_more_than_max
+    assert obs.metric_ratio is None  # no currentMetrics reported
+
+
+def test_hpa_current_metrics_give_the_ratio_to_target(fake: FakeKube, member: KubeMemberCluster) -> None:
+    fhpa = make_fhpa()  # the default metric: CPU at 80% average utilization
+    member.apply_hpa(fhpa, render_spec(fhpa, 1, 4))
+    current = [{"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": 200}}}]
+    fake.store.set_status(
+        HPAS, "default", "web", {"currentReplicas": 4, "desiredReplicas": 4, "currentMetrics": current}
+    )
+    obs = member.observe(fhpa).hpa
+    assert obs is not None and obs.metric_ratio == 2.5
 
 
 def test_an_hpa_we_do_not_own_is_never_overwritten(fake: FakeKube, member: KubeMemberCluster) -> None:

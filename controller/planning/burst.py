@@ -1,0 +1,98 @@
+"""Burst assist: when a cluster runs its max and its HPA wants more, start the rest elsewhere now.
+
+A native HPA over a cluster that has just been given room (its max raised by a spill, a cluster
+with surplus max but few replicas) ramps up by its own rate limits, from what it runs: from 1 replica
+that is several doublings while requests go unserved. The controller knows more: the member HPAs'
+metrics (``status.currentMetrics``, :mod:`controller.planning.metric_ratio`) say how many replicas
+the fleet's load asks for, and the clusters at their max cannot run them. So the deficit (what the
+load asks for, minus every replica running or starting) is started at once in the clusters that have
+room under their max, in the policy's order of preference, one tier at a time: a cluster further down
+gets replicas only when the ones above it are at their max (DESIGN §4, as the Prioritized spill). The
+member HPAs then take over; they agree with the new count, since the load asks for it.
+
+Only while some cluster is held at its max and wants more: below that, every member HPA can still
+scale on its own and nothing is written.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+
+from controller.planning.fleet import Fleet, Slot
+from controller.planning.policy import preference_order
+
+TOLERANCE = 0.1
+"""The native HPA's default tolerance: a ratio within it asks for no change."""
+
+
+def deficit(fleet: Fleet) -> int:
+    """Replicas the load asks for beyond what runs or starts, by the member HPAs' metrics (0: unknown).
+
+    Each cluster's ready pods serve its share of the load at its HPA's ratio to target, so the fleet
+    needs sum(ratio * ready) pods (a cluster whose HPA reports no metric counts as at its target); the
+    pods still starting are already on their way. Within the HPA's tolerance the answer is 0.
+    """
+    needed = Decimal(0)
+    ready = have = 0
+    measured = False
+    for slot in fleet.slots.values():
+        if not slot.can_receive or slot.max_replicas <= 0:
+            continue
+        have += slot.current
+        ready += slot.cluster.ready_replicas
+        hpa = slot.cluster.hpa
+        ratio = hpa.metric_ratio if hpa is not None and hpa.owned else None
+        measured = measured or ratio is not None
+        needed += Decimal(str(ratio if ratio is not None else 1.0)) * slot.cluster.ready_replicas
+    if not measured or ready == 0 or needed <= Decimal(str(1 + TOLERANCE)) * ready:
+        return 0
+    return max(0, math.ceil(needed) - have)
+
+
+def _held_at_max(fleet: Fleet, slot: Slot) -> bool:
+    return slot.can_receive and slot.current >= slot.max_replicas > 0 and fleet.wants_more(slot)
+
+
+def _written_lately(fleet: Fleet, slot: Slot, settle_seconds: float) -> bool:
+    """The pods of our last write to this cluster get time to start and show in its HPA's metrics."""
+    return slot.last_write is not None and (fleet.now - slot.last_write).total_seconds() < settle_seconds
+
+
+def assist(fleet: Fleet, settle_seconds: float) -> list[Slot]:
+    """Start the fleet's deficit in the clusters with room, preferred first. Returns the raised slots.
+
+    A cluster whose replicas the controller wrote less than ``settle_seconds`` ago (the optimization
+    period) is skipped this pass, and so is everything below it: its pods are still starting."""
+    if not any(_held_at_max(fleet, s) for s in fleet.slots.values()):
+        return []
+    missing = deficit(fleet)
+    if missing <= 0:
+        return []
+    raised = []
+    for name in preference_order(fleet.fhpa, [s.cluster for s in fleet.slots.values()]):
+        slot = fleet.slots[name]
+        room = slot.max_replicas - slot.current
+        if not slot.can_receive or slot.saturated or room <= 0 or not slot.cluster.workload_found:
+            continue
+        if _written_lately(fleet, slot, settle_seconds):
+            break
+        if slot.current == 0 and not fleet.fhpa.spec.effective_scaling_to_zero:
+            continue  # a cluster at 0 without scalingToZero is the initial assignment's business
+        take = min(room, missing)
+        fleet.write_replicas(
+            slot,
+            slot.current + take,
+            f"burst: starts {take} of the {missing} replicas "
+            "the load asks for beyond what the clusters at their max can run",
+        )
+        raised.append(slot)
+        missing -= take
+        if missing <= 0 or slot.current < slot.max_replicas:
+            break  # one tier at a time: the next cluster only once this one is at its max
+    if raised:
+        fleet.event(
+            "BurstAssisted",
+            "clusters at their max want more: " + ", ".join(f"{s.name} -> {s.current}" for s in raised),
+        )
+    return raised

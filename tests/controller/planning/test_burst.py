@@ -1,0 +1,67 @@
+"""Burst assist: the replicas a cluster at its max cannot run start at once where there is room."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from controller.planning.observation import ClusterObservation
+from tests.controller.planning_builders import T0, bounds, fhpa, obs, reasons, run, settle, update, writes
+
+S = timedelta(seconds=1)
+
+
+def overloaded(fleet: list[ClusterObservation], name: str, ratio: float) -> list[ClusterObservation]:
+    """``name`` runs its max, every pod ready, and its HPA's metrics stand at ``ratio`` of target."""
+    o = next(o for o in fleet if o.name == name)
+    hi = o.hpa.max_replicas if o.hpa else 0
+    fleet = update(fleet, name, current_replicas=hi, ready_replicas=hi, hpa_desired=hi + 1, hpa_limited=True)
+    return [
+        f.model_copy(update={"hpa": f.hpa.model_copy(update={"metric_ratio": ratio})})
+        if f.name == name
+        else f
+        for f in fleet
+    ]
+
+
+def prioritized():
+    f = fhpa("Prioritized", 2, 60, priorities={"onprem": 2, "cloud": 1})
+    f, fleet, p = settle(f, [obs("onprem", 10, 10), obs("cloud", 0, 100)])
+    assert bounds(p) == {"cloud": (1, 50), "onprem": (2, 10)}
+    return f, fleet
+
+
+def test_the_next_tier_starts_what_the_capped_cluster_cannot_run() -> None:
+    f, fleet = prioritized()
+    assert writes(run(f, fleet, T0 + S)) == {}  # nobody at its max: every HPA scales on its own
+    # onprem runs its max 10 at twice its CPU target: the load asks for 20, so 10 more start in the cloud
+    p = run(f, overloaded(fleet, "onprem", 2.0), T0 + 61 * S)
+    assert writes(p) == {"cloud": 1 + 10}
+    assert "BurstAssisted" in reasons(p)
+
+
+def test_within_the_hpa_tolerance_nothing_is_started() -> None:
+    f, fleet = prioritized()
+    assert writes(run(f, overloaded(fleet, "onprem", 1.08), T0 + 61 * S)) == {}
+
+
+def test_pods_already_starting_count_and_a_fresh_write_settles_first() -> None:
+    f, fleet = prioritized()
+    fleet = overloaded(fleet, "onprem", 2.0)
+    f, fleet, p = settle(f, fleet, T0 + 61 * S)
+    assert writes(p) == {"cloud": 11}
+    # 15 s later the 10 are still starting (not ready): nothing more, and not the same write again
+    fleet = update(fleet, "cloud", current_replicas=11, ready_replicas=1)
+    assert writes(run(f, fleet, T0 + 76 * S)) == {}
+    # a period later the load grew again: onprem at 3x, the cloud's 11 counted as what runs
+    fleet = overloaded(fleet, "onprem", 3.0)
+    assert writes(run(f, fleet, T0 + 130 * S)) == {"cloud": 11 + 10}
+
+
+def test_a_lower_tier_gets_replicas_only_once_the_one_above_is_at_its_max() -> None:
+    f = fhpa("Prioritized", 3, 30, priorities={"a": 3, "b": 2, "c": 1})
+    f, fleet, p = settle(f, [obs("a", 10, 10), obs("b", 1, 5), obs("c", 1, 100)])
+    assert bounds(p) == {"a": (3, 10), "b": (1, 5), "c": (1, 15)}
+    p = run(f, overloaded(fleet, "a", 1.3), T0 + 61 * S)  # asks for 3 more: b has room for 4
+    assert writes(p) == {"b": 4}
+    p = run(f, overloaded(fleet, "a", 2.0), T0 + 61 * S)  # asks for 10 more: b fills to 5, c takes 6
+    assert writes(p) == {"b": 5, "c": 7}
