@@ -313,6 +313,7 @@ class ClusterStatus(ApiModel):
     last_failover_time: datetime | None = None
     max_trend: int | None = None  # +1 / -1: the direction of the last change of this cluster's max
     max_trend_time: datetime | None = None
+    drained_at: datetime | None = None  # when its max was last lowered below what it ran (a drain)
 
 
 class FederatedHPAStatus(ApiModel):

@@ -26,12 +26,12 @@ TOLERANCE = 0.1
 """The native HPA's default tolerance: a ratio within it asks for no change."""
 
 
-def deficit(fleet: Fleet) -> int:
-    """Replicas the load asks for beyond what runs or starts, by the member HPAs' metrics (0: unknown).
+def _need(fleet: Fleet) -> tuple[Decimal, int, int] | None:
+    """(replicas the load asks for, ready, running or starting) over the reachable clusters.
 
     Each cluster's ready pods serve its share of the load at its HPA's ratio to target, so the fleet
-    needs sum(ratio * ready) pods (a cluster whose HPA reports no metric counts as at its target); the
-    pods still starting are already on their way. Within the HPA's tolerance the answer is 0.
+    needs sum(ratio * ready) pods (a cluster whose HPA reports no metric counts as at its target).
+    None when no member HPA reports a metric.
     """
     needed = Decimal(0)
     ready = have = 0
@@ -45,9 +45,25 @@ def deficit(fleet: Fleet) -> int:
         ratio = hpa.metric_ratio if hpa is not None and hpa.owned else None
         measured = measured or ratio is not None
         needed += Decimal(str(ratio if ratio is not None else 1.0)) * slot.cluster.ready_replicas
-    if not measured or ready == 0 or needed <= Decimal(str(1 + TOLERANCE)) * ready:
+    return (needed, ready, have) if measured and ready > 0 else None
+
+
+def deficit(fleet: Fleet) -> int:
+    """Replicas the load asks for beyond what runs or starts (0 within the HPA's tolerance, or unknown).
+    The pods still starting are already on their way."""
+    need = _need(fleet)
+    if need is None or need[0] <= Decimal(str(1 + TOLERANCE)) * need[1]:
         return 0
-    return max(0, math.ceil(needed) - have)
+    return max(0, math.ceil(need[0]) - need[2])
+
+
+def surplus(fleet: Fleet) -> int:
+    """Replicas that run beyond what the load asks for, and beyond F.min (0 within the tolerance)."""
+    need = _need(fleet)
+    if need is None or need[0] >= Decimal(str(1 - TOLERANCE)) * need[1]:
+        return 0
+    keep = max(math.ceil(need[0]), fleet.fhpa.spec.effective_min)
+    return max(0, need[2] - keep)
 
 
 def _held_at_max(fleet: Fleet, slot: Slot) -> bool:

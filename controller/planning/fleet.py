@@ -35,6 +35,7 @@ class Slot:
     last_write: datetime | None = None  # when the controller last wrote this cluster's replicas
     trend: int = 0  # +1 / -1: which way this cluster's max moved last (status row), 0 unknown
     trend_since: datetime | None = None
+    drained_at: datetime | None = None  # when a drain last lowered its max below what it ran
     replica_reason: str = ""
 
     @property

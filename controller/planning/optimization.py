@@ -14,6 +14,8 @@ from datetime import timedelta
 from controller.planning.fleet import Fleet, Slot
 from controller.planning.policy import PRIORITIZED, available, split
 
+DEFAULT_SCALE_DOWN_WINDOW = 300
+"""The native HPA's scale-down stabilization window when behavior does not set one."""
 TREND_MEMORY = timedelta(hours=1)
 """How long a max's last direction holds small reversals back (the calm promise counts an hour)."""
 
@@ -32,15 +34,14 @@ def redistribute_slack(fleet: Fleet, recipients: list[Slot], slack: int) -> dict
     return split(fleet.fhpa, slack, [s.cluster for s in recipients], capacity)
 
 
-def optimize(fleet: Fleet, reason: str, deadband: bool = False) -> bool:
+def optimize(fleet: Fleet, reason: str) -> bool:
     """Each max becomes floor + its share of the fleet's slack. True when any max changed.
 
-    ``deadband`` (the period optimization): a max that would turn back against the way it last moved
-    (within the hour) by no more than :func:`_tolerance` holds the whole optimization back, unless a
-    cluster at its max would gain. The shares follow the replicas, and replicas wander at a
-    steady load (a scale-down stabilization here, a neighbour's outage there): without the band each
-    period would nudge the maxes back and forth (DESIGN §4 promise 4). A first move, or one that keeps
-    its direction, is never held back.
+    A deadband: a max that would turn back against the way it last moved holds the whole optimization
+    back (:func:`_within_band` says when), unless a cluster at its max presses for more. The shares
+    follow the replicas, and replicas wander at a steady load (a scale-down stabilization here, a
+    neighbour's outage there): without the band each period would nudge the maxes back and forth
+    (DESIGN §4 promise 4). A first move, or one that keeps its direction, is never held back.
     """
     movable = [s for s in fleet.ordered() if not s.held]
     recipients = [s for s in movable if s.can_receive and not s.saturated]
@@ -50,7 +51,7 @@ def optimize(fleet: Fleet, reason: str, deadband: bool = False) -> bool:
     shares = redistribute_slack(fleet, recipients, slack)
     before = {s.name: s.max_replicas for s in movable}
     target = {s.name: floor_of(s) + shares.get(s.name, 0) for s in movable}
-    if deadband and _within_band(fleet, movable, target):
+    if _within_band(fleet, movable, target):
         return False
     for slot in movable:
         slot.max_replicas = target[slot.name]
@@ -69,18 +70,47 @@ def _tolerance(max_replicas: int) -> int:
 
 
 def _within_band(fleet: Fleet, slots: list[Slot], target: dict[str, int]) -> bool:
-    """Would some max turn back by a small step soon after its last move? Then the period skips,
-    unless a cluster at its max would gain: it may need the room for a burst now."""
-    if any(target[s.name] > s.max_replicas and s.current >= s.max_replicas for s in slots):
+    """Would some max turn back soon after its last move? Then the optimization skips, unless a cluster
+    at its max presses for more: it may need the room for a burst now.
+
+    A max that went up is not lowered again by a small step (:func:`_tolerance`) within the hour. A
+    cluster drained lately (its max put below what it ran) gets no max back at all while its HPA's
+    scale-down window still remembers the higher count: with the room, the HPA would climb straight back
+    to it (its recommendation is the highest of the window), and the next drain would follow."""
+    if any(target[s.name] > s.max_replicas and _pressing(fleet, s) for s in slots):
         return False
+    window = _scale_down_window(fleet)
     for slot in slots:
         change = target[slot.name] - slot.max_replicas
+        drained = slot.drained_at is not None and (fleet.now - slot.drained_at).total_seconds() < window
+        if change > 0 and drained:
+            return True
         recent = slot.trend_since is not None and fleet.now - slot.trend_since < TREND_MEMORY
         if change == 0 or not recent or slot.trend == 0 or change * slot.trend > 0:
             continue
         if abs(change) <= _tolerance(slot.max_replicas):
             return True
     return False
+
+
+def _scale_down_window(fleet: Fleet) -> float:
+    """The member HPAs' scale-down stabilization window (the FederatedHPA's behavior; 300 s unset)."""
+    behavior = fleet.fhpa.spec.behavior
+    rules = behavior.scale_down if behavior is not None else None
+    seconds = rules.stabilization_window_seconds if rules is not None else None
+    return float(DEFAULT_SCALE_DOWN_WINDOW if seconds is None else seconds)
+
+
+def _pressing(fleet: Fleet, slot: Slot) -> bool:
+    """The cluster runs its max and its load asks for more: its metrics above target where the HPA
+    reports them (a max just lowered under it leaves its ScalingLimited condition stale), else the
+    HPA's own word."""
+    if slot.current < slot.max_replicas:
+        return False
+    hpa = slot.cluster.hpa
+    if hpa is not None and hpa.owned and hpa.metric_ratio is not None:
+        return hpa.metric_ratio > 1.1
+    return fleet.wants_more(slot)
 
 
 def trigger(fleet: Fleet) -> bool:

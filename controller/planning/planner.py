@@ -234,6 +234,7 @@ def _resume(
             last_write=row.last_scale_time,
             trend=row.max_trend or 0,
             trend_since=row.max_trend_time,
+            drained_at=row.drained_at,
         )
 
 
@@ -262,8 +263,11 @@ def _adjust(fleet: Fleet, last_optimization: datetime | None, config: PlannerCon
         config.optimization_period_seconds
     )
     if due:
-        optimization.optimize(fleet, "period optimization", deadband=True)
+        optimization.optimize(fleet, "period optimization")
         last_optimization = fleet.now
+    # after the optimizations, which share slack by room and would hand it straight back to the cluster
+    # being drained; the next period may give it max again, by then its replicas are down
+    priority.drain_from_bottom(fleet, settle_seconds=config.optimization_period_seconds)
     if fleet.fhpa.spec.effective_scaling_to_zero:
         started = zero.start_for_floor(fleet, "floor: the running clusters cannot hold F.min")
         if not started and not zero.scale_from_zero(fleet):

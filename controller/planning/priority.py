@@ -15,6 +15,7 @@ min (or 0) the pin is released and the Saturated mark with it, and the unused ma
 
 from __future__ import annotations
 
+from controller.planning import burst
 from controller.planning.fleet import Fleet, Slot
 from controller.planning.policy import PRIORITIZED, preference_order
 
@@ -103,6 +104,52 @@ def _below_its_cap(slot: Slot) -> bool:
     if hpa is None or not hpa.owned or slot.cluster.pending_replicas > 0:
         return False
     return hpa.desired_replicas < slot.max_replicas
+
+
+def drain_from_bottom(fleet: Fleet, settle_seconds: float) -> bool:
+    """While the load falls, take the replicas the fleet no longer needs from the lowest priority first.
+
+    A native HPA scales down only after its stabilization window (5 minutes by default) and then by its
+    rate limits, so a pinned fleet drained serially holds every higher cluster at its peak for as long
+    as the lower ones take. Lowering the lowest running cluster's max to what it must keep scales it
+    down at once (an HPA above its max goes straight to it); the surplus is what runs beyond what the
+    member HPAs' metrics ask for (``burst.surplus``). The freed max goes to the highest priority, one
+    tier per pass, and a cluster whose max moved within ``settle_seconds`` is left to settle first.
+    Nothing is drained while pods are still starting anywhere.
+    """
+    if fleet.fhpa.spec.assignment_type != PRIORITIZED or not _load_falling(fleet):
+        return False
+    if any(
+        s.cluster.current_replicas > s.cluster.ready_replicas for s in fleet.slots.values() if s.can_receive
+    ):
+        return False  # pods are still starting somewhere: an HPA asked for them, and they are not surplus
+    extra = burst.surplus(fleet)
+    ranked = [s for s in _by_priority(fleet) if s.can_receive and s.max_replicas > 0]
+    if extra <= 0 or len(ranked) < 2:
+        return False
+    top = ranked[0]
+    for slot in reversed(ranked[1:]):
+        if slot.current <= slot.hpa_min:
+            continue
+        moved = (
+            slot.trend_since is not None and (fleet.now - slot.trend_since).total_seconds() < settle_seconds
+        )
+        if moved:
+            return False
+        cut = min(extra, slot.current - slot.hpa_min)
+        if cut < max(2, -(-slot.current // 10)):
+            return False  # a step of one replica or a few percent is the HPA's own business
+        old = slot.max_replicas
+        slot.max_replicas = slot.current - cut
+        slot.drained_at = fleet.now
+        top.max_replicas += old - slot.max_replicas
+        fleet.event(
+            "DrainedFirst",
+            f"{slot.name}: the load fell; lower priorities give up replicas first: max {old} -> "
+            f"{slot.max_replicas}, {old - slot.max_replicas} back to {top.name}",
+        )
+        return True
+    return False
 
 
 def pin_and_release(fleet: Fleet) -> bool:

@@ -174,6 +174,7 @@ def _row(
         last_failover_time=health.last_failover if health is not None else None,
         max_trend=trend,
         max_trend_time=trend_time,
+        drained_at=slot.drained_at if slot is not None else (row.drained_at if row is not None else None),
     )
 
 

@@ -200,7 +200,9 @@ def test_period_optimization_does_not_turn_a_max_back_by_a_small_step() -> None:
 
 
 def test_period_optimization_turns_back_at_once_for_a_cluster_at_its_max() -> None:
+    # a runs its max and its HPA wants more: it gets its share at once, whatever the band says
     f = fhpa("StaticWeighted", 2, 20, weights={"a": 1, "b": 1})
     table = {"a": (1, 10, -1), "b": (1, 10, 1)}
     fleet = [obs("a", 10, hpa=owned_hpa(f, 1, 10, 10)), obs("b", 8, hpa=owned_hpa(f, 1, 10, 8))]
+    fleet = update(fleet, "a", hpa_desired=11, hpa_limited=True)  # held at max, TooManyReplicas
     assert bounds(run(trended(f, table, ago=120), fleet)) == {"a": (1, 11), "b": (1, 9)}

@@ -199,3 +199,46 @@ def test_an_hpa_the_cap_just_brought_down_does_not_hand_the_spill_back() -> None
     fleet = update(fleet, "member2", current_replicas=1, ready_replicas=1, hpa_desired=1)
     p = run(f, fleet, T0 + 110 * S)
     assert row(p, "member1").state is None
+
+
+def test_while_the_load_falls_the_lowest_priority_gives_up_what_the_fleet_no_longer_needs() -> None:
+    # a (priority 2) runs 10 of max 10, b (priority 1) runs 20 of max 30: the load fell to half of the
+    # CPU target, so the fleet needs 15 of its 30 running: b's max drops to 5 at once (an HPA above its
+    # max goes straight to it, no 5-minute window), the 25 freed go to a
+    f = fhpa("Prioritized", 2, 40, priorities={"a": 2, "b": 1})
+    f, fleet, p = settle(f, [obs("a", 10, 10), obs("b", 20, 100)])
+    assert bounds(p) == {"a": (2, 10), "b": (1, 30)}
+    f, fleet, p = settle(f, fleet, T0 + 120 * S)
+    fleet = update(fleet, "b", hpa_desired=15)  # wants fewer than run: the load is falling
+    fleet = [
+        o.model_copy(update={"hpa": o.hpa.model_copy(update={"metric_ratio": 0.5})}) if o.hpa else o
+        for o in fleet
+    ]
+    p = run(f, fleet, T0 + 240 * S)
+    assert bounds(p)["b"] == (1, 5)
+    assert bounds(p)["a"][1] == 35
+    assert "DrainedFirst" in reasons(p)
+    # within the tolerance of the target nothing is taken
+    steady = [o.model_copy(update={"hpa": o.hpa.model_copy(update={"metric_ratio": 0.95})}) for o in fleet]
+    assert "DrainedFirst" not in reasons(run(f, steady, T0 + 240 * S))
+
+
+def test_a_drained_cluster_gets_no_max_back_while_its_hpa_remembers_the_higher_count() -> None:
+    # the HPA's scale-down window keeps its highest recommendation for 5 minutes: handing the max back
+    # within it lets the HPA climb straight back, and the next drain follows (a 1 <-> 70 bounce)
+    f = fhpa("Prioritized", 2, 40, priorities={"a": 2, "b": 1})
+    f, fleet, p = settle(f, [obs("a", 10, 10), obs("b", 20, 100)])
+    f, fleet, p = settle(f, fleet, T0 + 120 * S)
+    fleet = update(fleet, "b", hpa_desired=15)
+    fleet = [
+        o.model_copy(update={"hpa": o.hpa.model_copy(update={"metric_ratio": 0.5})}) if o.hpa else o
+        for o in fleet
+    ]
+    f, fleet, p = settle(f, fleet, T0 + 240 * S)
+    assert bounds(p)["b"] == (1, 5)
+    fleet = update(fleet, "b", current_replicas=5, ready_replicas=5, hpa_desired=5)
+    calm = [o.model_copy(update={"hpa": o.hpa.model_copy(update={"metric_ratio": 1.0})}) for o in fleet]
+    f2, _, p = settle(f, calm, T0 + 400 * S)  # a period later, inside the 300 s window: b stays at 5
+    assert bounds(p)["b"] == (1, 5)
+    p = run(f2, calm, T0 + 600 * S)  # past the window the slack is shared again
+    assert bounds(p)["b"][1] > 5
