@@ -75,14 +75,23 @@ def _written_lately(fleet: Fleet, slot: Slot, settle_seconds: float) -> bool:
     return slot.last_write is not None and (fleet.now - slot.last_write).total_seconds() < settle_seconds
 
 
-def assist(fleet: Fleet, settle_seconds: float) -> list[Slot]:
+def assist(fleet: Fleet, settle_seconds: float, replacing: int = 0) -> list[Slot]:
     """Start the fleet's deficit in the clusters with room, preferred first. Returns the raised slots.
 
-    A cluster whose replicas the controller wrote less than ``settle_seconds`` ago (the optimization
-    period) is skipped this pass, and so is everything below it: its pods are still starting."""
-    if not any(_held_at_max(fleet, s) for s in fleet.slots.values()):
+    ``replacing``: the ready replicas of clusters failed over in this pass. Their load moves to the
+    others at once; where no member HPA reports metrics (the clusters taking over were at 0), that many
+    start there now, less what this pass already started (the floor's mins), as a spill starts the pods
+    that pend: a cluster taking over from 0 would otherwise ramp up from its min. Where HPAs report
+    metrics they scale on them themselves. A cluster whose replicas the controller wrote less than
+    ``settle_seconds`` ago (the optimization period) is skipped this pass, and so is everything below
+    it: its pods are still starting."""
+    if any(_held_at_max(fleet, s) for s in fleet.slots.values()):
+        missing = deficit(fleet)
+    elif replacing > 0 and _need(fleet) is None:
+        started = sum(max(0, s.current - s.cluster.current_replicas) for s in fleet.slots.values())
+        missing = replacing - started
+    else:
         return []
-    missing = deficit(fleet)
     if missing <= 0:
         return []
     raised = []

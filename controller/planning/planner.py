@@ -70,7 +70,8 @@ def plan(
         _resume(fleet, candidates, rows, health)
         _drain_unshared(fleet)
     if _assists(fhpa):  # also right after an assignment, so that the next pass finds nothing left to do
-        last_optimization = _adjust(fleet, last_optimization, config)
+        lost = sum((rows[n].ready_replicas or 0) for n, h in health.items() if h.failed_now and n in rows)
+        last_optimization = _adjust(fleet, last_optimization, config, replacing=lost)
     normalize(fleet)
     hpa_actions = _hpa_actions(fleet, registered, health, conflicting)
     replica_writes = _replica_writes(fleet)
@@ -247,7 +248,9 @@ def _drain_unshared(fleet: Fleet) -> None:
             fleet.write_replicas(slot, 0, "drained: no share of F.max is left for it")
 
 
-def _adjust(fleet: Fleet, last_optimization: datetime | None, config: PlannerConfig) -> datetime | None:
+def _adjust(
+    fleet: Fleet, last_optimization: datetime | None, config: PlannerConfig, replacing: int = 0
+) -> datetime | None:
     """The cross-cluster steps of DESIGN §4, in order. Returns the new last optimization time.
 
     Zeroing comes after everything that moves max (a cluster may just have received its first max),
@@ -256,7 +259,7 @@ def _adjust(fleet: Fleet, last_optimization: datetime | None, config: PlannerCon
     optimization.release_saturation(fleet)
     priority.scale_up(fleet)
     optimization.trigger(fleet)
-    burst.assist(fleet, settle_seconds=config.optimization_period_seconds)
+    burst.assist(fleet, settle_seconds=config.optimization_period_seconds, replacing=replacing)
     if priority.pin_and_release(fleet):
         optimization.optimize(fleet, "lower-priority clusters drained")
     due = last_optimization is None or (fleet.now - last_optimization).total_seconds() >= (

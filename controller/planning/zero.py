@@ -75,23 +75,28 @@ def _can_hold(slot: Slot) -> int:
 def start_for_floor(fleet: Fleet, reason: str) -> list[Slot]:
     """Start clusters at 0, most preferred first, until the running ones can hold F.min (promise 1).
 
-    A held cluster (unhealthy within its grace) still counts as running: a blip must not wake anyone.
-    Returns the started slots; their replicas are their min for now (see :func:`settle_started`).
+    The floor counts the reachable clusters: when the only running cluster stops answering, a cluster
+    at 0 starts at once instead of after the grace (a blip costs its replicas for a while; the floor
+    may not wait). Each started cluster runs at least its min and, together with the others, F.min.
+    Returns the started slots (see :func:`settle_started` for their final count).
     """
     if not fleet.fhpa.spec.effective_scaling_to_zero:
         return []
     federated_min = fleet.fhpa.spec.effective_min
-    holders = [s for s in fleet.slots.values() if s.max_replicas > 0 and (s.current > 0 or s.held)]
+    holders = [s for s in fleet.slots.values() if s.max_replicas > 0 and s.current > 0 and not s.held]
     holding = sum(_can_hold(s) for s in holders)
+    short = federated_min - sum(s.current for s in holders)
     zeros = [s for s in _zero_slots(fleet) if s.cluster.workload_found]
     started: list[Slot] = []
     for name in preference_order(fleet.fhpa, [s.cluster for s in zeros]):
         if holding >= federated_min:
             break
         slot = fleet.slots[name]
-        fleet.write_replicas(slot, max(slot.hpa_min, 1), reason)
+        replicas = min(slot.max_replicas, max(slot.hpa_min, 1, short))
+        fleet.write_replicas(slot, replicas, reason)
         started.append(slot)
         holding += _can_hold(slot)
+        short -= replicas
     if started:
         fleet.event(
             "ScaledFromZero",
@@ -102,10 +107,10 @@ def start_for_floor(fleet: Fleet, reason: str) -> list[Slot]:
 
 
 def settle_started(started: list[Slot], reason: str) -> None:
-    """After the mins are raised (min redistribution), each started cluster runs its (raised) min."""
+    """After the mins are raised (min redistribution), each started cluster runs at least its min."""
     for slot in started:
         if slot.replicas is not None:
-            slot.replicas = max(slot.hpa_min, 1)
+            slot.replicas = min(slot.max_replicas, max(slot.replicas, slot.hpa_min, 1))
             slot.replica_reason = reason
 
 

@@ -219,10 +219,25 @@ def test_failover_onto_a_cluster_at_zero_starts_it() -> None:
     assert writes(p) == {}  # b idles at 0 while a holds the floor
     fleet = update(fleet, "a", healthy=False)
     f, fleet, p = settle(f, fleet, T0 + 2 * S)
-    assert writes(p) == {}  # within the grace period: a blip wakes nobody
+    assert writes(p) == {}  # b has no share (a holds all of F.max): nothing to start during the grace
     f, fleet, p = settle(f, fleet, T0 + 70 * S)  # past the 60 s grace: a is failed over
-    assert writes(p) == {"b": 3}
+    # b takes a's load at once: the 6 replicas a ran start there (no HPA there reports metrics yet),
+    # not its min of 3 left to ramp up by doublings
+    assert writes(p) == {"b": 6}
     assert bounds(p)["b"][0] == 3
+
+
+def test_during_the_grace_an_idle_cluster_with_a_share_starts_to_hold_the_floor() -> None:
+    # the only running cluster stops answering: the floor is counted over the reachable clusters, so b
+    # (an HPA at 0 replicas) starts at once rather than after the grace; a blip costs b's min
+    f = fhpa("StaticWeighted", 3, 20, scalingToZero=True, weights={"a": 3, "b": 1})
+    f, fleet, _ = settle(f, [obs("a", 6, 20), obs("b", 0, 20)])
+    f, fleet, p = settle(f, fleet, T0 + S)
+    assert writes(p) == {}
+    fleet = update(fleet, "a", healthy=False)
+    p = run(f, fleet, T0 + 2 * S)
+    assert writes(p) == {"b": 3}  # F.min 3, the floor for the reachable clusters
+    assert "ScaledFromZero" in reasons(p)
 
 
 def test_a_cluster_woken_because_pods_pend_elsewhere_starts_with_as_many_as_pend() -> None:
