@@ -19,11 +19,9 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 
+from controller.planning.fleet import HPA_TOLERANCE as TOLERANCE
 from controller.planning.fleet import Fleet, Slot
 from controller.planning.policy import preference_order
-
-TOLERANCE = 0.1
-"""The native HPA's default tolerance: a ratio within it asks for no change."""
 
 
 def _need(fleet: Fleet) -> tuple[Decimal, int, int] | None:
@@ -67,7 +65,18 @@ def surplus(fleet: Fleet) -> int:
 
 
 def _held_at_max(fleet: Fleet, slot: Slot) -> bool:
-    return slot.can_receive and slot.current >= slot.max_replicas > 0 and fleet.wants_more(slot)
+    return slot.can_receive and slot.max_replicas > 0 and fleet.presses_for_more(slot)
+
+
+def _takes_the_load(slot: Slot) -> bool:
+    """Does load reach this cluster as it reaches the capped one? Only then do more pods here help.
+
+    Where its HPA reports metrics, they must be above target too: traffic routed by geography (its own
+    users, its own load) leaves it at target while another cluster is overloaded, and pods started
+    there would idle until its HPA removed them again. No metrics (at 0, just started): yes."""
+    hpa = slot.cluster.hpa
+    ratio = hpa.metric_ratio if hpa is not None and hpa.owned else None
+    return ratio is None or slot.cluster.ready_replicas == 0 or ratio > 1 + TOLERANCE
 
 
 def _written_lately(fleet: Fleet, slot: Slot, settle_seconds: float) -> bool:
@@ -102,6 +111,8 @@ def assist(fleet: Fleet, settle_seconds: float, replacing: int = 0) -> list[Slot
             continue
         if _written_lately(fleet, slot, settle_seconds):
             break
+        if not _takes_the_load(slot):
+            continue
         if slot.current == 0 and not fleet.fhpa.spec.effective_scaling_to_zero:
             continue  # a cluster at 0 without scalingToZero is the initial assignment's business
         take = min(room, missing)

@@ -5,9 +5,11 @@ fleet); past it, or at once when tainted NoExecute, it is failed over: it leaves
 share is reassigned. A failed-over cluster that answers again rejoins at once (DESIGN §4 promise 3: it
 must not keep serving its stale bounds), and the assignment keeps what it runs. What keeps a flapping
 cluster from being reassigned on every flap (promise 4) is its grace, which grows with each failover:
-``grace + hysteresis * (2**n - 1)`` after n failovers within the last hour, at most an hour, back to the
-flag's value after an hour without one. The timestamps and the count that drive this live in the
-cluster's status row, so a restarted controller keeps them.
+``grace + hysteresis * (4**n - 1)`` after n failovers within the last hour (60 s, 420 s, 1860 s, then
+an hour with the default flags), back to the flag's value after an hour without one. While a cluster is
+held past the flag's grace, the floor does not wait for it: the others' mins cover F.min. The
+timestamps and the count that drive this live in the cluster's status row, so a restarted controller
+keeps them.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class Health:
     grace_seconds: float = 0.0  # the grace this cluster gets now
     failed_now: bool = False  # this pass moved it out (an Event)
     rejoined_now: bool = False  # this pass brought it back (an Event)
+    past_flag_grace: bool = False  # held longer than the flag's grace (its own grew with its flaps)
 
     @property
     def candidate(self) -> bool:
@@ -50,14 +53,14 @@ class Health:
 @dataclass(frozen=True)
 class HealthPolicy:
     grace_seconds: float
-    hysteresis_seconds: float  # how much each recent failover adds to the grace (doubling)
+    hysteresis_seconds: float  # the grace's growth step: hysteresis * (4**n - 1) after n failovers
     enabled: bool  # scaleAssist: without it nothing is failed over after assignment
 
     def grace_after(self, failovers: int) -> float:
         """The grace of a cluster failed over ``failovers`` times within the last hour."""
         if failovers <= 0:
             return self.grace_seconds
-        grown = self.grace_seconds + self.hysteresis_seconds * (2 ** min(failovers, 16) - 1)
+        grown = self.grace_seconds + self.hysteresis_seconds * (4 ** min(failovers, 8) - 1)
         return min(grown, max(MAX_GRACE_SECONDS, self.grace_seconds))
 
 
@@ -97,7 +100,8 @@ def assess(
         return Health(Role.EXCLUDED, since, count, last, grace)
     if policy.enabled and (cluster.no_execute or (now - since).total_seconds() >= grace):
         return Health(Role.FAILED_OVER, since, count + 1, now, grace, failed_now=True)
-    return Health(Role.HELD, since, count, last, grace)
+    past_flag = policy.enabled and (now - since).total_seconds() >= policy.grace_seconds
+    return Health(Role.HELD, since, count, last, grace, past_flag_grace=past_flag)
 
 
 def due_at(health: Health, policy: HealthPolicy) -> datetime | None:

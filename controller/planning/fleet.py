@@ -15,6 +15,8 @@ from controller.planning.observation import ClusterObservation
 from controller.planning.plan import EventRecord
 from fhpa_api.models import FederatedHPA
 
+HPA_TOLERANCE = 0.1
+"""The native HPA's default tolerance: a metric within 10% of its target asks for no change."""
 SATURATED = "Saturated"
 FAILED_OVER = "FailedOver"
 
@@ -30,6 +32,7 @@ class Slot:
     saturated: bool = False
     pending_since: datetime | None = None
     held: bool = False  # unhealthy within the grace period: keeps its bounds, receives nothing
+    held_long: bool = False  # held past the flag's grace (a flapper's grown grace): its min not counted
     replicas: int | None = None  # a replica write decided in this pass
     previous_current: int | None = None  # the replicas the last pass saw (status row)
     last_write: datetime | None = None  # when the controller last wrote this cluster's replicas
@@ -107,6 +110,17 @@ class Fleet:
                 return True
         return self.pending_past_delay(slot)
 
+    def presses_for_more(self, slot: Slot) -> bool:
+        """The cluster runs its max and its load asks for more: its metrics above target where its HPA
+        reports them (an HPA whose max was just lowered under it keeps a stale ScalingLimited and a
+        desired of the old count), else the HPA's own word."""
+        if slot.current < slot.max_replicas:
+            return False
+        hpa = slot.cluster.hpa
+        if hpa is not None and hpa.owned and hpa.metric_ratio is not None:
+            return hpa.metric_ratio > 1 + HPA_TOLERANCE
+        return self.wants_more(slot)
+
     def write_replicas(self, slot: Slot, replicas: int, reason: str) -> None:
         """Decide a replica write; only the steps DESIGN names call this, and never for a sick cluster."""
         if not slot.can_receive or not slot.cluster.workload_found:
@@ -126,7 +140,9 @@ def normalize(fleet: Fleet) -> None:
         slot.min_replicas = min(max(slot.min_replicas, 1), slot.max_replicas)
         if slot.pin is not None and slot.pin <= slot.min_replicas:
             slot.pin = None
-    held_mins = sum(s.min_replicas for s in fleet.slots.values() if s.held)
+    # a cluster held past the flag's grace (its grace grew with its flaps) keeps its bounds, but the floor
+    # may not wait that long: the reachable clusters' mins then cover F.min alone (DESIGN §4 promise 1)
+    held_mins = sum(s.min_replicas for s in fleet.slots.values() if s.held and not s.held_long)
     free = {n: s.bounds for n, s in fleet.slots.items() if not s.held}
     raised = raise_mins(free, fleet.fhpa.spec.effective_min - held_mins)
     for name, bounds in raised.items():

@@ -77,7 +77,7 @@ def _within_band(fleet: Fleet, slots: list[Slot], target: dict[str, int]) -> boo
     cluster drained lately (its max put below what it ran) gets no max back at all while its HPA's
     scale-down window still remembers the higher count: with the room, the HPA would climb straight back
     to it (its recommendation is the highest of the window), and the next drain would follow."""
-    if any(target[s.name] > s.max_replicas and _pressing(fleet, s) for s in slots):
+    if any(target[s.name] > s.max_replicas and fleet.presses_for_more(s) for s in slots):
         return False
     window = _scale_down_window(fleet)
     for slot in slots:
@@ -99,18 +99,6 @@ def _scale_down_window(fleet: Fleet) -> float:
     rules = behavior.scale_down if behavior is not None else None
     seconds = rules.stabilization_window_seconds if rules is not None else None
     return float(DEFAULT_SCALE_DOWN_WINDOW if seconds is None else seconds)
-
-
-def _pressing(fleet: Fleet, slot: Slot) -> bool:
-    """The cluster runs its max and its load asks for more: its metrics above target where the HPA
-    reports them (a max just lowered under it leaves its ScalingLimited condition stale), else the
-    HPA's own word."""
-    if slot.current < slot.max_replicas:
-        return False
-    hpa = slot.cluster.hpa
-    if hpa is not None and hpa.owned and hpa.metric_ratio is not None:
-        return hpa.metric_ratio > 1.1
-    return fleet.wants_more(slot)
 
 
 def trigger(fleet: Fleet) -> bool:

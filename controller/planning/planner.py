@@ -167,11 +167,12 @@ def _assign(
 ) -> None:
     """The initial assignment (DESIGN §3), and the initial replicas it implies.
 
-    A cluster the last pass found full (Saturated) is still full: the split sees it as able to hold only
-    what it holds, and it keeps the mark, so a reassignment (a failover, a rejoin) does not hand it a
-    max its pods would pend against.
+    A cluster the last pass found full (Saturated) whose pods still pend is still full: the split sees
+    it as able to hold only what it holds, and it keeps the mark, so a reassignment (a failover, a
+    rejoin) does not hand it a max its pods would pend against. Once nothing pends there and its HPA no
+    longer presses against the cap, the mark goes (with unknown capacity nothing else would clear it).
     """
-    full = {c.name for c in candidates if _saturated(rows.get(c.name))}
+    full = {c.name for c in candidates if _saturated(rows.get(c.name)) and _still_full(c)}
     bounds = initial_assignment(fleet.fhpa, [_as_full(c) if c.name in full else c for c in candidates])
     to_zero = fleet.fhpa.spec.effective_scaling_to_zero
     for cluster in candidates:
@@ -182,6 +183,7 @@ def _assign(
             max_replicas=b.max_replicas,
             saturated=cluster.name in full,
             held=health[cluster.name].role == Role.HELD,
+            held_long=health[cluster.name].past_flag_grace,
             pending_since=_pending_since(cluster, rows.get(cluster.name), fleet.now),
         )
         fleet.slots[cluster.name] = slot
@@ -207,6 +209,12 @@ def _saturated(row: ClusterStatus | None) -> bool:
     return row is not None and row.state == SATURATED
 
 
+def _still_full(cluster: ClusterObservation) -> bool:
+    """Pods pend there, or its HPA is held at the cap and wants more."""
+    hpa = cluster.hpa
+    return cluster.pending_replicas > 0 or (hpa is not None and hpa.owned and hpa.wants_more_than_max)
+
+
 def _as_full(cluster: ClusterObservation) -> ClusterObservation:
     """The cluster as the split should see it when it is full: room for what it holds, no more."""
     holds = max(cluster.ready_replicas, cluster.current_replicas - cluster.pending_replicas, 1)
@@ -230,6 +238,7 @@ def _resume(
             pin=row.pinned_min_replicas,
             saturated=_saturated(row),
             held=health[cluster.name].role == Role.HELD,
+            held_long=health[cluster.name].past_flag_grace,
             pending_since=_pending_since(cluster, row, fleet.now),
             previous_current=row.current_replicas,
             last_write=row.last_scale_time,
@@ -259,7 +268,7 @@ def _adjust(
     optimization.release_saturation(fleet)
     priority.scale_up(fleet)
     optimization.trigger(fleet)
-    burst.assist(fleet, settle_seconds=config.optimization_period_seconds, replacing=replacing)
+    raised = burst.assist(fleet, settle_seconds=config.optimization_period_seconds, replacing=replacing)
     if priority.pin_and_release(fleet):
         optimization.optimize(fleet, "lower-priority clusters drained")
     due = last_optimization is None or (fleet.now - last_optimization).total_seconds() >= (
@@ -271,9 +280,12 @@ def _adjust(
     # after the optimizations, which share slack by room and would hand it straight back to the cluster
     # being drained; the next period may give it max again, by then its replicas are down
     priority.drain_from_bottom(fleet, settle_seconds=config.optimization_period_seconds)
-    if fleet.fhpa.spec.effective_scaling_to_zero:
+    if not fleet.fhpa.spec.effective_scaling_to_zero:
+        zero.start_idle(fleet)
+    else:
         started = zero.start_for_floor(fleet, "floor: the running clusters cannot hold F.min")
-        if not started and not zero.scale_from_zero(fleet):
+        # one wake-up a pass: a burst assist that started replicas already answered "who takes more"
+        if not started and not raised and not zero.scale_from_zero(fleet):
             zero.scale_to_zero(fleet, periodic=due, settle_seconds=config.optimization_period_seconds)
         optimization.redistribute_min(fleet)
         zero.settle_started(started, "floor: the running clusters cannot hold F.min")

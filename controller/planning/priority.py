@@ -127,7 +127,6 @@ def drain_from_bottom(fleet: Fleet, settle_seconds: float) -> bool:
     ranked = [s for s in _by_priority(fleet) if s.can_receive and s.max_replicas > 0]
     if extra <= 0 or len(ranked) < 2:
         return False
-    top = ranked[0]
     for slot in reversed(ranked[1:]):
         if slot.current <= slot.hpa_min:
             continue
@@ -136,20 +135,38 @@ def drain_from_bottom(fleet: Fleet, settle_seconds: float) -> bool:
         )
         if moved:
             return False
-        cut = min(extra, slot.current - slot.hpa_min)
-        if cut < max(2, -(-slot.current // 10)):
-            return False  # a step of one replica or a few percent is the HPA's own business
+        new_max = max(slot.current - extra, slot.hpa_min)
+        if slot.current - new_max < max(2, -(-slot.current // 10)):
+            return False  # a step of one replica or a few percent is its HPA's own business
         old = slot.max_replicas
-        slot.max_replicas = slot.current - cut
+        slot.max_replicas = new_max
         slot.drained_at = fleet.now
-        top.max_replicas += old - slot.max_replicas
+        given = _give_up_the_order(ranked[: ranked.index(slot)], old - new_max)
         fleet.event(
             "DrainedFirst",
             f"{slot.name}: the load fell; lower priorities give up replicas first: max {old} -> "
-            f"{slot.max_replicas}, {old - slot.max_replicas} back to {top.name}",
+            f"{slot.max_replicas}, back to " + ", ".join(f"{n} +{k}" for n, k in given),
         )
         return True
     return False
+
+
+def _give_up_the_order(above: list[Slot], freed: int) -> list[tuple[str, int]]:
+    """Hand ``freed`` max to the clusters above, preferred first, each up to what it can hold pods for
+    (Saturated ones are full); what none can hold goes to the most preferred, as DESIGN §3's split."""
+    given: list[tuple[str, int]] = []
+    for s in above:
+        room = s.cluster.available_replicas
+        fits = freed if room is None else max(0, room - s.max_replicas)
+        take = 0 if s.saturated else min(fits, freed)
+        if take > 0:
+            s.max_replicas += take
+            given.append((s.name, take))
+            freed -= take
+    if freed > 0 and above:
+        above[0].max_replicas += freed
+        given.append((above[0].name, freed))
+    return given
 
 
 def pin_and_release(fleet: Fleet) -> bool:

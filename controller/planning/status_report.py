@@ -110,7 +110,8 @@ FLOOR_GIVES_WAY = "CapacityBelowMinReplicas"
 def _floor_condition(fleet: Fleet, previous: list[Condition] | None) -> Condition:
     """Can the reachable clusters hold F.min? When not, the floor gives way to the ceiling (README)."""
     federated_min = fleet.fhpa.spec.effective_min
-    reachable = [s for s in fleet.ordered() if s.can_receive and s.max_replicas > 0]
+    # held clusters count (a blip must not raise a Warning); failed-over ones have no slot
+    reachable = [s for s in fleet.ordered() if (s.can_receive or s.held) and s.max_replicas > 0]
     unknown = any(s.cluster.available_replicas is None for s in reachable)
     holdable = sum(s.cluster.available_or(0) for s in reachable)
     if not reachable or unknown or holdable >= federated_min:

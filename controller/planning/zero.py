@@ -62,8 +62,9 @@ def _calls_for_more(fleet: Fleet, slot: Slot) -> bool:
     if fleet.pending_past_delay(slot):
         return True
     # "at its max and wants more": an HPA whose max was just raised reports wanting its max while its
-    # replicas still ramp up; it calls only once it runs its max (DESIGN §4: one tier at a time)
-    return slot.current >= slot.max_replicas and fleet.wants_more(slot)
+    # replicas still ramp up, and one whose max was just lowered (a drain) reports the old count; it
+    # calls only once it runs its max and its load asks for more (DESIGN §4: one tier at a time)
+    return fleet.presses_for_more(slot)
 
 
 def _can_hold(slot: Slot) -> int:
@@ -75,15 +76,15 @@ def _can_hold(slot: Slot) -> int:
 def start_for_floor(fleet: Fleet, reason: str) -> list[Slot]:
     """Start clusters at 0, most preferred first, until the running ones can hold F.min (promise 1).
 
-    The floor counts the reachable clusters: when the only running cluster stops answering, a cluster
-    at 0 starts at once instead of after the grace (a blip costs its replicas for a while; the floor
-    may not wait). Each started cluster runs at least its min and, together with the others, F.min.
+    A held cluster (unhealthy within its grace) still counts as running: a blip wakes nobody, and the
+    floor allows the grace (DESIGN §4 promise 1). Each started cluster runs at least its min and,
+    together with the others, F.min.
     Returns the started slots (see :func:`settle_started` for their final count).
     """
     if not fleet.fhpa.spec.effective_scaling_to_zero:
         return []
     federated_min = fleet.fhpa.spec.effective_min
-    holders = [s for s in fleet.slots.values() if s.max_replicas > 0 and s.current > 0 and not s.held]
+    holders = [s for s in fleet.slots.values() if s.max_replicas > 0 and (s.current > 0 or s.held)]
     holding = sum(_can_hold(s) for s in holders)
     short = federated_min - sum(s.current for s in holders)
     zeros = [s for s in _zero_slots(fleet) if s.cluster.workload_found]
@@ -112,6 +113,17 @@ def settle_started(started: list[Slot], reason: str) -> None:
         if slot.replicas is not None:
             slot.replicas = min(slot.max_replicas, max(slot.replicas, slot.hpa_min, 1))
             slot.replica_reason = reason
+
+
+def start_idle(fleet: Fleet) -> bool:
+    """Without scalingToZero no cluster idles at 0 under an HPA (a native HPA over 0 replicas never
+    scales): one that got max after the assignment (an optimization, a trigger) starts at its min."""
+    if fleet.fhpa.spec.effective_scaling_to_zero:
+        return False
+    idle = [s for s in _zero_slots(fleet) if s.cluster.workload_found]
+    for slot in idle:
+        fleet.write_replicas(slot, max(slot.hpa_min, 1), "an HPA over 0 replicas never scales: started")
+    return bool(idle)
 
 
 def scale_from_zero(fleet: Fleet) -> bool:

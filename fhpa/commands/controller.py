@@ -55,7 +55,7 @@ def register(subparsers: Any) -> None:
         type=_non_negative,
         default=120.0,
         metavar="SECONDS",
-        help="a flapping cluster's grace grows by this, doubling with each failover within an hour",
+        help="a flapping cluster's grace grows: grace + this x (4^n - 1) after n failovers in an hour",
     )
     pl.add_argument("--default-time-zone", default="UTC", help="IANA zone for cron rules without timeZone")
     pl.add_argument("--resync-period", type=_positive, default=60.0, metavar="SECONDS")

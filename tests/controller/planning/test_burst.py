@@ -15,12 +15,12 @@ def overloaded(fleet: list[ClusterObservation], name: str, ratio: float) -> list
     o = next(o for o in fleet if o.name == name)
     hi = o.hpa.max_replicas if o.hpa else 0
     fleet = update(fleet, name, current_replicas=hi, ready_replicas=hi, hpa_desired=hi + 1, hpa_limited=True)
-    return [
-        f.model_copy(update={"hpa": f.hpa.model_copy(update={"metric_ratio": ratio})})
-        if f.name == name
-        else f
-        for f in fleet
-    ]
+    return [with_ratio(o, ratio) if o.name == name else o for o in fleet]
+
+
+def with_ratio(o: ClusterObservation, ratio: float) -> ClusterObservation:
+    assert o.hpa is not None
+    return o.model_copy(update={"hpa": o.hpa.model_copy(update={"metric_ratio": ratio})})
 
 
 def prioritized():
@@ -65,3 +65,21 @@ def test_a_lower_tier_gets_replicas_only_once_the_one_above_is_at_its_max() -> N
     assert writes(p) == {"b": 4}
     p = run(f, overloaded(fleet, "a", 2.0), T0 + 61 * S)  # asks for 10 more: b fills to 5, c takes 6
     assert writes(p) == {"b": 5, "c": 7}
+
+
+def test_a_cluster_whose_own_load_is_at_target_is_not_raised() -> None:
+    # traffic routed by geography: onprem is overloaded, the cloud serves its own users at target.
+    # Pods started there would idle until its HPA removed them again (a fight), so none are started.
+    f, fleet = prioritized()
+    fleet = overloaded(fleet, "onprem", 2.0)
+    fleet = [with_ratio(o, 1.0) if o.name == "cloud" else o for o in fleet]
+    assert writes(run(f, fleet, T0 + 61 * S)) == {}
+
+
+def test_one_wake_up_a_pass_burst_first_then_not_also_from_zero() -> None:
+    f = fhpa("StaticWeighted", 2, 30, scalingToZero=True, weights={"a": 3, "b": 2, "c": 1})
+    f, fleet, p = settle(f, [obs("a", 15, 15), obs("b", 0, 30), obs("c", 0, 30)])
+    assert writes(p) == {}
+    fleet = overloaded(fleet, "a", 1.5)
+    p = run(f, fleet, T0 + 61 * S)
+    assert set(writes(p)) == {"b"}  # b, preferred, takes what a cannot run; c stays at 0 this pass

@@ -105,16 +105,20 @@ def test_a_flapping_cluster_gets_a_longer_grace_each_time_back_to_the_flag_after
     f, back = failed_over_and_back(f, fleet)
     f, back, p = settle(f, back, T0 + 100 * S)
     assert "Rejoined" in reasons(p) and row(p, "b").failovers == 1
-    # second outage at T0+200: grace 60 + 120 * (2**1 - 1) = 180 s
+    # second outage at T0+200: grace 60 + 120 * (4**1 - 1) = 420 s
     down = unreachable(back, "b")
     f, down, p = settle(f, down, T0 + 200 * S)
     f, down, p = settle(f, down, T0 + 300 * S)
     assert row(p, "b").state != "FailedOver" and "FailedOver" not in reasons(p)  # 100 s: still held
-    assert p.requeue_after_seconds is not None and p.requeue_after_seconds <= 80
-    f, down, p = settle(f, down, T0 + 380 * S)
+    # held past the flag's 60 s grace: a's min alone covers F.min 2 (the floor does not wait for b)
+    assert bounds(p)["a"][0] == 2
+    f, down, p = settle(f, down, T0 + 600 * S)
+    assert row(p, "b").state != "FailedOver"  # 400 s: still held
+    assert p.requeue_after_seconds is not None and p.requeue_after_seconds <= 20
+    f, down, p = settle(f, down, T0 + 620 * S)
     assert row(p, "b").state == "FailedOver" and row(p, "b").failovers == 2
     # an hour after its last failover, a new outage gets the flag's grace again
-    later = T0 + 380 * S + timedelta(hours=1)
+    later = T0 + 620 * S + timedelta(hours=1)
     f, up, p = settle(f, update(down, "b", healthy=True, current_replicas=6, ready_replicas=6), later)
     f, down, p = settle(f, unreachable(up, "b"), later + 10 * S)
     f, down, p = settle(f, down, later + 71 * S)

@@ -161,7 +161,8 @@ def test_a_reassignment_remembers_that_a_cluster_is_full() -> None:
     fleet = update(fleet, "a", current_replicas=12, ready_replicas=6, pending_replicas=6)
     f, fleet, p = settle(f, fleet, T0 + S)
     assert row(p, "a").state == "Saturated" and bounds(p)["a"][1] == 6
-    fleet = update(fleet, "a", current_replicas=6, pending_replicas=0)  # its HPA obeyed max 6
+    # its HPA obeyed max 6 and still wants 12: the cap is what holds it
+    fleet = update(fleet, "a", current_replicas=6, pending_replicas=0, hpa_desired=12, hpa_limited=True)
     f, fleet, _ = settle(f, fleet, T0 + 2 * S)
     down = update(fleet, "c", healthy=False)
     f, down, _ = settle(f, down, T0 + 10 * S)
@@ -206,3 +207,17 @@ def test_period_optimization_turns_back_at_once_for_a_cluster_at_its_max() -> No
     fleet = [obs("a", 10, hpa=owned_hpa(f, 1, 10, 10)), obs("b", 8, hpa=owned_hpa(f, 1, 10, 8))]
     fleet = update(fleet, "a", hpa_desired=11, hpa_limited=True)  # held at max, TooManyReplicas
     assert bounds(run(trended(f, table, ago=120), fleet)) == {"a": (1, 11), "b": (1, 9)}
+
+
+def test_a_reassignment_drops_the_mark_of_a_cluster_no_longer_pressing_against_its_cap() -> None:
+    # capacity unknown: nothing but this clears the mark. Nothing pends and its HPA is content at 6.
+    f = fhpa("DynamicWeighted", 2, 30, autoscaleMultiClusterDelay=0)
+    f, fleet, _ = settle(f, [obs("a", 5), obs("b", 5, 10), obs("c", 5, 10)])
+    fleet = update(fleet, "a", current_replicas=12, ready_replicas=6, pending_replicas=6)
+    f, fleet, p = settle(f, fleet, T0 + S)
+    fleet = update(fleet, "a", current_replicas=6, pending_replicas=0, hpa_desired=6, hpa_limited=False)
+    f, fleet, _ = settle(f, fleet, T0 + 2 * S)
+    down = update(fleet, "c", healthy=False)
+    f, down, _ = settle(f, down, T0 + 10 * S)
+    f, down, p = settle(f, down, T0 + 71 * S)
+    assert row(p, "a").state is None

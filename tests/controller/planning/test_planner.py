@@ -145,3 +145,12 @@ def test_floor_above_what_the_clusters_hold_is_a_condition_and_one_warning() -> 
     roomy = update(update(fleet, "a", available_replicas=40), "b", available_replicas=40)
     p = run(f, roomy, T0 + timedelta(seconds=30))
     assert next(c for c in p.status.conditions if c.type == "FloorHeld").status == "True"
+
+
+def test_a_blip_raises_no_floor_warning() -> None:
+    # a and b can hold 50 + 40 against F.min 60; a stops answering within its grace: it still counts
+    f = fhpa("StaticWeighted", 60, 80, weights={"a": 1, "b": 1})
+    f, fleet, p = settle(f, [obs("a", 30, 50), obs("b", 30, 40)])
+    assert next(c for c in p.status.conditions if c.type == "FloorHeld").status == "True"
+    p = run(f, update(fleet, "a", healthy=False), T0 + timedelta(seconds=15))
+    assert "CapacityBelowMinReplicas" not in reasons(p)
