@@ -39,7 +39,9 @@ def initial_assignment(fhpa: FederatedHPA, candidates: Sequence[ClusterObservati
     capacity = {c.name: available(c) for c in candidates}
     maxes = split(fhpa, spec.max_replicas, candidates, capacity)
     mins = split(fhpa, spec.effective_min, candidates, capacity)
-    current = {c.name: c.current_replicas for c in candidates}
+    # what runs: pods that cannot be scheduled do not run, and keeping a max for them only keeps them
+    # pending (the floor counts scheduled pods) while another cluster has room
+    current = {c.name: max(c.current_replicas - c.pending_replicas, 0) for c in candidates}
     maxes = keep_what_runs(maxes, current)
     return finalize(mins, maxes, spec.effective_min)
 

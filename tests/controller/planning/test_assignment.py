@@ -168,3 +168,14 @@ def test_initial_replicas() -> None:
     assert initial_replicas(b, 9, scaling_to_zero=True) == 5
     assert initial_replicas(b, 1, scaling_to_zero=True) == 2
     assert initial_replicas(Bounds(0, 0), 4, scaling_to_zero=False) is None
+
+
+def test_keep_what_runs_keeps_what_is_scheduled_not_what_pends() -> None:
+    # found by the fleet state machine: m2 runs 6 but can hold 5 (1 pends). Keeping a max of 6 there
+    # took it from m3, which has room, and the pod pended below the floor F.min 36 (capacity 37)
+    f = fhpa("Prioritized", 36, 36, priorities={"m3": 1})
+    fleet = [obs("m1", 0, 1), obs("m2", 6, 5, pending_replicas=1), obs("m3", 0, 31)]
+    p = run(f, fleet)
+    assert bounds(p)["m2"][1] == 5
+    w = writes(p)
+    assert w.get("m1", 0) + min(w.get("m2", 6), 5) + w.get("m3", 0) >= 36  # scheduled at once
