@@ -1,0 +1,815 @@
+"""A hypothesis state machine drives the simulator through random fleets and random event sequences and
+measures the FederatedHPA's four promises (DESIGN §4) after every rule (issue 11, deliverable 2).
+
+Fleets: 1-5 clusters with random capacities (0 and small ones included) and starting replicas (0 and
+above capacity included), any of the five policies with random weights or priorities, F.min/F.max
+(F.min above the fleet's capacity and F.max below what runs, sometimes), scalingToZero on and off,
+autoscaleMultiClusterDelay, pod start-up times and a demand. Events: time passing, load steps and ramps,
+cluster outages and flaps, controller outages, and FederatedHPA spec changes (F.min/F.max, or policy,
+preferences, scalingToZero and delay). Each simulated step is the simulator's own (15 s: the fleet moves,
+the native HPAs sync, the real controller code runs).
+
+After every rule ``simulator.promises.measure`` (the simulator's own measurement, from what the fleet did,
+with the simulator's tolerances) runs over the steps recorded so far and must find no breach of the four
+promises; nor may the engine's checks on the live objects (a member HPA with min above max, replicas given
+to a cluster while it is down). A breach still in progress at the last recorded step is not one until it
+outlasts its tolerance (``measure`` counts only the steps recorded); the teardown runs four more minutes of
+the final state, so that such an episode either ends or is caught. Not asserted by default: measure()'s
+max-sum-below-federated-max check (not one of the four promises; it fires when no selected cluster is
+reachable and so no member HPA can be written, see the bench's ``--checks``). Two things measure() does
+not know, which a step-by-step run adds:
+- the policy can change within a run. The floor and every-replica-under-an-HPA are promised by every
+  policy and are measured over all steps at once; the ceiling and calm are measured per run of steps under
+  one policy, and not under Duplicated (which does not promise them);
+- a spec change is the user moving the bounds, not "a steady load": calm is measured per run of steps
+  between two spec changes (member maxes follow a new F.max, and that is no churn).
+
+How it drives the simulator from outside (simulator/engine.py has no step-by-step API):
+- one step is ``Simulation._step(t, step)`` (private), the call ``Simulation.run`` makes in its loop;
+- cluster and controller outages: ``Simulation.scenario`` is replaced by a copy whose
+  ``clusters[].outages`` and ``controllerOutages`` hold the windows opened so far (an open one lasts a
+  year), so ``_step`` sees them exactly as it sees those of a scenario file;
+- demand: ``Simulation.trace`` is replaced by a flat trace or a ramp from now;
+- F.min/F.max: ``SimulatedControlPlane.patch_federated_hpa_bounds`` (the ControlPlane port cron uses);
+  a policy change: the new object, admitted by ``fhpa_api.validation.parse_object``, is stored with a
+  bumped generation through the control plane's private ``_fhpas`` and ``_replace`` (``kubectl apply``);
+- the steps and the engine's own checks: ``Simulation._steps`` and ``Simulation._violations`` (private).
+The public hooks that would replace these: ``Simulation.step()`` (run the next step, return its
+StepSample), ``Simulation.set_cluster_down(name, down)``, ``Simulation.set_controller_up(up)``,
+``Simulation.set_demand(trace)``, ``SimulatedControlPlane.update_federated_hpa_spec(key, spec)``,
+``Simulation.violations_so_far()``, and a policy per StepSample (so that measure() itself can judge a run
+whose policy changes).
+
+Reproducible: derandomized, no example database. ``make test`` does not shrink (a shrink of this machine
+takes minutes): a breach is reported as found, with the violation's detail, the event log and the fleet
+around it. ``bench/fleet_state_machine.py`` runs the same machine over many more examples and shrinks what
+it finds; ``KNOWN_BREACHES`` at the end holds the breaches found so far, shrunk to a minimal fleet and
+event sequence, each a strict expected failure until the planner keeps the promise.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from fhpa_api.models import FederatedHPA
+from fhpa_api.validation import parse_object
+from simulator.engine import Simulation, StepSample
+from simulator.load import Trace
+from simulator.promises import CEILING, CHURN, FLOOR, MAX_SUM_BELOW, UNMANAGED, Violation, measure
+from simulator.scenario import Window, parse_scenario
+
+ENGINE = "engine"  # the engine's own checks on the live objects (member-min-above-max, ...)
+STEP_S = 15.0
+NAMES = ("m1", "m2", "m3", "m4", "m5")
+POLICIES = ("StaticWeighted", "DynamicWeighted", "Aggregated", "Prioritized", "Duplicated")
+POD_RPS = 100.0  # podCapacity: rps one pod serves at 100% CPU
+RPS_PER_POD = 80.0  # demand is drawn in pods' worth at the default 80% CPU target
+FOREVER_S = 365 * 24 * 3600.0  # an outage window that is still open
+SETTLE_STEPS = 16
+"""Steps the teardown runs in the final state (4 min): longer than the longest tolerance (a drain of one
+optimization period plus one period unmanaged, 120 s; the floor's grace plus one pass, 75 s), so that an
+episode still open at the last rule is either over or a breach."""
+
+
+# --- the fleet --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Member:
+    name: str
+    capacity: int
+    replicas: int  # Ready at t=0 (above capacity: the rest pend)
+    startup_s: int
+
+
+@dataclass(frozen=True)
+class Spec:
+    """The FederatedHPA's spec, as the user writes it."""
+
+    policy: str
+    fmin: int
+    fmax: int
+    scaling_to_zero: bool = False
+    delay_s: int = 0
+    weights: tuple[int, ...] = ()  # StaticWeighted, per cluster in NAMES order
+    priorities: tuple[int, ...] = ()  # Prioritized, per cluster in NAMES order
+
+    def manifest(self, names: list[str]) -> dict[str, Any]:
+        assignment: dict[str, Any] = {"federatedHPAAssignmentType": self.policy}
+        if self.policy == "StaticWeighted":
+            assignment["clusterAutoscalingPreference"] = [
+                {"targetCluster": {"clusterNames": [n]}, "staticWeight": w}
+                for n, w in zip(names, self.weights, strict=False)
+            ]
+        elif self.policy == "Prioritized":
+            assignment["clusterAutoscalingPreference"] = [
+                {"targetCluster": {"clusterNames": [n]}, "priority": p}
+                for n, p in zip(names, self.priorities, strict=False)
+            ]
+        return {
+            "apiVersion": "autoscaling.karmada.io/v1alpha1",
+            "kind": "FederatedHPA",
+            "metadata": {"name": "app", "namespace": "default"},
+            "spec": {
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "app"},
+                "minReplicas": self.fmin,
+                "maxReplicas": self.fmax,
+                "scalingToZero": self.scaling_to_zero,
+                "autoscaleMultiClusterDelay": self.delay_s,
+                "federatedHPAAssignment": assignment,
+            },
+        }
+
+    def describe(self) -> str:
+        prefs = ""
+        if self.policy == "StaticWeighted":
+            prefs = f" weights {list(self.weights)}"
+        elif self.policy == "Prioritized":
+            prefs = f" priorities {list(self.priorities)}"
+        zero = " scalingToZero" if self.scaling_to_zero else ""
+        return f"{self.policy}{prefs} F {self.fmin}..{self.fmax}{zero} delay {self.delay_s}s"
+
+
+@dataclass(frozen=True)
+class Fleet:
+    members: tuple[Member, ...]
+    spec: Spec
+    demand_pods: int  # demand at t=0, in pods' worth at the CPU target
+
+    def scenario(self) -> dict[str, Any]:
+        return {
+            "name": "fleet-state-machine",
+            "duration": "24h",  # unused: the machine runs the steps itself
+            "step": STEP_S,
+            "clusters": [
+                {"name": m.name, "capacity": m.capacity, "replicas": m.replicas, "podStartup": m.startup_s}
+                for m in self.members
+            ],
+            "load": {"podCapacity": POD_RPS, "trace": [{"at": 0, "rps": self.demand_pods * RPS_PER_POD}]},
+            "federatedHPA": self.spec.manifest([m.name for m in self.members]),
+        }
+
+    def describe(self) -> str:
+        clusters = ", ".join(
+            f"{m.name} capacity {m.capacity} replicas {m.replicas} startup {m.startup_s}s"
+            for m in self.members
+        )
+        return f"{clusters}; {self.spec.describe()}; demand {self.demand_pods} pods"
+
+
+@dataclass
+class Profile:
+    """What the machine may draw and what it asserts. The test runs the default (everything); the bench
+    can switch parts off to look past a breach already known (``bench/fleet_state_machine.py --help``)."""
+
+    min_capacity: int = 0
+    fmin_above_room: bool = True  # F.min above the fleet's capacity (off: F.min drawn within it)
+    overfill: int = 5  # initial replicas up to capacity + this (above capacity: pods pend from t=0)
+    zero_weights: bool = True  # StaticWeighted weights of 0 (a cluster that gets no share)
+    max_delay_s: int = 120  # autoscaleMultiClusterDelay
+    cluster_outages: bool = True  # cluster_outage, cluster_back, flap
+    controller_outages: bool = True
+    spec_changes: bool = True
+    checks: frozenset[str] = frozenset((FLOOR, UNMANAGED, CEILING, CHURN, ENGINE))
+
+
+PROFILE = Profile()
+
+
+@st.composite
+def capacities(draw: st.DrawFn) -> int:
+    """Shrinks towards 1: 0 (a full cluster) stays in a reproduction only when it matters."""
+    low = max(PROFILE.min_capacity, 1)
+    edge = [st.just(0)] if PROFILE.min_capacity == 0 else []
+    return draw(st.one_of(st.integers(low, max(low, 4)), st.integers(5, 40), *edge))
+
+
+@st.composite
+def weight_lists(draw: st.DrawFn) -> tuple[int, ...]:
+    """m1's weight is at least 1 (the webhook wants one); the others shrink towards 1, not 0."""
+    other = st.one_of(st.integers(1, 4), st.just(0)) if PROFILE.zero_weights else st.integers(1, 4)
+    return (draw(st.integers(1, 4)), *(draw(other) for _ in NAMES[1:]))
+
+
+@st.composite
+def delays(draw: st.DrawFn) -> int:
+    return draw(st.sampled_from([d for d in (0, 15, 30, 60, 120) if d <= PROFILE.max_delay_s]))
+
+
+startups = st.sampled_from([30, 0, 15, 60, 120])
+priority_lists = st.lists(st.integers(0, 3), min_size=5, max_size=5).map(tuple)
+
+
+@st.composite
+def fleets(draw: st.DrawFn) -> Fleet:
+    n = draw(st.integers(1, 5))
+    members = []
+    for name in NAMES[:n]:
+        capacity = draw(capacities())
+        members.append(
+            Member(name, capacity, draw(st.integers(0, capacity + PROFILE.overfill)), draw(startups))
+        )
+    room = sum(m.capacity for m in members)
+    running = sum(m.replicas for m in members)
+    above = [st.integers(room + 1, room + 10)] if PROFILE.fmin_above_room else []
+    fmin = draw(st.one_of(st.integers(1, max(1, room)), *above))
+    fmax = draw(
+        st.one_of(
+            st.integers(fmin, 2 * room + 10),
+            st.integers(fmin, max(fmin, running - 1)),  # below what runs
+        )
+    )
+    spec = Spec(
+        policy=draw(st.sampled_from(POLICIES)),
+        fmin=fmin,
+        fmax=fmax,
+        scaling_to_zero=draw(st.booleans()),
+        delay_s=draw(delays()),
+        weights=draw(weight_lists()),
+        priorities=draw(priority_lists),
+    )
+    return Fleet(tuple(members), spec, draw(st.integers(0, room + 10)))
+
+
+# --- what the machine covered (the bench prints it; the test checks it ran thousands of steps) --------------
+
+
+@dataclass
+class Coverage:
+    fleets: int = 0
+    steps: int = 0
+    rules: Counter[str] = field(default_factory=Counter)
+    policies: Counter[str] = field(default_factory=Counter)
+    sizes: Counter[int] = field(default_factory=Counter)
+
+    def copy(self) -> Coverage:
+        return Coverage(
+            self.fleets, self.steps, Counter(self.rules), Counter(self.policies), Counter(self.sizes)
+        )
+
+
+COVERAGE = Coverage()
+
+
+# --- breaches (one exception type per kind: hypothesis shrinks and reports each kind as its own bug) -------
+
+
+class PromiseBreach(AssertionError):
+    """The fleet broke a promise (or an engine check) in the run so far."""
+
+
+class FloorBreach(PromiseBreach):
+    pass
+
+
+class UnmanagedBreach(PromiseBreach):
+    pass
+
+
+class CeilingBreach(PromiseBreach):
+    pass
+
+
+class ChurnBreach(PromiseBreach):
+    pass
+
+
+class MaxSumBelowBreach(PromiseBreach):
+    pass
+
+
+class EngineCheckBreach(PromiseBreach):
+    pass
+
+
+MEASURED = frozenset((FLOOR, UNMANAGED, CEILING, CHURN, MAX_SUM_BELOW))
+BREACHES: dict[str, type[PromiseBreach]] = {
+    FLOOR: FloorBreach,
+    UNMANAGED: UnmanagedBreach,
+    CEILING: CeilingBreach,
+    CHURN: ChurnBreach,
+    MAX_SUM_BELOW: MaxSumBelowBreach,
+}
+
+
+# --- the machine -------------------------------------------------------------------------------------------
+
+
+class FleetMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.sim: Simulation | None = None
+        self.fleet: Fleet | None = None
+        self.spec: Spec | None = None
+        self.names: list[str] = []
+        self.t = 0.0  # the next step's time
+        self.cluster_windows: dict[str, list[tuple[float, float]]] = {}
+        self.controller_windows: list[tuple[float, float]] = []
+        self.policies: list[tuple[int, str]] = []  # (first step, policy)
+        self.epochs: list[int] = [0]  # first step of each run of steps between two spec changes
+        self.log: list[str] = []
+        self.clean = False  # the last rule and its check passed: the teardown may settle and check again
+
+    # --- driving the simulation -----------------------------------------------------------------------
+
+    @property
+    def simulation(self) -> Simulation:
+        assert self.sim is not None
+        return self.sim
+
+    @property
+    def steps(self) -> list[StepSample]:
+        return self.simulation._steps
+
+    def note_event(self, what: str) -> None:
+        self.log.append(f"t={self.t:.0f}s {what}")
+
+    def advance(self, n: int) -> None:
+        sim = self.simulation
+        for _ in range(n):
+            sim._step(self.t, STEP_S)
+            self.t += STEP_S
+        COVERAGE.steps += n
+
+    def down(self, name: str) -> bool:
+        return any(end > self.t for _, end in self.cluster_windows[name])
+
+    @property
+    def controller_down(self) -> bool:
+        return any(end > self.t for _, end in self.controller_windows)
+
+    def set_cluster(self, name: str, down: bool) -> None:
+        windows = self.cluster_windows[name]
+        if down:
+            windows.append((self.t, self.t + FOREVER_S))
+        else:
+            start, _ = windows.pop()
+            if start < self.t:  # no step ran while it was down: no window at all
+                windows.append((start, self.t))
+        self.note_event(f"cluster {name} {'down' if down else 'back'}")
+        self.sync_windows()
+
+    def set_controller(self, down: bool) -> None:
+        if down:
+            self.controller_windows.append((self.t, self.t + FOREVER_S))
+        else:
+            start, _ = self.controller_windows.pop()
+            if start < self.t:
+                self.controller_windows.append((start, self.t))
+        self.note_event(f"controller {'down' if down else 'back'}")
+        self.sync_windows()
+
+    def sync_windows(self) -> None:
+        """The scenario the engine reads outages from, with the windows opened and closed so far."""
+        sim = self.simulation
+        file = sim.scenario.file
+        clusters = [
+            c.model_copy(
+                update={"outages": [Window(at=a, for_=b - a) for a, b in self.cluster_windows[c.name]]}
+            )
+            for c in file.clusters
+        ]
+        controller = [Window(at=a, for_=b - a) for a, b in self.controller_windows]
+        file = file.model_copy(update={"clusters": clusters, "controller_outages": controller})
+        sim.scenario = sim.scenario.model_copy(update={"file": file})
+
+    def set_demand(self, pods: int, ramp_steps: int) -> None:
+        sim = self.simulation
+        now = sim.trace.at(self.t)
+        rps = pods * RPS_PER_POD
+        points = [(self.t, rps)] if ramp_steps == 0 else [(self.t, now), (self.t + ramp_steps * STEP_S, rps)]
+        sim.trace = Trace.from_points(points)
+        self.note_event(f"demand {now:.0f} -> {rps:.0f} rps over {ramp_steps * STEP_S:.0f}s")
+
+    def set_spec(self, spec: Spec) -> None:
+        """Store the new spec as `kubectl apply` would: admitted, a new generation."""
+        assert self.spec is not None
+        sim = self.simulation
+        plane = sim.control_plane
+        stored = plane.peek_federated_hpa(*sim.fhpa_key)
+        assert stored is not None
+        if (spec.policy, spec.scaling_to_zero, spec.delay_s, spec.weights, spec.priorities) == (
+            self.spec.policy,
+            self.spec.scaling_to_zero,
+            self.spec.delay_s,
+            self.spec.weights,
+            self.spec.priorities,
+        ):
+            plane.patch_federated_hpa_bounds(*sim.fhpa_key, spec.fmin, spec.fmax)
+        else:
+            admitted = parse_object(spec.manifest(self.names))
+            assert isinstance(admitted, FederatedHPA)
+            plane._fhpas[sim.fhpa_key] = plane._replace(stored, spec=admitted.spec, bump_generation=True)
+        if spec.policy != self.spec.policy:
+            self.policies.append((len(self.steps), spec.policy))
+        if self.epochs[-1] != len(self.steps):
+            self.epochs.append(len(self.steps))
+        self.spec = spec
+        self.note_event(f"spec {spec.describe()}")
+
+    # --- measuring ----------------------------------------------------------------------------------------
+
+    def breaches(self) -> list[Violation]:
+        """Every violation in the steps so far: the four promises, the max-sum check, the engine's checks."""
+        sim = self.simulation
+        steps = self.steps
+        terms = sim.promise_terms()
+        found = [
+            v
+            for v in measure(steps, replace(terms, policy="StaticWeighted")).violations
+            if v.kind in (FLOOR, UNMANAGED)
+        ]
+        segments = [*self.policies, (len(steps), "")]
+        for (start, policy), (end, _) in itertools.pairwise(segments):
+            if policy == "Duplicated" or start == end:
+                continue  # Duplicated keeps the floor and every replica under an HPA only (measured above)
+            report = measure(steps[start:end], replace(terms, policy=policy))
+            found += [v for v in report.violations if v.kind in (CEILING, MAX_SUM_BELOW)]
+        bounds = [*self.epochs, len(steps)]
+        for start, end in itertools.pairwise(bounds):
+            policy = self.policy_at(start)
+            if policy == "Duplicated" or start == end:
+                continue
+            report = measure(steps[start:end], replace(terms, policy=policy))
+            found += [v for v in report.violations if v.kind == CHURN]
+        found += [v for v in sim._violations if ENGINE in PROFILE.checks]
+        return sorted(
+            (v for v in found if v.kind in PROFILE.checks or v.kind not in MEASURED), key=lambda v: v.t
+        )
+
+    def policy_at(self, step: int) -> str:
+        return [p for first, p in self.policies if first <= step][-1]
+
+    def explain(self, found: list[Violation]) -> str:
+        first = found[0]
+        lines = [f"{len(found)} violation(s); the first: {first.kind} at t={first.t:.0f}s: {first.detail}"]
+        lines += [f"  also {v.kind} at t={v.t:.0f}s: {v.detail}" for v in found[1:4]]
+        assert self.fleet is not None
+        lines.append(f"fleet: {self.fleet.describe()}")
+        lines.append("events: " + "; ".join(self.log))
+        lines.append(f"the fleet from t={first.t - 60:.0f}s (replicas ready+starting/pending, hpa min..max):")
+        for s in self.steps:
+            if first.t - 60 <= s.t <= first.t + 240:
+                lines.append("  " + describe_step(s))
+        events = [
+            e
+            for e in self.simulation.control_plane.events
+            if first.t - 60 <= seconds(self.simulation, e.at) <= first.t + 240
+        ]
+        lines += [
+            f"  event t={seconds(self.simulation, e.at):.0f}s {e.reason}: {e.message}" for e in events[:20]
+        ]
+        return "\n".join(lines)
+
+    def check(self) -> None:
+        found = self.breaches()
+        if found:
+            kind = found[0].kind
+            raise BREACHES.get(kind, EngineCheckBreach)(self.explain(found))
+
+    # --- rules --------------------------------------------------------------------------------------------
+
+    @initialize(fleet=fleets())
+    def start(self, fleet: Fleet) -> None:
+        self.fleet, self.spec = fleet, fleet.spec
+        self.names = [m.name for m in fleet.members]
+        self.cluster_windows = {n: [] for n in self.names}
+        self.policies = [(0, fleet.spec.policy)]
+        self.sim = Simulation(parse_scenario(fleet.scenario(), "fleet state machine"))
+        COVERAGE.fleets += 1
+        COVERAGE.policies[fleet.spec.policy] += 1
+        COVERAGE.sizes[len(fleet.members)] += 1
+        self.note_event(f"fleet {fleet.describe()}")
+        self.clean = False
+
+    def ran(self, name: str) -> None:
+        COVERAGE.rules[name] += 1
+        self.clean = False
+
+    @rule(steps=st.integers(1, 20))
+    def wait(self, steps: int) -> None:
+        self.ran("wait")
+        self.advance(steps)
+
+    @rule(pods=st.integers(0, 60), ramp_steps=st.sampled_from([0, 4, 20]), then=st.integers(1, 20))
+    def load_step(self, pods: int, ramp_steps: int, then: int) -> None:
+        self.ran("load_step")
+        self.set_demand(pods, ramp_steps)
+        self.advance(then)
+
+    @precondition(lambda self: PROFILE.cluster_outages and any(not self.down(n) for n in self.names))
+    @rule(which=st.integers(0, 4), then=st.integers(1, 20))
+    def cluster_outage(self, which: int, then: int) -> None:
+        self.ran("cluster_outage")
+        up = [n for n in self.names if not self.down(n)]
+        self.set_cluster(up[which % len(up)], down=True)
+        self.advance(then)
+
+    @precondition(lambda self: any(self.down(n) for n in self.names))
+    @rule(which=st.integers(0, 4), then=st.integers(1, 20))
+    def cluster_back(self, which: int, then: int) -> None:
+        self.ran("cluster_back")
+        down = [n for n in self.names if self.down(n)]
+        self.set_cluster(down[which % len(down)], down=False)
+        self.advance(then)
+
+    @precondition(lambda self: PROFILE.cluster_outages and any(not self.down(n) for n in self.names))
+    @rule(
+        which=st.integers(0, 4),
+        times=st.integers(1, 4),
+        down_steps=st.integers(1, 12),
+        up_steps=st.integers(1, 12),
+    )
+    def flap(self, which: int, times: int, down_steps: int, up_steps: int) -> None:
+        """A cluster that goes down and comes back ``times`` times (down 4 steps = the default grace)."""
+        self.ran("flap")
+        up = [n for n in self.names if not self.down(n)]
+        name = up[which % len(up)]
+        for _ in range(times):
+            self.set_cluster(name, down=True)
+            self.advance(down_steps)
+            self.set_cluster(name, down=False)
+            self.advance(up_steps)
+
+    @precondition(lambda self: PROFILE.controller_outages and not self.controller_down)
+    @rule(then=st.integers(1, 40))
+    def controller_outage(self, then: int) -> None:
+        self.ran("controller_outage")
+        self.set_controller(down=True)
+        self.advance(then)
+
+    @precondition(lambda self: self.controller_down)
+    @rule(then=st.integers(1, 20))
+    def controller_back(self, then: int) -> None:
+        self.ran("controller_back")
+        self.set_controller(down=False)
+        self.advance(then)
+
+    @precondition(lambda self: PROFILE.spec_changes)
+    @rule(fmin=st.integers(1, 60), extra=st.integers(0, 60), then=st.integers(1, 20))
+    def change_bounds(self, fmin: int, extra: int, then: int) -> None:
+        self.ran("change_bounds")
+        assert self.spec is not None
+        if not PROFILE.fmin_above_room:
+            assert self.fleet is not None
+            fmin = min(fmin, max(1, sum(m.capacity for m in self.fleet.members)))
+        self.set_spec(replace(self.spec, fmin=fmin, fmax=fmin + extra))
+        self.advance(then)
+
+    @precondition(lambda self: PROFILE.spec_changes)
+    @rule(
+        policy=st.sampled_from(POLICIES),
+        scaling_to_zero=st.booleans(),
+        delay_s=delays(),
+        weights=weight_lists(),
+        priorities=priority_lists,
+        then=st.integers(1, 20),
+    )
+    def change_policy(
+        self,
+        policy: str,
+        scaling_to_zero: bool,
+        delay_s: int,
+        weights: tuple[int, ...],
+        priorities: tuple[int, ...],
+        then: int,
+    ) -> None:
+        self.ran("change_policy")
+        assert self.spec is not None
+        self.set_spec(
+            replace(
+                self.spec,
+                policy=policy,
+                scaling_to_zero=scaling_to_zero,
+                delay_s=delay_s,
+                weights=weights,
+                priorities=priorities,
+            )
+        )
+        self.advance(then)
+
+    @invariant()
+    def promises_hold(self) -> None:
+        if self.sim is None:
+            return
+        self.check()
+        self.clean = True
+
+    def teardown(self) -> None:
+        """Run the final state a little longer: an episode open at the last rule ends or is a breach."""
+        if self.sim is None or not self.clean:
+            return  # a rule or a check failed: that is what hypothesis reports
+        self.note_event("settle")
+        self.advance(SETTLE_STEPS)
+        self.check()
+
+
+def describe_step(s: StepSample) -> str:
+    parts = []
+    for name, c in sorted(s.clusters.items()):
+        hpa = f"{c.hpa_min}..{c.hpa_max}" if c.hpa_max is not None else "no-hpa"
+        down = " DOWN" if c.down else ""
+        drained = " drained" if c.drained else ""
+        parts.append(f"{name} {c.replicas}r {c.ready + c.starting}s/{c.pending}p {hpa}{down}{drained}")
+    ctl = "" if s.controller_up else " CONTROLLER-DOWN"
+    actions = f" [{', '.join(s.actions)}]" if s.actions else ""
+    return (
+        f"t={s.t:.0f}s demand {s.demand_rps:.0f} F {s.fhpa_min}..{s.fhpa_max}{ctl}: "
+        + " | ".join(parts)
+        + actions
+    )
+
+
+def seconds(sim: Simulation, at: Any) -> float:
+    return float((at - sim.clock.start).total_seconds())
+
+
+# --- the test -------------------------------------------------------------------------------------------
+
+TEST_EXAMPLES = 60
+TEST_RULES_PER_EXAMPLE = 30  # stateful_step_count; each rule runs 1-20 simulated steps (a flap up to 96)
+MIN_SIMULATED_STEPS = 5000  # a clean run covers about 18,000 steps (60 fleets) in about 10 s
+PLANNER_BREACHES = (
+    "the planner still breaks the floor and calm in fleets this machine draws (issue 11); the minimal "
+    "reproductions are KNOWN_BREACHES below, and `python bench/fleet_state_machine.py` shrinks what it "
+    "finds. Remove this mark once the planner keeps the promises here"
+)
+
+
+def machine_settings(examples: int, rules: int, derandomize: bool = True) -> settings:
+    return settings(
+        max_examples=examples,
+        stateful_step_count=rules,
+        deadline=None,  # CI machines are loaded: no wall-clock deadline
+        derandomize=derandomize,  # the same fleets and events on every run of `make test`
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+        print_blob=False,
+    )
+
+
+@pytest.mark.xfail(strict=False, reason=PLANNER_BREACHES)
+def test_random_fleets_and_events_keep_the_four_promises() -> None:
+    """Thousands of simulated steps, the four promises measured after every rule. No shrinking here (a shrink
+    of a state machine takes minutes): a breach is reported as found; the bench shrinks it."""
+    before = COVERAGE.copy()
+    config = machine_settings(TEST_EXAMPLES, TEST_RULES_PER_EXAMPLE)
+    config = settings(config, phases=[Phase.explicit, Phase.generate])
+    run_state_machine_as_test(FleetMachine, settings=config)
+    steps, fleets_run = COVERAGE.steps - before.steps, COVERAGE.fleets - before.fleets
+    assert steps >= MIN_SIMULATED_STEPS, f"only {steps} simulated steps over {fleets_run} fleets"
+    assert fleets_run >= TEST_EXAMPLES // 2
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_the_machine_drives_the_simulator(policy: str) -> None:
+    """The driving itself: each rule reaches the recorded steps as the engine's own inputs would."""
+    machine = FleetMachine()
+    members = (Member("m1", 10, 3, 0), Member("m2", 10, 0, 0))
+    spec = Spec(policy, 2, 12, weights=(1, 1, 0, 0, 0), priorities=(2, 1, 0, 0, 0))
+    machine.start(Fleet(members, spec, 4))
+    machine.wait(4)
+    machine.cluster_outage(0, 2)
+    assert [s.clusters["m1"].down for s in machine.steps[-3:]] == [False, True, True]
+    machine.cluster_back(0, 2)
+    assert not machine.steps[-1].clusters["m1"].down
+    machine.flap(1, times=2, down_steps=1, up_steps=1)
+    assert [s.clusters["m2"].down for s in machine.steps[-4:]] == [True, False, True, False]
+    machine.controller_outage(3)
+    assert [s.controller_up for s in machine.steps[-4:]] == [True, False, False, False]
+    machine.controller_back(2)
+    assert machine.steps[-1].controller_up
+    machine.change_bounds(3, 7, 4)
+    assert (machine.steps[-1].fhpa_min, machine.steps[-1].fhpa_max) == (3, 10)
+    other = "Duplicated" if policy != "Duplicated" else "Aggregated"
+    machine.change_policy(other, False, 0, (1, 1, 1, 1, 1), (0, 0, 0, 0, 0), 2)
+    assert machine.policy_at(len(machine.steps) - 1) == other
+    stored = machine.simulation.control_plane.get_federated_hpa(*machine.simulation.fhpa_key)
+    assert stored is not None
+    assert stored.spec.assignment_type == other
+    machine.load_step(8, 0, 2)
+    assert machine.steps[-1].demand_rps == 8 * RPS_PER_POD
+    assert machine.t == len(machine.steps) * STEP_S
+    assert isinstance(machine.breaches(), list)  # measured; the promises themselves: the test above
+
+
+# --- the breaches found so far, shrunk (and trimmed by hand) to a minimal fleet and event sequence ---------
+
+Rules = tuple[tuple[str, dict[str, int]], ...]
+
+
+def _m(name: str, capacity: int, replicas: int = 0) -> Member:
+    return Member(name, capacity, replicas, 30)
+
+
+EQUAL = (1, 1, 1, 1, 1)
+KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
+    "min-above-capacity-fmin-above-room": (
+        Fleet(
+            (_m("m1", 1), _m("m2", 6, 1), _m("m3", 1), _m("m4", 5), _m("m5", 5)),
+            Spec("StaticWeighted", 22, 34, weights=EQUAL),
+            8,
+        ),
+        (("wait", {"steps": 28}),),
+        FloorBreach,
+        "F.min 22 above the fleet's capacity 18: the mins are split by weight (m2 5 of its 6, m5 10 "
+        "of its 5), so when m2's HPA settles at its min 5 one slot stays free while 5 of m5's min pend: "
+        "17 < 18 for good",
+    ),
+    "min-above-capacity-after-spec-change": (
+        Fleet((_m("m1", 1), _m("m2", 5)), Spec("StaticWeighted", 1, 7, weights=EQUAL), 0),
+        (
+            ("wait", {"steps": 1}),
+            ("load_step", {"pods": 7, "ramp_steps": 0, "then": 4}),
+            ("change_bounds", {"fmin": 3, "extra": 5, "then": 1}),
+            ("load_step", {"pods": 0, "ramp_steps": 0, "then": 20}),
+        ),
+        FloorBreach,
+        "F.min 1 -> 3 while m1 (capacity 1) is Saturated: the reassignment gives m1 min 2 max 2 (one pod "
+        "pends for good) and no optimization moves it; once m2's HPA scales down to its min 1: 2 < 3",
+    ),
+    "floor-waits-the-delay": (
+        Fleet((_m("m1", 1), _m("m2", 5)), Spec("StaticWeighted", 3, 8, delay_s=60, weights=EQUAL), 0),
+        (("wait", {"steps": 12}),),
+        FloorBreach,
+        "divide(F.min 3, equal weights) gives m1 (capacity 1) min 2 (DESIGN §3); the pod that pends is "
+        "moved only after autoscaleMultiClusterDelay (60 s), so the floor is broken for 90 s > grace + one "
+        "pass. DESIGN's call: move the floor's pending pods at once, or promises.py adds the delay",
+    ),
+    "floor-waits-the-delay-and-overfills-again": (
+        Fleet(
+            (_m("m1", 1), _m("m2", 13), _m("m3", 7)),
+            Spec("StaticWeighted", 21, 23, delay_s=30, weights=EQUAL),
+            0,
+        ),
+        (("wait", {"steps": 10}),),
+        FloorBreach,
+        "the initial split gives m1 (capacity 1) min 7; after the 30 s delay the trigger moves the "
+        "freed min by weight, m3 gets min 8 with capacity 7, and that waits another delay: below the "
+        "floor for 90 s",
+    ),
+    "flapping-cluster-rejoin-drains-the-stand-in": (
+        Fleet((_m("m1", 1), _m("m2", 1)), Spec("StaticWeighted", 1, 1, weights=EQUAL), 0),
+        (("wait", {"steps": 1}), ("flap", {"which": 0, "times": 2, "down_steps": 6, "up_steps": 1})),
+        FloorBreach,
+        "m1 fails over (m2 starts 1 replica), rejoins and takes F.max 1 back with keep-what-runs (m2 "
+        "drained), goes down again: its grace has grown, so the reachable fleet runs 0 < 1 longer than "
+        "grace + one pass",
+    ),
+    "weighted-cluster-with-no-room": (
+        Fleet((_m("m1", 0), _m("m2", 1)), Spec("StaticWeighted", 1, 1, weights=(1, 0, 0, 0, 0)), 0),
+        (("wait", {"steps": 10}),),
+        FloorBreach,
+        "StaticWeighted gives everything to m1 (weight 1, capacity 0); m2 (weight 0) has room but no share: "
+        "0 < 1 for good, and the CapacityBelowMinReplicas Event says the reachable clusters can hold 0",
+    ),
+    "optimization-overfills-a-full-cluster-and-flaps": (
+        Fleet((_m("m1", 5, 5), _m("m2", 20, 5)), Spec("DynamicWeighted", 2, 25), 12),
+        (("wait", {"steps": 20}),)
+        + (("flap", {"which": 1, "times": 1, "down_steps": 30, "up_steps": 1}),) * 4,
+        ChurnBreach,
+        "at a flat load the period optimization gives m1 (capacity 5, full) max 7 and the trigger takes it "
+        "back 15 s later; with m2 down twice an hour for longer than its grown grace (failover, rejoin) m1's "
+        "max reverses 5 times within the hour (5->7->5->25->5->25->5)",
+    ),
+}
+
+
+def replay(fleet: Fleet, rules: Rules) -> FleetMachine:
+    """Run a reproduction as hypothesis would: each rule, the check after it, the teardown's settle."""
+    machine = FleetMachine()
+    machine.start(fleet)
+    machine.promises_hold()
+    for name, arguments in rules:
+        getattr(machine, name)(**arguments)
+        machine.promises_hold()
+    machine.teardown()
+    return machine
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, raises=breach, reason=f"planner: {why}"))
+        for name, (_, _, breach, why) in KNOWN_BREACHES.items()
+    ],
+)
+def test_known_breach_is_fixed(name: str) -> None:
+    """A strict xfail: it fails loudly once the planner keeps the promise; then the entry goes."""
+    fleet, rules, _, _ = KNOWN_BREACHES[name]
+    replay(fleet, rules)
