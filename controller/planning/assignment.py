@@ -43,7 +43,7 @@ def initial_assignment(fhpa: FederatedHPA, candidates: Sequence[ClusterObservati
     # pending (the floor counts scheduled pods) while another cluster has room
     current = {c.name: max(c.current_replicas - c.pending_replicas, 0) for c in candidates}
     maxes = keep_what_runs(maxes, current)
-    return finalize(mins, maxes, spec.effective_min)
+    return finalize(mins, maxes, spec.effective_min, capacity)
 
 
 def keep_what_runs(maxes: Mapping[str, int], current: Mapping[str, int]) -> dict[str, int]:
@@ -88,23 +88,40 @@ def finalize_one(min_replicas: int, max_replicas: int) -> Bounds:
     return Bounds(min(max(min_replicas, 1), max_replicas), max_replicas)
 
 
-def finalize(mins: Mapping[str, int], maxes: Mapping[str, int], federated_min: int) -> dict[str, Bounds]:
+def finalize(
+    mins: Mapping[str, int],
+    maxes: Mapping[str, int],
+    federated_min: int,
+    capacity: Mapping[str, int | None] | None = None,
+) -> dict[str, Bounds]:
     """Apply 1 <= min <= max per cluster, then keep the mins summing to at least F.min.
 
     Capping a min at its max (after keep-what-runs took max from a cluster) can leave the mins short of
-    F.min; the shortfall is raised where a min is below its max, most room first, ties by name. The
-    maxes sum to F.max >= F.min, so there is always room.
+    F.min; the shortfall is raised where a min is below its max, most room first, ties by name. A min
+    is also never above what its cluster can hold (``capacity``, None: unknown): a min share on a full
+    cluster only keeps pods pending while another has room, so it goes where there is room too. When
+    the clusters cannot hold F.min at all, the mins stay short (the floor gives way, FloorHeld False).
     """
-    bounds = {n: finalize_one(mins.get(n, 0), m) for n, m in maxes.items()}
-    return raise_mins(bounds, federated_min)
+    ceiling = {n: min_ceiling(m, (capacity or {}).get(n)) for n, m in maxes.items()}
+    bounds = {n: finalize_one(min(mins.get(n, 0), ceiling[n]), m) for n, m in maxes.items()}
+    return raise_mins(bounds, federated_min, ceiling)
 
 
-def raise_mins(bounds: Mapping[str, Bounds], federated_min: int) -> dict[str, Bounds]:
-    """Raise mins (never past max) until they sum to at least ``federated_min`` or no room is left."""
+def min_ceiling(max_replicas: int, available: int | None) -> int:
+    """The highest min a cluster's HPA may get: its max, and no more than it can hold (at least 1)."""
+    return max_replicas if available is None else min(max_replicas, max(available, 1))
+
+
+def raise_mins(
+    bounds: Mapping[str, Bounds], federated_min: int, ceiling: Mapping[str, int] | None = None
+) -> dict[str, Bounds]:
+    """Raise mins (never past max, nor past ``ceiling``) until they sum to at least ``federated_min``
+    or no room is left."""
     result = dict(bounds)
+    top = {n: min(b.max_replicas, (ceiling or {}).get(n, b.max_replicas)) for n, b in result.items()}
     short = federated_min - sum(b.min_replicas for b in result.values() if b.has_hpa)
     while short > 0:
-        room = {n: b.max_replicas - b.min_replicas for n, b in result.items() if b.has_hpa}
+        room = {n: top[n] - b.min_replicas for n, b in result.items() if b.has_hpa}
         room = {n: r for n, r in room.items() if r > 0}
         if not room:
             break

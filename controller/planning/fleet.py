@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from controller.planning.assignment import Bounds, raise_mins
+from controller.planning.assignment import Bounds, min_ceiling, raise_mins
 from controller.planning.observation import ClusterObservation
 from controller.planning.plan import EventRecord
 from fhpa_api.models import FederatedHPA
@@ -132,18 +132,25 @@ class Fleet:
 
 
 def normalize(fleet: Fleet) -> None:
-    """Restore 1 <= min <= max on every HPA (max 0: no HPA) and mins summing to at least F.min."""
+    """Restore 1 <= min <= max on every HPA (max 0: no HPA), no min above what its cluster can hold, and
+    mins summing to at least F.min where the clusters can hold it."""
     for slot in fleet.slots.values():
         if slot.max_replicas <= 0:
             slot.min_replicas, slot.max_replicas, slot.pin = 0, 0, None
             continue
-        slot.min_replicas = min(max(slot.min_replicas, 1), slot.max_replicas)
+        ceiling = (
+            slot.max_replicas
+            if slot.held
+            else min_ceiling(slot.max_replicas, slot.cluster.available_replicas)
+        )
+        slot.min_replicas = min(max(slot.min_replicas, 1), ceiling)
         if slot.pin is not None and slot.pin <= slot.min_replicas:
             slot.pin = None
     # a cluster held past the flag's grace (its grace grew with its flaps) keeps its bounds, but the floor
     # may not wait that long: the reachable clusters' mins then cover F.min alone (DESIGN §4 promise 1)
     held_mins = sum(s.min_replicas for s in fleet.slots.values() if s.held and not s.held_long)
     free = {n: s.bounds for n, s in fleet.slots.items() if not s.held}
-    raised = raise_mins(free, fleet.fhpa.spec.effective_min - held_mins)
+    ceilings = {n: min_ceiling(s.max_replicas, s.cluster.available_replicas) for n, s in fleet.slots.items()}
+    raised = raise_mins(free, fleet.fhpa.spec.effective_min - held_mins, ceilings)
     for name, bounds in raised.items():
         fleet.slots[name].min_replicas = bounds.min_replicas

@@ -26,12 +26,37 @@ def floor_of(slot: Slot) -> int:
 
 
 def redistribute_slack(fleet: Fleet, recipients: list[Slot], slack: int) -> dict[str, int]:
-    """Share ``slack`` among ``recipients`` by the policy; ordered policies fill up to each headroom."""
+    """Share ``slack`` among ``recipients`` by the policy, each up to its headroom under capacity.
+
+    Ordered policies fill in preference order up to each headroom. Weighted policies divide by weight;
+    a share above a cluster's headroom is cut to it and the excess divided again among the others, so
+    a full cluster is not handed max its pods would pend against (the trigger would take it straight
+    back: churn). What no cluster has room for goes where the policy's split puts it.
+    """
     capacity: dict[str, int | None] = {}
     for slot in recipients:
         amount = available(slot.cluster)
         capacity[slot.name] = None if amount is None else max(0, amount - floor_of(slot))
-    return split(fleet.fhpa, slack, [s.cluster for s in recipients], capacity)
+    shares = split(fleet.fhpa, slack, [s.cluster for s in recipients], capacity)
+    known = [room for room in capacity.values() if room is not None]
+    if len(known) == len(capacity) and slack > sum(known):
+        return shares  # more slack than room anywhere: the policy's split says where the rest goes
+    open_ = list(recipients)
+    while True:
+        over = {
+            s.name: shares[s.name] - room
+            for s in open_
+            if (room := capacity[s.name]) is not None and shares.get(s.name, 0) > room
+        }
+        rest = [s for s in open_ if s.name not in over]
+        if not over or not rest:
+            return shares
+        for name, excess in over.items():
+            shares[name] -= excess
+        extra = split(fleet.fhpa, sum(over.values()), [s.cluster for s in rest], capacity)
+        for name, amount in extra.items():
+            shares[name] = shares.get(name, 0) + amount
+        open_ = rest
 
 
 def optimize(fleet: Fleet, reason: str) -> bool:

@@ -644,11 +644,6 @@ def seconds(sim: Simulation, at: Any) -> float:
 TEST_EXAMPLES = 60
 TEST_RULES_PER_EXAMPLE = 30  # stateful_step_count; each rule runs 1-20 simulated steps (a flap up to 96)
 MIN_SIMULATED_STEPS = 5000  # a clean run covers about 18,000 steps (60 fleets) in about 10 s
-PLANNER_BREACHES = (
-    "the planner still breaks the floor and calm in fleets this machine draws (issue 11); the minimal "
-    "reproductions are KNOWN_BREACHES below, and `python bench/fleet_state_machine.py` shrinks what it "
-    "finds. Remove this mark once the planner keeps the promises here"
-)
 
 
 def machine_settings(examples: int, rules: int, derandomize: bool = True) -> settings:
@@ -663,7 +658,6 @@ def machine_settings(examples: int, rules: int, derandomize: bool = True) -> set
     )
 
 
-@pytest.mark.xfail(strict=False, reason=PLANNER_BREACHES)
 def test_random_fleets_and_events_keep_the_four_promises() -> None:
     """Thousands of simulated steps, the four promises measured after every rule. No shrinking here (a shrink
     of a state machine takes minutes): a breach is reported as found; the bench shrinks it."""
@@ -802,14 +796,32 @@ def replay(fleet: Fleet, rules: Rules) -> FleetMachine:
     return machine
 
 
+FIXED_BREACHES = frozenset(
+    {
+        "min-above-capacity-fmin-above-room",
+        "min-above-capacity-after-spec-change",
+        "floor-waits-the-delay",
+        "optimization-overfills-a-full-cluster-and-flaps",
+    }
+)
+"""Breaches this machine found that the planner now keeps: each is replayed as a regression test."""
+
+
+@pytest.mark.parametrize("name", sorted(FIXED_BREACHES))
+def test_a_fixed_breach_stays_fixed(name: str) -> None:
+    fleet, rules, _, _ = KNOWN_BREACHES[name]
+    replay(fleet, rules)
+
+
 @pytest.mark.parametrize(
     "name",
     [
         pytest.param(name, marks=pytest.mark.xfail(strict=True, raises=breach, reason=f"planner: {why}"))
         for name, (_, _, breach, why) in KNOWN_BREACHES.items()
+        if name not in FIXED_BREACHES
     ],
 )
 def test_known_breach_is_fixed(name: str) -> None:
-    """A strict xfail: it fails loudly once the planner keeps the promise; then the entry goes."""
+    """A strict xfail: it fails loudly once the planner keeps the promise; then it joins FIXED_BREACHES."""
     fleet, rules, _, _ = KNOWN_BREACHES[name]
     replay(fleet, rules)

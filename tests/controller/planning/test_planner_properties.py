@@ -8,6 +8,7 @@ from datetime import timedelta
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
+from controller.planning.assignment import min_ceiling
 from controller.planning.observation import ClusterObservation
 from controller.planning.plan import Plan
 from controller.planning.planner import plan
@@ -56,8 +57,9 @@ def hpa_table(p: Plan) -> dict[str, tuple[int, int]]:
     return table
 
 
-def check_bounds(f: FederatedHPA, p: Plan) -> None:
+def check_bounds(f: FederatedHPA, p: Plan, observations: list[ClusterObservation]) -> None:
     rows = [r for r in p.status.clusters or [] if (r.max_replicas or 0) > 0]
+    seen = {o.name: o for o in observations}
     for r in rows:
         assert 1 <= (r.min_replicas or 0) <= (r.max_replicas or 0), r
     for action in p.hpa_actions:
@@ -66,7 +68,16 @@ def check_bounds(f: FederatedHPA, p: Plan) -> None:
             assert 1 <= action.min_replicas <= action.max_replicas, action
     if f.spec.assignment_type != "Duplicated" and rows:
         assert sum(r.max_replicas or 0 for r in rows) == f.spec.max_replicas
-        assert sum(r.min_replicas or 0 for r in rows) >= f.spec.effective_min
+        # at least F.min where the clusters can hold it: no min above what its cluster can hold
+        holdable = 0
+        for r in rows:
+            o = seen[r.name]
+            if not o.healthy:  # held: keeps its bounds, capacity unknown while it does not answer
+                holdable += r.min_replicas or 0
+                continue
+            assert (r.min_replicas or 0) <= min_ceiling(r.max_replicas or 0, o.available_replicas), r
+            holdable += min_ceiling(r.max_replicas or 0, o.available_replicas)
+        assert sum(r.min_replicas or 0 for r in rows) >= min(f.spec.effective_min, holdable)
 
 
 def check_unhealthy_untouched(observations: list[ClusterObservation], p: Plan) -> None:
@@ -80,7 +91,7 @@ def check_unhealthy_untouched(observations: list[ClusterObservation], p: Plan) -
 def test_assignment_bounds(case: tuple[FederatedHPA, list[ClusterObservation]]) -> None:
     f, observations = case
     p = plan(f, observations, T0, CONFIG)
-    check_bounds(f, p)
+    check_bounds(f, p, observations)
     check_unhealthy_untouched(observations, p)
 
 
@@ -187,7 +198,7 @@ def test_invariants_hold_through_a_random_walk(
     now = T0
     for name, what, amount in steps:
         p = plan(f, fleet, now, CONFIG)
-        check_bounds(f, p)
+        check_bounds(f, p, fleet)
         check_unhealthy_untouched(fleet, p)
         f, fleet = apply(f, fleet, p)
         note(f"{now:%H:%M:%S} {[(e.reason, e.message) for e in p.events]}")
@@ -200,5 +211,5 @@ def test_invariants_hold_through_a_random_walk(
         fleet = perturb(fleet, name, what, amount)
         now += timedelta(seconds=amount * 10)
     p = plan(f, fleet, now, CONFIG)
-    check_bounds(f, p)
+    check_bounds(f, p, fleet)
     check_unhealthy_untouched(fleet, p)
