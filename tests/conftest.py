@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from tests.support.realapi import (  # realapi tier, see its section below
     BUILD_SCRIPT,
@@ -17,6 +18,11 @@ from tests.support.realapi import (  # realapi tier, see its section below
     RealAPIServer,
     availability,
 )
+
+# No wall-clock deadline for any property test: CI machines are loaded, and a slow example is not a bug.
+# Tests that set their own @settings inherit this for what they leave out.
+settings.register_profile("federated-hpa", deadline=None)
+settings.load_profile("federated-hpa")
 
 # ================================================================================================
 # realapi tier: a real Kubernetes API server (apiextensions-apiserver + etcd + core stub).
