@@ -199,6 +199,26 @@ def _breached(episode: _Episode, tolerance: float) -> bool:
     return episode.clock > tolerance + _EPS
 
 
+def _fleet_breaches(
+    steps: Sequence[StepSample], dt: float, probe: Probe, kind: str, tolerance: float, what: str, why: str
+) -> tuple[list[Violation], float]:
+    """One violation per episode of a fleet-wide promise that outlasts ``tolerance``, and the seconds
+    (episode weights) they add up to. ``what`` completes "... for Ns from t=...", ``why`` the allowance."""
+    violations, seconds = [], 0.0
+    for ep in _episodes(steps, dt, probe):
+        if _breached(ep, tolerance):
+            seconds += ep.weight
+            violations.append(
+                Violation(
+                    ep.start,
+                    kind,
+                    f"{ep.worst[1]}; {what} for {ep.clock:.0f}s from t={ep.start:.0f}s "
+                    f"(allowed {tolerance:.0f}s: {why})",
+                )
+            )
+    return violations, seconds
+
+
 # --- 1. floor -----------------------------------------------------------------------------------------
 
 
@@ -221,20 +241,10 @@ def _floor(steps: Sequence[StepSample], terms: PromiseTerms) -> tuple[list[Viola
         )
         return float(need - have), what
 
-    violations, seconds = [], 0.0
-    tolerance = terms.floor_tolerance_s
-    for ep in _episodes(steps, terms.step_s, probe):
-        if _breached(ep, tolerance):
-            seconds += ep.weight
-            violations.append(
-                Violation(
-                    ep.start,
-                    FLOOR,
-                    f"{ep.worst[1]}; below the floor for {ep.clock:.0f}s from t={ep.start:.0f}s "
-                    f"(allowed {tolerance:.0f}s: failover grace + one pass)",
-                )
-            )
-    return violations, seconds
+    allowed = terms.floor_tolerance_s
+    return _fleet_breaches(
+        steps, terms.step_s, probe, FLOOR, allowed, "below the floor", "failover grace + one pass"
+    )
 
 
 # --- 2. every replica under an HPA ---------------------------------------------------------------------
@@ -318,20 +328,9 @@ def _ceiling(steps: Sequence[StepSample], terms: PromiseTerms) -> tuple[list[Vio
             f"reachable member maxes sum to {total} > F.max {s.fhpa_max} at t={s.t:.0f}s ({listing})"
         )
 
-    violations, seconds = [], 0.0
-    tolerance = terms.ceiling_tolerance_s
-    for ep in _episodes(steps, terms.step_s, probe):
-        if _breached(ep, tolerance):
-            seconds += ep.weight
-            violations.append(
-                Violation(
-                    ep.start,
-                    CEILING,
-                    f"{ep.worst[1]}; above F.max for {ep.clock:.0f}s from t={ep.start:.0f}s "
-                    f"(allowed {tolerance:.0f}s: one pass)",
-                )
-            )
-    return violations, seconds
+    return _fleet_breaches(
+        steps, terms.step_s, probe, CEILING, terms.ceiling_tolerance_s, "above F.max", "one pass"
+    )
 
 
 def _max_sum_below(steps: Sequence[StepSample], dt: float) -> list[Violation]:
@@ -345,16 +344,7 @@ def _max_sum_below(steps: Sequence[StepSample], dt: float) -> list[Violation]:
             f"member maxes sum to {total} < F.max {s.fhpa_max} at t={s.t:.0f}s ({listing})"
         )
 
-    return [
-        Violation(
-            ep.start,
-            MAX_SUM_BELOW,
-            f"{ep.worst[1]}; below F.max for {ep.clock:.0f}s from t={ep.start:.0f}s "
-            f"(allowed {dt:.0f}s: one pass)",
-        )
-        for ep in _episodes(steps, dt, probe)
-        if _breached(ep, dt)
-    ]
+    return _fleet_breaches(steps, dt, probe, MAX_SUM_BELOW, dt, "below F.max", "one pass")[0]
 
 
 # --- 4. calm ------------------------------------------------------------------------------------------
