@@ -102,9 +102,37 @@ def finalize(
     cluster only keeps pods pending while another has room, so it goes where there is room too. When
     the clusters cannot hold F.min at all, the mins stay short (the floor gives way, FloorHeld False).
     """
+    maxes = _room_for_the_floor(mins, maxes, federated_min, capacity or {})
     ceiling = {n: min_ceiling(m, (capacity or {}).get(n)) for n, m in maxes.items()}
     bounds = {n: finalize_one(min(mins.get(n, 0), ceiling[n]), m) for n, m in maxes.items()}
     return raise_mins(bounds, federated_min, ceiling)
+
+
+def _room_for_the_floor(
+    mins: Mapping[str, int], maxes: Mapping[str, int], federated_min: int, capacity: Mapping[str, int | None]
+) -> dict[str, int]:
+    """Move max from clusters given more than they can hold to clusters with room, as far as the mins
+    would otherwise fall short of F.min (DESIGN §4 promise 1 from the first pass; a split by weight
+    knows no capacity). Nothing moves while the mins can reach F.min: the policy's split stands."""
+    result = dict(maxes)
+    ceiling = {n: min_ceiling(m, capacity.get(n)) for n, m in result.items()}
+    short = federated_min - sum(min(max(mins.get(n, 0), 1), ceiling[n]) for n, m in result.items() if m > 0)
+    excess = {n: m - ceiling[n] for n, m in result.items() if m > ceiling[n]}
+    room = {
+        n: c - result[n] for n, c in capacity.items() if n in result and c is not None and c > result[n] > 0
+    }
+    room.update({n: short for n, c in capacity.items() if n in result and c is None and result[n] > 0})
+    while short > 0 and excess and room:
+        donor = min(excess, key=lambda n: (-excess[n], n))
+        taker = min(room, key=lambda n: (-room[n], n))
+        result[donor] -= 1
+        result[taker] += 1
+        short -= 1
+        for table, name in ((excess, donor), (room, taker)):
+            table[name] -= 1
+            if table[name] <= 0:
+                del table[name]
+    return result
 
 
 def min_ceiling(max_replicas: int, available: int | None) -> int:

@@ -802,6 +802,7 @@ FIXED_BREACHES = frozenset(
         "min-above-capacity-after-spec-change",
         "floor-waits-the-delay",
         "optimization-overfills-a-full-cluster-and-flaps",
+        "floor-waits-the-delay-and-overfills-again",
     }
 )
 """Breaches this machine found that the planner now keeps: each is replayed as a regression test."""

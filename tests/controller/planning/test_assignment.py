@@ -179,3 +179,24 @@ def test_keep_what_runs_keeps_what_is_scheduled_not_what_pends() -> None:
     assert bounds(p)["m2"][1] == 5
     w = writes(p)
     assert w.get("m1", 0) + min(w.get("m2", 6), 5) + w.get("m3", 0) >= 36  # scheduled at once
+
+
+def test_a_split_by_weight_gives_way_to_the_floor_where_capacity_is_known() -> None:
+    # found by the fleet state machine: 23 by equal weights is 8/8/7, but m1 can hold 1 and m2 13, so
+    # the mins (capped at what each holds) reached only 16 of F.min 21 until optimizations moved max
+    p = run(
+        fhpa("StaticWeighted", 21, 23, weights={"m1": 1, "m2": 1, "m3": 1}),
+        [obs("m1", 0, 1), obs("m2", 0, 13), obs("m3", 0, 7)],
+    )
+    b = bounds(p)
+    assert sum(lo for lo, _ in b.values()) >= 21
+    assert sum(hi for _, hi in b.values()) == 23
+    assert b["m1"][0] <= 1 and b["m3"][0] <= 7 and b["m2"][0] <= 13
+
+
+def test_a_split_by_weight_stands_while_the_mins_reach_f_min() -> None:
+    p = run(
+        fhpa("StaticWeighted", 3, 23, weights={"m1": 1, "m2": 1, "m3": 1}),
+        [obs("m1", 0, 1), obs("m2", 0, 13), obs("m3", 0, 7)],
+    )
+    assert {n: hi for n, (_, hi) in bounds(p).items()} == {"m1": 8, "m2": 8, "m3": 7}
