@@ -113,26 +113,41 @@ def _room_for_the_floor(
 ) -> dict[str, int]:
     """Move max from clusters given more than they can hold to clusters with room, as far as the mins
     would otherwise fall short of F.min (DESIGN §4 promise 1 from the first pass; a split by weight
-    knows no capacity). Nothing moves while the mins can reach F.min: the policy's split stands."""
+    knows no capacity). Nothing moves while the mins can reach F.min: the policy's split stands.
+
+    Takers are first the clusters the split gave a share, then those it gave none (a StaticWeighted
+    weight of 0) that have room: the floor outranks a weight of 0 when the weighted clusters cannot
+    hold F.min (README, "Where the controller goes beyond DESIGN §4"). A donor gives up to what it
+    cannot hold, down to max 0 when it can hold nothing (then it gets no HPA).
+    """
     result = dict(maxes)
-    ceiling = {n: min_ceiling(m, capacity.get(n)) for n, m in result.items()}
-    short = federated_min - sum(min(max(mins.get(n, 0), 1), ceiling[n]) for n, m in result.items() if m > 0)
-    excess = {n: m - ceiling[n] for n, m in result.items() if m > ceiling[n]}
-    room = {
+    holds = {n: _holds(m, capacity.get(n)) for n, m in result.items()}
+    short = federated_min - sum(min(max(mins.get(n, 0), 1), holds[n]) for n, m in result.items() if m > 0)
+    excess = {n: m - holds[n] for n, m in result.items() if m > holds[n]}
+    shared = {
         n: c - result[n] for n, c in capacity.items() if n in result and c is not None and c > result[n] > 0
     }
-    room.update({n: short for n, c in capacity.items() if n in result and c is None and result[n] > 0})
-    while short > 0 and excess and room:
-        donor = min(excess, key=lambda n: (-excess[n], n))
-        taker = min(room, key=lambda n: (-room[n], n))
-        result[donor] -= 1
-        result[taker] += 1
-        short -= 1
-        for table, name in ((excess, donor), (room, taker)):
-            table[name] -= 1
-            if table[name] <= 0:
-                del table[name]
+    shared.update({n: short for n, c in capacity.items() if n in result and c is None and result[n] > 0})
+    unshared = {
+        n: c for n, c in capacity.items() if n in result and result[n] == 0 and c is not None and c > 0
+    }
+    for room in (shared, unshared):
+        while short > 0 and excess and room:
+            donor = min(excess, key=lambda n: (-excess[n], n))
+            taker = min(room, key=lambda n: (-room[n], n))
+            result[donor] -= 1
+            result[taker] += 1
+            short -= 1
+            for table, name in ((excess, donor), (room, taker)):
+                table[name] -= 1
+                if table[name] <= 0:
+                    del table[name]
     return result
+
+
+def _holds(max_replicas: int, available: int | None) -> int:
+    """What a cluster with this max can run of the workload (its max when its capacity is unknown)."""
+    return max_replicas if available is None else min(max_replicas, max(available, 0))
 
 
 def min_ceiling(max_replicas: int, available: int | None) -> int:

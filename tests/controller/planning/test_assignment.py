@@ -200,3 +200,22 @@ def test_a_split_by_weight_stands_while_the_mins_reach_f_min() -> None:
         [obs("m1", 0, 1), obs("m2", 0, 13), obs("m3", 0, 7)],
     )
     assert {n: hi for n, (_, hi) in bounds(p).items()} == {"m1": 8, "m2": 8, "m3": 7}
+
+
+def test_the_floor_outranks_a_weight_of_zero_when_the_weighted_clusters_cannot_hold_it() -> None:
+    # found by the fleet state machine: m1 (weight 1) can hold nothing, m2 (weight 0) has room; the
+    # split gave m2 no share and the fleet ran 0 < F.min 1 for good
+    p = run(
+        fhpa("StaticWeighted", 1, 1, weights={"m1": 1, "m2": 0}),
+        [obs("m1", 0, 0), obs("m2", 0, 1)],
+    )
+    assert bounds(p)["m2"] == (1, 1)
+    assert writes(p).get("m2") == 1
+
+
+def test_a_weight_of_zero_gets_nothing_while_the_weighted_clusters_hold_the_floor() -> None:
+    p = run(
+        fhpa("StaticWeighted", 2, 4, weights={"m1": 1, "m2": 0}),
+        [obs("m1", 0, 3), obs("m2", 0, 10)],
+    )
+    assert bounds(p).get("m2", (0, 0))[1] == 0
