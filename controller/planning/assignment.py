@@ -26,10 +26,13 @@ class Bounds:
         return self.max_replicas > 0
 
 
-def initial_assignment(fhpa: FederatedHPA, candidates: Sequence[ClusterObservation]) -> dict[str, Bounds]:
+def initial_assignment(
+    fhpa: FederatedHPA, candidates: Sequence[ClusterObservation], flapped: frozenset[str] = frozenset()
+) -> dict[str, Bounds]:
     """Min/max per candidate cluster for ``fhpa``'s policy, with keep-what-runs and 1 <= min <= max.
 
-    Clusters that get no share come back as Bounds(0, 0).
+    Clusters that get no share come back as Bounds(0, 0). ``flapped``: clusters failed over within the
+    last hour, whose running replicas give way first when F.max cannot keep everything that runs.
     """
     spec = fhpa.spec
     if not candidates:
@@ -42,20 +45,41 @@ def initial_assignment(fhpa: FederatedHPA, candidates: Sequence[ClusterObservati
     # what runs: pods that cannot be scheduled do not run, and keeping a max for them only keeps them
     # pending (the floor counts scheduled pods) while another cluster has room
     current = {c.name: max(c.current_replicas - c.pending_replicas, 0) for c in candidates}
-    maxes = keep_what_runs(maxes, current)
+    maxes = keep_what_runs(maxes, current, flapped)
     return finalize(mins, maxes, spec.effective_min, capacity)
 
 
-def keep_what_runs(maxes: Mapping[str, int], current: Mapping[str, int]) -> dict[str, int]:
+def keep_what_runs(
+    maxes: Mapping[str, int], current: Mapping[str, int], flapped: frozenset[str] = frozenset()
+) -> dict[str, int]:
     """Raise maxes that a split put below running replicas, taking from the largest surplus.
 
     Clusters are served in name order, one replica at a time, each from the cluster with the most
     surplus (max - current) at that moment, ties by name. A running cluster the split gave max 0 first
     gets one replica of max (so that every running cluster keeps an HPA, DESIGN §4 promise 2), then is
-    served like the others; a cluster that runs nothing keeps max 0 and gets no HPA. When no surplus is
-    left (F.max is below what runs) the rest stay capped, and a running cluster still at max 0 is
-    drained by the planner.
+    served like the others; a cluster that runs nothing keeps max 0 and gets no HPA.
+
+    When no surplus is left (F.max is below what runs), a cluster in ``flapped`` (failed over within
+    the hour) gives way to the others down to max 0: the stand-in that took over keeps serving, and the
+    flapper, drained, cannot take the floor down with it on its next blip (promises 1 and 4 both kept).
+    What is still short stays capped, and a running cluster still at max 0 is drained by the planner.
     """
+    result = _from_surplus(maxes, current)
+    for name in sorted(result):
+        if name in flapped:
+            continue
+        while result[name] < current.get(name, 0):
+            donors = [n for n in flapped if result.get(n, 0) > 0]
+            if not donors:
+                return result
+            donor = min(donors, key=lambda n: (-result[n], n))
+            result[donor] -= 1
+            result[name] += 1
+    return result
+
+
+def _from_surplus(maxes: Mapping[str, int], current: Mapping[str, int]) -> dict[str, int]:
+    """keep_what_runs's first part: only a surplus (max above what runs) is given."""
     result = dict(maxes)
     for name in sorted(result):
         if result[name] == 0 and current.get(name, 0) > 0:

@@ -215,3 +215,41 @@ def redistribute_min(fleet: Fleet) -> bool:
             "clusters",
         )
     return raised
+
+
+def lend_held_slack(fleet: Fleet) -> bool:
+    """A held cluster's max above what it ran goes to the clusters that press for more (any policy).
+
+    A cluster unhealthy within its grace keeps max for what it last ran (keep-what-runs when it comes
+    back), but its unused max is of no use to anyone while it does not answer: when its pods stopped
+    serving, the load they carried presses on the others, which would wait for the failover to get
+    room. Only as much moves as the pressing clusters have room for (capacity known, or unknown as
+    unlimited), so nothing pends for it. The maxes keep summing to F.max, so its rejoin, at once,
+    breaks no ceiling; and nothing moves on a blip where its pods keep serving (nobody presses).
+    """
+    pressing = [s for s in fleet.ordered() if s.can_receive and not s.saturated and fleet.presses_for_more(s)]
+    lenders = [s for s in fleet.ordered() if s.held and s.max_replicas > floor_of(s)]
+    if not pressing or not lenders:
+        return False
+    rooms = [available(s.cluster) for s in pressing]
+    room = sum(max(0, r - s.max_replicas) for r, s in zip(rooms, pressing, strict=True) if r is not None)
+    if any(r is None for r in rooms):
+        room = sum(s.max_replicas - floor_of(s) for s in lenders)
+    freed = 0
+    for slot in lenders:
+        take = min(slot.max_replicas - floor_of(slot), room - freed)
+        slot.max_replicas -= take
+        freed += take
+    if freed <= 0:
+        return False
+    shares = redistribute_slack(fleet, pressing, freed)
+    for slot in pressing:
+        slot.max_replicas += shares.get(slot.name, 0)
+    names = ", ".join(s.name for s in lenders)
+    takers = ", ".join(f"{s.name} +{shares[s.name]}" for s in pressing if shares.get(s.name))
+    fleet.event(
+        "ScaledAcrossClusters",
+        f"{names} unreachable within the failover grace: its {freed} unused max moved to the clusters "
+        f"pressing for more ({takers})",
+    )
+    return True

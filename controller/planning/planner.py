@@ -39,6 +39,7 @@ class PlannerConfig(BaseModel):
     failover_grace_seconds: float = Field(default=60, ge=0)
     optimization_period_seconds: float = Field(default=60, gt=0)
     rejoin_hysteresis_seconds: float = Field(default=120, ge=0)  # grace growth per flap (failover.py)
+    sole_holder_grace_seconds: float = Field(default=15, ge=0)  # failover.assess: nothing else runs
 
 
 def plan(
@@ -55,8 +56,10 @@ def plan(
         grace_seconds=config.failover_grace_seconds,
         hysteresis_seconds=config.rejoin_hysteresis_seconds,
         enabled=fhpa.spec.effective_scale_assist,
+        sole_holder_grace_seconds=config.sole_holder_grace_seconds,
     )
-    health = {o.name: assess(o, rows.get(o.name), now, health_policy) for o in selected}
+    holders = _sole_holders(selected, rows)
+    health = {o.name: assess(o, rows.get(o.name), now, health_policy, o.name in holders) for o in selected}
     conflicting = {o.name for o in selected if o.hpa is not None and not o.hpa.owned}
     candidates = _candidates(selected, rows, health, conflicting)
     key = assignment_key(fhpa, [c.name for c in candidates])
@@ -108,6 +111,17 @@ def _registered_and_selected(
         raise ValueError(f"plan: duplicate cluster names in observations: {sorted(names)}")
     registered = sorted(observations, key=lambda o: o.name)
     return registered, [o for o in registered if affinity_matches(fhpa.spec.cluster_affinity, o)]
+
+
+def _sole_holders(selected: list[ClusterObservation], rows: Mapping[str, ClusterStatus]) -> set[str]:
+    """Unreachable clusters that last ran replicas while no reachable cluster runs any."""
+    if any(o.healthy and o.current_replicas > 0 for o in selected):
+        return set()
+    return {
+        o.name
+        for o in selected
+        if not o.healthy and o.name in rows and (rows[o.name].current_replicas or 0) > 0
+    }
 
 
 def _candidates(
@@ -173,7 +187,10 @@ def _assign(
     longer presses against the cap, the mark goes (with unknown capacity nothing else would clear it).
     """
     full = {c.name for c in candidates if _saturated(rows.get(c.name)) and _still_full(c)}
-    bounds = initial_assignment(fleet.fhpa, [_as_full(c) if c.name in full else c for c in candidates])
+    flapped = frozenset(c.name for c in candidates if health[c.name].failovers > 0)
+    bounds = initial_assignment(
+        fleet.fhpa, [_as_full(c) if c.name in full else c for c in candidates], flapped
+    )
     to_zero = fleet.fhpa.spec.effective_scaling_to_zero
     for cluster in candidates:
         b = bounds[cluster.name]
@@ -268,6 +285,7 @@ def _adjust(
     optimization.release_saturation(fleet)
     priority.scale_up(fleet)
     optimization.trigger(fleet)
+    optimization.lend_held_slack(fleet)
     raised = burst.assist(fleet, settle_seconds=config.optimization_period_seconds, replacing=replacing)
     if priority.pin_and_release(fleet):
         optimization.optimize(fleet, "lower-priority clusters drained")

@@ -49,6 +49,14 @@ def register(subparsers: Any) -> None:
     le.add_argument("--retry-period", type=_positive, default=2.0, metavar="SECONDS")
     pl = run.add_argument_group("behaviour")
     pl.add_argument("--failover-grace", type=_non_negative, default=60.0, metavar="SECONDS")
+    pl.add_argument(
+        "--sole-holder-grace",
+        type=_non_negative,
+        default=15.0,
+        metavar="SECONDS",
+        help="the grace of an unreachable cluster that ran every replica while no reachable one runs any "
+        "(unless it flapped within the hour)",
+    )
     pl.add_argument("--optimization-period", type=_positive, default=60.0, metavar="SECONDS")
     pl.add_argument(
         "--rejoin-hysteresis",
@@ -196,6 +204,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
             failover_grace_seconds=args.failover_grace,
             optimization_period_seconds=args.optimization_period,
             rejoin_hysteresis_seconds=args.rejoin_hysteresis,
+            sole_holder_grace_seconds=args.sole_holder_grace,
         ),
         default_time_zone=args.default_time_zone,
         workers=args.workers,

@@ -219,3 +219,12 @@ def test_a_weight_of_zero_gets_nothing_while_the_weighted_clusters_hold_the_floo
         [obs("m1", 0, 3), obs("m2", 0, 10)],
     )
     assert bounds(p).get("m2", (0, 0))[1] == 0
+
+
+def test_a_cluster_that_flapped_gives_way_to_the_stand_in_when_f_max_cannot_keep_both() -> None:
+    # found by the fleet state machine: a failed over, b took over, a rejoined with its pods; F.max 1
+    # keeps one of them. Draining b left the fleet at 0 when a went down again for its grown grace
+    assert keep_what_runs({"a": 1, "b": 0}, {"a": 1, "b": 1}) == {"a": 1, "b": 0}
+    assert keep_what_runs({"a": 1, "b": 0}, {"a": 1, "b": 1}, frozenset({"a"})) == {"a": 0, "b": 1}
+    # a surplus is still taken first: the flapper keeps what runs when F.max allows it
+    assert keep_what_runs({"a": 3, "b": 0}, {"a": 1, "b": 1}, frozenset({"a"})) == {"a": 2, "b": 1}

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from controller.planning.failover import HealthPolicy, assess
 from controller.planning.observation import Taint
+from fhpa_api.models import ClusterStatus
 from tests.controller.planning_builders import (
     T0,
     bounds,
@@ -162,3 +164,43 @@ def test_a_blip_of_a_cluster_without_a_share_reshuffles_nothing() -> None:
     assert "Assigned" not in reasons(p)
     assert bounds(p) == {"member1": (8, 10), "member2": (1, 14)}
     assert not p.has_member_writes
+
+
+def sole_holder_fleet():
+    f = fhpa("Prioritized", 2, 20, priorities={"a": 2, "b": 1})
+    f, fleet, p = settle(f, [obs("a", 8), obs("b", 0)])
+    assert bounds(p) == {"a": (2, 20)}  # b idles at 0 with no share
+    return f, fleet
+
+
+def test_a_sole_holder_is_failed_over_after_one_pass_not_the_whole_grace() -> None:
+    # failover-idle bench: a ran every replica, b idled at 0; waiting the 60 s grace was an outage
+    f, fleet = sole_holder_fleet()
+    down = unreachable(fleet, "a")
+    f, down, p = settle(f, down, T0 + 10 * S)
+    assert row(p, "a").state != "FailedOver" and p.requeue_after_seconds == 15  # one missed probe: held
+    p = run(f, down, T0 + 25 * S)
+    assert row(p, "a").state == "FailedOver"
+    assert bounds(p)["b"][1] == 20 and writes(p)["b"] == 8  # takes over with what a ran
+
+
+def test_a_cluster_is_no_sole_holder_while_a_reachable_cluster_runs_replicas() -> None:
+    f = fhpa("StaticWeighted", 2, 20, weights={"a": 1, "b": 1})
+    f, fleet, _ = settle(f, [obs("a", 8), obs("b", 1)])
+    down = unreachable(fleet, "a")
+    f, down, _ = settle(f, down, T0 + 10 * S)
+    assert row(run(f, down, T0 + 25 * S), "a").state != "FailedOver"
+
+
+def test_a_sole_holder_that_flapped_within_the_hour_gets_its_grown_grace() -> None:
+    a = obs("a", 8)
+    policy = HealthPolicy(
+        grace_seconds=60, hysteresis_seconds=120, enabled=True, sole_holder_grace_seconds=15
+    )
+    steady = ClusterStatus(name="a", min_replicas=2, max_replicas=20, current_replicas=8)
+    flapped = steady.model_copy(update={"failovers": 1, "last_failover_time": T0 - 600 * S})
+    sick = a.model_copy(update={"healthy": False})
+    for row_, grace in ((steady, 15), (flapped, 420)):
+        held = row_.model_copy(update={"unhealthy_since": T0})
+        assert assess(sick, held, T0 + S, policy, sole_holder=True).grace_seconds == grace
+    assert assess(sick, steady.model_copy(update={"unhealthy_since": T0}), T0 + S, policy).grace_seconds == 60

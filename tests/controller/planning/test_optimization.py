@@ -221,3 +221,32 @@ def test_a_reassignment_drops_the_mark_of_a_cluster_no_longer_pressing_against_i
     f, down, _ = settle(f, down, T0 + 10 * S)
     f, down, p = settle(f, down, T0 + 71 * S)
     assert row(p, "a").state is None
+
+
+def test_a_held_clusters_unused_max_goes_to_a_cluster_pressing_for_more() -> None:
+    # a stops answering while it runs 5 of max 15; b runs its max and wants 25. Waiting for a's
+    # failover (the grace) left b capped while a's pods no longer served (regions-outage bench)
+    f = fhpa("StaticWeighted", 2, 30, weights={"a": 1, "b": 1})
+    f, fleet, _ = settle(f, [obs("a", 5, 40), obs("b", 15, 40)])
+    fleet = update(fleet, "a", healthy=False)
+    fleet = update(fleet, "b", hpa_desired=25, hpa_limited=True)
+    p = run(f, fleet, T0 + S)
+    assert bounds(p)["a"] == (1, 5)  # keeps max for what it ran: its rejoin keeps what runs
+    assert bounds(p)["b"][1] == 25
+    assert sum(hi for _, hi in bounds(p).values()) == 30
+    assert "unused max" in " ".join(e.message for e in p.events)
+
+
+def test_a_held_cluster_lends_nothing_while_nobody_presses() -> None:
+    f = fhpa("StaticWeighted", 2, 30, weights={"a": 1, "b": 1})
+    f, fleet, _ = settle(f, [obs("a", 5, 40), obs("b", 10, 40)])
+    p = run(f, update(fleet, "a", healthy=False), T0 + S)
+    assert bounds(p) == {"a": (1, 15), "b": (1, 15)}
+
+
+def test_a_held_cluster_lends_only_what_the_pressing_cluster_has_room_for() -> None:
+    f = fhpa("StaticWeighted", 2, 30, weights={"a": 1, "b": 1})
+    f, fleet, _ = settle(f, [obs("a", 5, 40), obs("b", 15, 18)])
+    fleet = update(update(fleet, "a", healthy=False), "b", hpa_desired=25, hpa_limited=True)
+    p = run(f, fleet, T0 + S)
+    assert bounds(p)["b"][1] == 18 and bounds(p)["a"][1] == 12
