@@ -10,6 +10,8 @@ import math
 import re
 from decimal import Decimal, DecimalException, Overflow, localcontext
 
+from fhpa_api.limits import QUANTITY_MAX_CHARS, shorten
+
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {
     "n": Decimal("1e-9"),
@@ -24,8 +26,11 @@ _DECIMAL = {
     "E": Decimal("1e18"),
 }
 # [0-9], not \d: \d also matches other scripts' digits ("١٢"), which Kubernetes refuses.
+# Each character has one way to match (no `[0-9]+\.?[0-9]*`, which splits a digit run in n ways and
+# backtracks quadratically on a failed match), and fullmatch needs no `$` (which also accepts a final
+# newline). The length is checked before the pattern runs at all.
 _PATTERN = re.compile(
-    r"^([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))(?:([eE][+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$"
+    r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(?:([eE][+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)"
 )
 _MAX_EXPONENT_DIGITS = 6  # beyond this Decimal overflows (and int() refuses very long digit strings)
 
@@ -37,27 +42,30 @@ class QuantityError(ValueError):
 def parse_quantity(value: str | int | float) -> Decimal:
     """Return the exact value of a quantity; raise QuantityError on anything else."""
     if isinstance(value, bool):
-        raise QuantityError(f"{value!r} is not a quantity")
+        raise QuantityError(f"{shorten(value)} is not a quantity")
     if isinstance(value, int):
         return Decimal(value)
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise QuantityError(f"{value!r} is not a quantity")
+            raise QuantityError(f"{shorten(value)} is not a quantity")
         return Decimal(repr(value))
     if not isinstance(value, str):
-        raise QuantityError(f"{value!r} is not a quantity")
-    match = _PATTERN.match(value)
-    if not match or value != value.strip():
+        raise QuantityError(f"{shorten(value)} is not a quantity")
+    if len(value) > QUANTITY_MAX_CHARS:
         raise QuantityError(
-            f"{value!r} is not a quantity "
+            f"{shorten(value)} is {len(value)} characters long; a quantity has at most {QUANTITY_MAX_CHARS}"
+        )
+    match = _PATTERN.fullmatch(value)
+    if not match:
+        raise QuantityError(
+            f"{shorten(value)} is not a quantity "
             "(expected a number with an optional suffix such as 500m, 2, 1Gi, 1e3)"
         )
     number, exponent, suffix = match.groups()
     try:
         return _scale(Decimal(number), exponent, suffix or "")
     except DecimalException as exc:
-        shown = value if len(value) <= 40 else value[:40] + "..."
-        raise QuantityError(f"{shown!r} is out of range for a quantity") from exc
+        raise QuantityError(f"{shorten(value)} is out of range for a quantity") from exc
 
 
 def _scale(base: Decimal, exponent: str | None, suffix: str) -> Decimal:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from decimal import Decimal
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fhpa_api.quantity import QuantityError, is_quantity, parse_quantity
+from fhpa_api.limits import QUANTITY_MAX_CHARS
+from fhpa_api.quantity import _PATTERN, QuantityError, is_quantity, parse_quantity
 
 
 @pytest.mark.parametrize(
@@ -125,10 +127,41 @@ def test_non_numbers_are_refused(value: object) -> None:
     assert not is_quantity(value)
 
 
-@pytest.mark.parametrize("text", ["1e99999999", "1e-99999999", "1e" + "9" * 5000])
+@pytest.mark.parametrize("text", ["1e99999999", "1e-99999999", "1e" + "9" * 40])
 def test_out_of_range_exponent_is_a_quantity_error(text: str) -> None:
     with pytest.raises(QuantityError, match="out of range"):
         parse_quantity(text)
+
+
+def test_a_quantity_longer_than_the_limit_is_refused_with_its_length_not_echoed() -> None:
+    text = "1" * 5000 + "x"
+    with pytest.raises(
+        QuantityError, match=f"5001 characters long; a quantity has at most {QUANTITY_MAX_CHARS}"
+    ):
+        parse_quantity(text)
+    with pytest.raises(QuantityError) as caught:
+        parse_quantity(text)
+    assert len(str(caught.value)) < 200
+    assert parse_quantity("1" * QUANTITY_MAX_CHARS) == Decimal("1" * QUANTITY_MAX_CHARS)
+
+
+ADVERSARIAL = [
+    "1" * 100_000 + "x",
+    "1." + "1" * 100_000 + "x",
+    "." + "1" * 100_000 + "Kx",
+    "+" + "9" * 100_000 + "e",
+]
+
+
+@pytest.mark.parametrize("text", ADVERSARIAL, ids=["digits", "fraction", "dot", "exponent"])
+def test_a_100kb_adversarial_quantity_is_refused_in_well_under_a_second(text: str) -> None:
+    """H2: the old pattern took minutes on a 100 KB digit run (quadratic backtracking); the length cap
+    refuses it at once, and the pattern itself is linear even without the cap."""
+    started = time.perf_counter()
+    with pytest.raises(QuantityError):
+        parse_quantity(text)
+    assert _PATTERN.fullmatch(text) is None
+    assert time.perf_counter() - started < 1.0
 
 
 def test_is_quantity_accepts_good_values() -> None:
