@@ -17,11 +17,21 @@ from fhpa_api.field_checks import (
     each_mapping,
     integer,
     join,
+    limited_mapping,
     mapping,
     one_of,
     present,
     string,
     type_name,
+)
+from fhpa_api.limits import (
+    CLUSTER_NAMES_MAX_ITEMS,
+    MATCH_LABELS_MAX_PROPERTIES,
+    PREFERENCES_MAX_ITEMS,
+    SELECTOR_EXPRESSIONS_MAX_ITEMS,
+    SELECTOR_VALUE_MAX_CHARS,
+    SELECTOR_VALUES_MAX_ITEMS,
+    shorten,
 )
 from fhpa_api.models import ASSIGNMENT_TYPES
 
@@ -33,7 +43,7 @@ _WEIGHT_IGNORED = ("Duplicated", "DynamicWeighted", "Aggregated")
 
 
 def check_label_selector(selector: dict[str, Any], path: str, report: Report) -> None:
-    labels = mapping(selector, "matchLabels", path, report)
+    labels = limited_mapping(selector, "matchLabels", path, report, MATCH_LABELS_MAX_PROPERTIES)
     for key, value in (labels or {}).items():
         where = f"{join(path, 'matchLabels')}[{key}]"
         problem = names.qualified_name(str(key))
@@ -45,7 +55,7 @@ def check_label_selector(selector: dict[str, Any], path: str, report: Report) ->
             problem = names.label_value(value)
             if problem:
                 report.error(where, problem)
-    expressions = array(selector, "matchExpressions", path, report)
+    expressions = array(selector, "matchExpressions", path, report, max_items=SELECTOR_EXPRESSIONS_MAX_ITEMS)
     if expressions is not None:
         each_mapping(
             expressions,
@@ -70,10 +80,15 @@ def _check_requirement(
     else:
         one_of(requirement, "key", path, report, keys, required=True)
     operator = one_of(requirement, "operator", path, report, operators, required=True)
-    values = array(requirement, "values", path, report)
+    values = array(requirement, "values", path, report, max_items=SELECTOR_VALUES_MAX_ITEMS)
     for index, value in enumerate(values or []):
         if not isinstance(value, str):
             report.error(at(join(path, "values"), index), f"must be a string, not {type_name(value)}")
+        elif len(value) > SELECTOR_VALUE_MAX_CHARS:
+            report.error(
+                at(join(path, "values"), index),
+                f"{shorten(value, 32)} is too long: at most {SELECTOR_VALUE_MAX_CHARS} characters",
+            )
     shape_ok = values is not None or not present(requirement, "values")  # a wrong type is reported above
     if operator in ("In", "NotIn") and not values and shape_ok:
         report.error(join(path, "values"), f"must list at least one value for operator {operator}")
@@ -83,7 +98,7 @@ def _check_requirement(
 
 def check_cluster_affinity(affinity: dict[str, Any], path: str, report: Report) -> None:
     for key in ("clusterNames", "exclude"):
-        items = array(affinity, key, path, report)
+        items = array(affinity, key, path, report, max_items=CLUSTER_NAMES_MAX_ITEMS)
         for index, name in enumerate(items or []):
             where = at(join(path, key), index)
             if not isinstance(name, str):
@@ -98,7 +113,9 @@ def check_cluster_affinity(affinity: dict[str, Any], path: str, report: Report) 
     field_selector = mapping(affinity, "fieldSelector", path, report)
     if field_selector is not None:
         where = join(path, "fieldSelector")
-        expressions = array(field_selector, "matchExpressions", where, report)
+        expressions = array(
+            field_selector, "matchExpressions", where, report, max_items=SELECTOR_EXPRESSIONS_MAX_ITEMS
+        )
         each_mapping(
             expressions or [],
             join(where, "matchExpressions"),
@@ -146,7 +163,9 @@ def _check_assignment(spec: dict[str, Any], path: str, report: Report) -> str | 
     policy = one_of(assignment, "federatedHPAAssignmentType", where, report, ASSIGNMENT_TYPES)
     if policy is None and not present(assignment, "federatedHPAAssignmentType"):
         policy = "Duplicated"
-    preferences = array(assignment, "clusterAutoscalingPreference", where, report)
+    preferences = array(
+        assignment, "clusterAutoscalingPreference", where, report, max_items=PREFERENCES_MAX_ITEMS
+    )
     if preferences is None:
         preferences = []
     pref_path = join(where, "clusterAutoscalingPreference")

@@ -11,9 +11,14 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, TypeVar
 
+from fhpa_api.limits import cut, shorten
 from fhpa_api.quantity import QuantityError, parse_quantity
 
 INT32_MAX = 2**31 - 1
+MAX_PATH_CHARS = 200
+"""A reported field path is cut to this (a map key in a path is user text)."""
+MAX_MESSAGE_CHARS = 400
+"""A reported message is cut to this; the values a message quotes are shortened before that."""
 _T = TypeVar("_T")
 
 
@@ -45,10 +50,12 @@ class Report:
         self.result = ValidationResult()
 
     def error(self, path: str, message: str) -> None:
-        self.result.errors.append(FieldError(path, message))
+        """Record an error; the path and message are cut to a bounded length (a path can carry a map key
+        the user wrote, a message a value): no denial echoes megabytes back."""
+        self.result.errors.append(FieldError(cut(path, MAX_PATH_CHARS), cut(message, MAX_MESSAGE_CHARS)))
 
     def warn(self, path: str, message: str) -> None:
-        self.result.warnings.append(f"{path}: {message}")
+        self.result.warnings.append(f"{cut(path, MAX_PATH_CHARS)}: {cut(message, MAX_MESSAGE_CHARS)}")
 
     @property
     def error_count(self) -> int:
@@ -93,9 +100,31 @@ def mapping(
 
 
 def array(
-    obj: dict[str, Any], key: str, path: str, report: Report, required: bool = False
+    obj: dict[str, Any],
+    key: str,
+    path: str,
+    report: Report,
+    required: bool = False,
+    max_items: int | None = None,
 ) -> list[Any] | None:
-    return _typed(obj, key, path, report, list, "a list", required)
+    """Read a list; one longer than ``max_items`` is reported and returned as None (not checked item
+    by item, which is the work the limit is there to bound)."""
+    items = _typed(obj, key, path, report, list, "a list", required)
+    if items is not None and max_items is not None and len(items) > max_items:
+        report.error(join(path, key), f"has {len(items)} items; at most {max_items} are allowed")
+        return None
+    return items
+
+
+def limited_mapping(
+    obj: dict[str, Any], key: str, path: str, report: Report, max_properties: int
+) -> dict[str, Any] | None:
+    """Read an object (a map such as matchLabels) of at most ``max_properties`` entries."""
+    value = mapping(obj, key, path, report)
+    if value is not None and len(value) > max_properties:
+        report.error(join(path, key), f"has {len(value)} entries; at most {max_properties} are allowed")
+        return None
+    return value
 
 
 def _typed(
@@ -114,7 +143,16 @@ def _typed(
     return value
 
 
-def string(obj: dict[str, Any], key: str, path: str, report: Report, required: bool = False) -> str | None:
+def string(
+    obj: dict[str, Any],
+    key: str,
+    path: str,
+    report: Report,
+    required: bool = False,
+    max_length: int | None = None,
+) -> str | None:
+    """Read a string; one longer than ``max_length`` is reported (with its length, not its text) and
+    returned as None, so that no later check (a pattern, a parser) runs on it."""
     value = obj.get(key)
     where = join(path, key)
     if value is None or value == "":
@@ -123,6 +161,9 @@ def string(obj: dict[str, Any], key: str, path: str, report: Report, required: b
         return None if value is None else ""
     if not isinstance(value, str):
         report.error(where, f"must be a string, not {_type_name(value)}")
+        return None
+    if max_length is not None and len(value) > max_length:
+        report.error(where, f"{shorten(value, 32)} is too long: at most {max_length} characters")
         return None
     return value
 
@@ -186,7 +227,9 @@ def quantity(obj: dict[str, Any], key: str, path: str, report: Report) -> Decima
         return None
     where = join(path, key)
     if isinstance(value, float):
-        report.error(where, f'{value!r}: write a fractional quantity as a string, e.g. "500m" or "0.5"')
+        report.error(
+            where, f'{shorten(value)}: write a fractional quantity as a string, e.g. "500m" or "0.5"'
+        )
         return None
     try:
         return parse_quantity(value)
@@ -200,7 +243,7 @@ def positive_quantity(obj: dict[str, Any], key: str, path: str, report: Report) 
     number = quantity(obj, key, path, report)
     if number is not None and number <= 0:
         report.error(
-            join(path, key), f"{obj[key]!r} must be a quantity greater than zero (e.g. 500m, 2, 1Gi)"
+            join(path, key), f"{shorten(obj[key])} must be a quantity greater than zero (e.g. 500m, 2, 1Gi)"
         )
     return obj.get(key) is not None
 
@@ -216,7 +259,7 @@ def one_of(
             report.error(where, f"is required: use one of {', '.join(allowed)}")
         return None
     if not isinstance(value, str) or value not in allowed:
-        shown = repr(value) if isinstance(value, str) else type_name(value)
+        shown = shorten(value) if isinstance(value, str) else type_name(value)
         report.error(where, f"{shown} is not supported: use one of {', '.join(allowed)}")
         return None
     return value

@@ -29,7 +29,8 @@ METRIC_NAME_MAX_CHARS = 253
 RESOURCE_NAME_MAX_CHARS = 253
 """A resource name such as cpu or example.com/gpu (prefix up to 253, name up to 63)."""
 LABEL_KEY_MAX_CHARS = 253 + 1 + 63
-LABEL_VALUE_MAX_CHARS = 63
+SELECTOR_VALUE_MAX_CHARS = 253
+"""A value in a selector requirement (a label value has at most 63; a zone or region name, 253)."""
 
 # --- lists and maps ----------------------------------------------------------------------------------
 RULES_MAX_ITEMS = 64

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from fhpa_api.limits import API_VERSION_MAX_CHARS, shorten
+
 DNS1123_LABEL_MAX = 63
 DNS1123_SUBDOMAIN_MAX = 253
 QUALIFIED_NAME_MAX = 63
@@ -16,6 +18,9 @@ _LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _DNS1123_LABEL = re.compile(rf"^{_LABEL}$")
 _DNS1123_SUBDOMAIN = re.compile(rf"^{_LABEL}(\.{_LABEL})*$")
 _QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+# group/version or just version (core): a DNS subdomain, '/', then v1, v2beta1, v1alpha3. Used with
+# fullmatch after a length check; every repetition is anchored by a '.', so a failed match is linear.
+_API_VERSION = re.compile(rf"(?:{_LABEL}(?:\.{_LABEL})*/)?v[0-9]+(?:(?:alpha|beta)[0-9]+)?")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
 STANDARD_CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
@@ -27,10 +32,13 @@ def dns1123_label(value: str) -> str | None:
     if not value:
         return "must not be empty: use lowercase letters, digits and '-' (a DNS-1123 label)"
     if len(value) > DNS1123_LABEL_MAX:
-        return f"{value!r} is {len(value)} characters long; a DNS-1123 label has at most {DNS1123_LABEL_MAX}"
+        return (
+            f"{shorten(value)} is {len(value)} characters long; "
+            f"a DNS-1123 label has at most {DNS1123_LABEL_MAX}"
+        )
     if not _DNS1123_LABEL.match(value):
         return (
-            f"{value!r} is not a DNS-1123 label: use lowercase letters, digits and '-', "
+            f"{shorten(value)} is not a DNS-1123 label: use lowercase letters, digits and '-', "
             "starting and ending with a letter or digit (e.g. 'member-1')"
         )
     return None
@@ -44,7 +52,7 @@ def dns1123_subdomain(value: str) -> str | None:
         return f"is {len(value)} characters long; a DNS-1123 subdomain has at most {DNS1123_SUBDOMAIN_MAX}"
     if not _DNS1123_SUBDOMAIN.match(value):
         return (
-            f"{value!r} is not a DNS-1123 subdomain: use lowercase letters, digits, '-' and '.', "
+            f"{shorten(value)} is not a DNS-1123 subdomain: use lowercase letters, digits, '-' and '.', "
             "starting and ending with a letter or digit (e.g. 'web-frontend')"
         )
     return None
@@ -55,10 +63,10 @@ def path_segment(value: str) -> str | None:
     if not value:
         return "must not be empty"
     if value in (".", ".."):
-        return f"{value!r} is not allowed: a name may not be '.' or '..'"
+        return f"{shorten(value)} is not allowed: a name may not be '.' or '..'"
     for forbidden in ("/", "%"):
         if forbidden in value:
-            return f"{value!r} may not contain {forbidden!r} (it is used in URL paths)"
+            return f"{shorten(value)} may not contain {shorten(forbidden)} (it is used in URL paths)"
     return None
 
 
@@ -69,13 +77,14 @@ def qualified_name(value: str) -> str | None:
     prefix, slash, name = value.rpartition("/")
     if slash:
         if not prefix:
-            return f"{value!r} has an empty prefix before '/'"
+            return f"{shorten(value)} has an empty prefix before '/'"
         problem = dns1123_subdomain(prefix)
         if problem:
-            return f"prefix of {value!r}: {problem}"
+            return f"prefix of {shorten(value)}: {problem}"
     if not name or len(name) > QUALIFIED_NAME_MAX or not _QUALIFIED_NAME.match(name):
         return (
-            f"{value!r} is not a qualified name: the name part must be 1..{QUALIFIED_NAME_MAX} characters of "
+            f"{shorten(value)} is not a qualified name: "
+            f"the name part must be 1..{QUALIFIED_NAME_MAX} characters of "
             "letters, digits, '-', '_' and '.', starting and ending with a letter or digit, "
             "optionally prefixed by a DNS subdomain and '/'"
         )
@@ -86,7 +95,8 @@ def label_value(value: str) -> str | None:
     """A label value: empty, or up to 63 letters, digits, '-', '_' and '.', alphanumeric at both ends."""
     if len(value) > QUALIFIED_NAME_MAX or not _LABEL_VALUE.match(value):
         return (
-            f"{value!r} is not a valid label value: at most {QUALIFIED_NAME_MAX} letters, digits, '-', '_' "
+            f"{shorten(value)} is not a valid label value: "
+            f"at most {QUALIFIED_NAME_MAX} letters, digits, '-', '_' "
             "and '.', starting and ending with a letter or digit"
         )
     return None
@@ -103,10 +113,22 @@ def container_resource_name(value: str) -> str | None:
     if "/" not in value:
         if value in STANDARD_CONTAINER_RESOURCES or value.startswith(HUGEPAGES_PREFIX):
             return None
-        return f"{value!r} is not a container resource: {allowed}"
+        return f"{shorten(value)} is not a container resource: {allowed}"
     prefix = value.split("/", 1)[0]
     if prefix == "kubernetes.io" or prefix.endswith(".kubernetes.io"):
         return None  # a native resource name
     if qualified_name(f"requests.{value}"):
-        return f"{value!r} is not a valid extended resource name: {allowed}"
+        return f"{shorten(value)} is not a valid extended resource name: {allowed}"
+    return None
+
+
+def api_version(value: str) -> str | None:
+    """An apiVersion such as apps/v1, v1 or example.com/v2beta1 (it is put in request paths)."""
+    if len(value) > API_VERSION_MAX_CHARS:
+        return f"is {len(value)} characters long; an apiVersion has at most {API_VERSION_MAX_CHARS}"
+    if not _API_VERSION.fullmatch(value):
+        return (
+            f"{shorten(value)} is not an apiVersion: write group/version (e.g. apps/v1, "
+            "example.com/v2beta1) or a core version (v1), in lowercase"
+        )
     return None

@@ -28,6 +28,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
 
+from fhpa_api.limits import SCHEDULE_MAX_CHARS, TIME_ZONE_MAX_CHARS
+
 __all__ = ["Schedule", "ScheduleError", "load_time_zone", "parse_schedule"]
 
 
@@ -223,6 +225,10 @@ def parse_schedule(text: str) -> Schedule:
     """Parse a schedule, refusing anything the controller cannot run, with a message that says why."""
     if not isinstance(text, str):
         raise ScheduleError(f"schedule must be a string; {FIELD_HELP}")
+    if len(text) > SCHEDULE_MAX_CHARS:  # before any parsing: croniter's check is slow on long text
+        raise ScheduleError(
+            f"schedule is {len(text)} characters long; at most {SCHEDULE_MAX_CHARS} are allowed"
+        )
     return _parse_cached(text)
 
 
@@ -472,6 +478,10 @@ def load_time_zone(name: str) -> ZoneInfo:
     """An IANA zone by name (tzdata ships with the package, so slim images work), or ScheduleError."""
     if not isinstance(name, str) or not name.strip():
         raise ScheduleError("timeZone is empty; give an IANA name such as 'UTC' or 'Europe/London'")
+    if len(name) > TIME_ZONE_MAX_CHARS:
+        raise ScheduleError(
+            f"timeZone is {len(name)} characters long; an IANA name has at most {TIME_ZONE_MAX_CHARS}"
+        )
     if name != name.strip() or name.startswith("/") or ".." in name.split("/"):
         raise ScheduleError(f"timeZone {name!r} is not an IANA name such as 'Europe/London'")
     try:

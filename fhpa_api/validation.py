@@ -25,9 +25,15 @@ from fhpa_api.field_checks import (
     string,
     type_name,
 )
+from fhpa_api.limits import shorten
 from fhpa_api.models import KINDS, CronFederatedHPA, FederatedHPA
 from fhpa_api.validation_cron import check_cron_spec
-from fhpa_api.validation_metrics import check_behavior, check_metrics, check_object_reference
+from fhpa_api.validation_metrics import (
+    check_behavior,
+    check_metrics,
+    check_object_reference,
+    check_scalable,
+)
 
 __all__ = ["FieldError", "InvalidObjectError", "ValidationResult", "parse_object", "validate"]
 
@@ -78,10 +84,10 @@ def parse_object(obj: dict[str, Any]) -> FederatedHPA | CronFederatedHPA:
 def _check_type_meta(obj: dict[str, Any], report: Report) -> str | None:
     api_version = obj.get("apiVersion")
     if api_version != API_VERSION:
-        report.error("apiVersion", f"{api_version!r} is not supported: use {API_VERSION}")
+        report.error("apiVersion", f"{shorten(api_version)} is not supported: use {API_VERSION}")
     kind = obj.get("kind")
     if not isinstance(kind, str) or kind not in KINDS:
-        report.error("kind", f"{kind!r} is not supported: use {FEDERATED_HPA} or {CRON_FEDERATED_HPA}")
+        report.error("kind", f"{shorten(kind)} is not supported: use {FEDERATED_HPA} or {CRON_FEDERATED_HPA}")
         return None
     return str(kind)
 
@@ -115,6 +121,7 @@ def _scale_target_ref(spec: dict[str, Any], report: Report) -> dict[str, Any] | 
     ref = mapping(spec, "scaleTargetRef", "spec", report, required=True)
     if ref is not None:
         check_object_reference(ref, "spec.scaleTargetRef", report)
+        check_scalable(ref, "spec.scaleTargetRef", report)
     return ref
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from fhpa_api import API_VERSION, CRON_FEDERATED_HPA, FEDERATED_HPA, GROUP
+from fhpa_api.defaulting import CRON_RULE_DEFAULTS
 from fhpa_api.field_checks import (
     Report,
     array,
@@ -19,6 +20,16 @@ from fhpa_api.field_checks import (
     join,
     present,
     string,
+)
+from fhpa_api.limits import (
+    FAILED_ENTRY_MAX_BYTES,
+    HISTORY_BUDGET_BYTES,
+    RULES_MAX_ITEMS,
+    SCHEDULE_MAX_CHARS,
+    SUCCESS_ENTRY_MAX_BYTES,
+    TIME_ZONE_MAX_CHARS,
+    history_bytes,
+    shorten,
 )
 
 if TYPE_CHECKING:
@@ -38,7 +49,7 @@ def target_mode(ref: dict[str, Any]) -> str:
 
 def check_cron_spec(spec: dict[str, Any], ref: dict[str, Any] | None, report: Report) -> None:
     mode = _check_target(ref, report) if ref is not None else None
-    rules = array(spec, "rules", "spec", report, required=True)
+    rules = array(spec, "rules", "spec", report, required=True, max_items=RULES_MAX_ITEMS)
     if rules is None:
         return
     if not rules:
@@ -46,6 +57,36 @@ def check_cron_spec(spec: dict[str, Any], ref: dict[str, Any] | None, report: Re
         return
     each_mapping(rules, "spec.rules", report, lambda r, where: check_rule(r, where, mode, report))
     _check_unique_names(rules, report)
+    _check_history_budget(rules, report)
+
+
+def _check_history_budget(rules: list[Any], report: Report) -> None:
+    """The histories of all rules at their limits must fit the status budget, so that the object stays
+    far below etcd's 1.5 MiB whatever the controller records (see fhpa_api.limits)."""
+    total = 0
+    for rule in rules:
+        if not isinstance(rule, dict):
+            continue
+        succeeded = _limit(rule, "successfulHistoryLimit")
+        failed = _limit(rule, "failedHistoryLimit")
+        total += history_bytes(succeeded, failed)
+    if total > HISTORY_BUDGET_BYTES:
+        report.error(
+            "spec.rules",
+            f"the execution histories of these {len(rules)} rules could take {total // 1024} KiB "
+            "of status at their successfulHistoryLimit/failedHistoryLimit; the limit is "
+            f"{HISTORY_BUDGET_BYTES // 1024} KiB (each kept success counts {SUCCESS_ENTRY_MAX_BYTES} "
+            f"bytes, each kept failure {FAILED_ENTRY_MAX_BYTES}): lower the history limits "
+            "or split the rules over several objects",
+        )
+
+
+def _limit(rule: dict[str, Any], key: str) -> int:
+    """A rule's history limit as the controller will apply it (the default when unset or invalid)."""
+    value = rule.get(key)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= HISTORY_LIMIT_MAX:
+        return value
+    return int(CRON_RULE_DEFAULTS[key])
 
 
 def _check_target(ref: dict[str, Any], report: Report) -> str:
@@ -63,7 +104,7 @@ def _check_target(ref: dict[str, Any], report: Report) -> str:
         if kind != FEDERATED_HPA:
             report.error(
                 join(path, "kind"),
-                f"{kind!r} is not supported with apiVersion {API_VERSION}: "
+                f"{shorten(kind)} is not supported with apiVersion {API_VERSION}: "
                 f"the only kind there is {FEDERATED_HPA}",
             )
         return "fhpa"
@@ -112,6 +153,13 @@ def _check_schedule(rule: dict[str, Any], path: str, report: Report) -> Schedule
     text = string(rule, "schedule", path, report, required=True)
     if not text:
         return None
+    if len(text) > SCHEDULE_MAX_CHARS:  # before any parsing: croniter's check is slow on long text
+        report.error(
+            join(path, "schedule"),
+            f"is {len(text)} characters long; a schedule has at most {SCHEDULE_MAX_CHARS} "
+            "(use ranges and steps such as '*/5 8-18 * * 1-5' instead of long lists)",
+        )
+        return None
     try:
         return parse_schedule(text)
     except ScheduleError as exc:
@@ -127,7 +175,7 @@ def _check_time_zone(rule: dict[str, Any], path: str, report: Report) -> ZoneInf
             join(path, "timeZone"), "must be an IANA time zone name such as Europe/Paris, or be left out"
         )
         return None
-    name = string(rule, "timeZone", path, report)
+    name = string(rule, "timeZone", path, report, max_length=TIME_ZONE_MAX_CHARS)
     if not name:
         return None
     try:
@@ -198,6 +246,7 @@ def _check_unique_names(rules: list[Any], report: Report) -> None:
         if name in seen:
             report.error(
                 join(at("spec.rules", index), "name"),
-                f"duplicate rule name {name!r}: rule names must be unique (they key each rule's history)",
+                f"duplicate rule name {shorten(name)}: "
+                "rule names must be unique (they key each rule's history)",
             )
         seen.add(name)

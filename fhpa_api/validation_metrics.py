@@ -23,6 +23,17 @@ from fhpa_api.field_checks import (
     quantity,
     string,
 )
+from fhpa_api.limits import (
+    API_VERSION_MAX_CHARS,
+    KIND_MAX_CHARS,
+    METRIC_NAME_MAX_CHARS,
+    METRICS_MAX_ITEMS,
+    OBJECT_NAME_MAX_CHARS,
+    POLICIES_MAX_ITEMS,
+    RESOURCE_NAME_MAX_CHARS,
+    shorten,
+)
+from fhpa_api.names import DNS1123_LABEL_MAX
 
 METRIC_TYPES = ("Object", "Pods", "Resource", "ContainerResource", "External")
 TARGET_TYPES = ("Utilization", "Value", "AverageValue")
@@ -47,18 +58,57 @@ _TARGET_FIELD_OF_TYPE = {
 
 
 def check_object_reference(ref: dict[str, Any], path: str, report: Report) -> None:
-    """kind and name are required and usable as URL path segments (scaleTargetRef, describedObject)."""
-    for key in ("kind", "name"):
-        value = string(ref, key, path, report, required=True)
+    """kind and name are required and usable as URL path segments, and apiVersion has the group/version
+    shape (scaleTargetRef, describedObject): all three end up in request paths."""
+    for key, limit in (("kind", KIND_MAX_CHARS), ("name", OBJECT_NAME_MAX_CHARS)):
+        value = string(ref, key, path, report, required=True, max_length=limit)
         if value:
             problem = names.path_segment(value)
             if problem:
                 report.error(join(path, key), problem)
-    string(ref, "apiVersion", path, report)
+    api_version = string(ref, "apiVersion", path, report, max_length=API_VERSION_MAX_CHARS)
+    if api_version == "":
+        report.error(
+            join(path, "apiVersion"), "must not be empty: write one such as apps/v1, or leave it out"
+        )
+    elif api_version:
+        problem = names.api_version(api_version)
+        if problem:
+            report.error(join(path, "apiVersion"), problem)
+
+
+# Kinds known to have no scale subresource, by API group ("" is the core group, apiVersion v1): an HPA
+# on them never works, so they are refused at admission rather than reported as missing later.
+SCALABLE_CORE_KINDS = ("ReplicationController",)
+NO_SCALE_SUBRESOURCE = {
+    "apps": ("DaemonSet", "ControllerRevision"),
+    "batch": ("Job", "CronJob"),
+}
+
+
+def check_scalable(ref: dict[str, Any], path: str, report: Report) -> None:
+    """Refuse a scaleTargetRef to a built-in kind that has no scale subresource (a v1 ConfigMap, a Pod,
+    a DaemonSet): every core (v1) kind but ReplicationController, and a few in apps and batch."""
+    api_version, kind = ref.get("apiVersion"), ref.get("kind")
+    if not isinstance(api_version, str) or not isinstance(kind, str) or not kind:
+        return
+    if names.api_version(api_version) is not None:
+        return  # reported by check_object_reference
+    group = api_version.rpartition("/")[0]
+    if group == "" and kind not in SCALABLE_CORE_KINDS:
+        pass
+    elif kind not in NO_SCALE_SUBRESOURCE.get(group, ()):
+        return
+    report.error(
+        join(path, "kind"),
+        f"{shorten(kind)} ({shorten(api_version)}) has no scale subresource, so it cannot be scaled: "
+        "target a workload that has one, such as apps/v1 Deployment or StatefulSet "
+        "(the only core v1 kind with one is ReplicationController)",
+    )
 
 
 def check_metrics(spec: dict[str, Any], path: str, report: Report) -> None:
-    metrics = array(spec, "metrics", path, report)
+    metrics = array(spec, "metrics", path, report, max_items=METRICS_MAX_ITEMS)
     if metrics is not None:
         each_mapping(metrics, join(path, "metrics"), report, lambda m, where: check_metric(m, where, report))
 
@@ -90,7 +140,7 @@ def _check_identifier(source: dict[str, Any], path: str, report: Report) -> None
     if metric is None:
         return
     where = join(path, "metric")
-    name = string(metric, "name", where, report, required=True)
+    name = string(metric, "name", where, report, required=True, max_length=METRIC_NAME_MAX_CHARS)
     if name:
         problem = names.path_segment(name)
         if problem:
@@ -150,7 +200,7 @@ def _check_external(source: dict[str, Any], path: str, report: Report) -> None:
 
 
 def _check_resource(source: dict[str, Any], path: str, report: Report) -> None:
-    string(source, "name", path, report, required=True)
+    string(source, "name", path, report, required=True, max_length=RESOURCE_NAME_MAX_CHARS)
     target = _target(source, path, report)
     if target is not None:
         _exactly_one(
@@ -159,12 +209,12 @@ def _check_resource(source: dict[str, Any], path: str, report: Report) -> None:
 
 
 def _check_container_resource(source: dict[str, Any], path: str, report: Report) -> None:
-    name = string(source, "name", path, report, required=True)
+    name = string(source, "name", path, report, required=True, max_length=RESOURCE_NAME_MAX_CHARS)
     if name:
         problem = names.container_resource_name(name)
         if problem:
             report.error(join(path, "name"), problem)
-    container = string(source, "container", path, report, required=True)
+    container = string(source, "container", path, report, required=True, max_length=DNS1123_LABEL_MAX)
     if container:
         problem = names.dns1123_label(container)
         if problem:
@@ -227,7 +277,7 @@ def check_scaling_rules(rules: dict[str, Any], path: str, report: Report) -> Non
     )
     one_of(rules, "selectPolicy", path, report, SELECT_POLICIES)
     _check_tolerance(rules, path, report)
-    policies = array(rules, "policies", path, report)
+    policies = array(rules, "policies", path, report, max_items=POLICIES_MAX_ITEMS)
     if policies is None or not policies:
         if policies is not None or not present(rules, "policies"):
             report.error(
@@ -241,7 +291,9 @@ def check_scaling_rules(rules: dict[str, Any], path: str, report: Report) -> Non
 def _check_tolerance(rules: dict[str, Any], path: str, report: Report) -> None:
     number = quantity(rules, "tolerance", path, report)
     if number is not None and number < 0:
-        report.error(join(path, "tolerance"), f"{rules['tolerance']!r} must be a quantity >= 0 (e.g. 50m)")
+        report.error(
+            join(path, "tolerance"), f"{shorten(rules['tolerance'])} must be a quantity >= 0 (e.g. 50m)"
+        )
 
 
 def _check_policy(policy: dict[str, Any], path: str, report: Report) -> None:
