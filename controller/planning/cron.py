@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from fhpa_api import API_VERSION
+from fhpa_api.limits import HISTORY_MESSAGE_MAX_CHARS, cut
 from fhpa_api.models import (
     CronFederatedHPA,
     CronFederatedHPARule,
@@ -272,7 +273,7 @@ def record_outcome(
             FailedExecution(
                 schedule_time=outcome.schedule_time,
                 execution_time=outcome.execution_time,
-                message=outcome.message,
+                message=history_message(outcome.message),
             ),
         )
     return trim_history(
@@ -280,12 +281,26 @@ def record_outcome(
     )
 
 
+def history_message(message: str) -> str:
+    """A failure message as stored in status: one printable line of at most HISTORY_MESSAGE_MAX_CHARS
+    (the Event keeps the longer text), so that histories stay within the status budget (limits.py)."""
+    head = message[: 2 * HISTORY_MESSAGE_MAX_CHARS]  # never scan a huge message as a whole
+    line = " ".join("".join(c if c.isprintable() else " " for c in head).split())
+    return cut(line, HISTORY_MESSAGE_MAX_CHARS)
+
+
 def trim_history(history: ExecutionHistory, rule: CronFederatedHPARule) -> ExecutionHistory:
-    """Keep the newest successfulHistoryLimit / failedHistoryLimit entries (a limit of 0 keeps none)."""
+    """Keep the newest successfulHistoryLimit / failedHistoryLimit entries (a limit of 0 keeps none);
+    a failure message written by an older controller is cut to the stored length as well."""
     keep_ok = max(rule.effective_successful_history_limit, 0)
     keep_failed = max(rule.effective_failed_history_limit, 0)
     successes = (history.successful_executions or [])[:keep_ok]
-    failures = (history.failed_executions or [])[:keep_failed]
+    failures = [
+        entry
+        if len(entry.message) <= HISTORY_MESSAGE_MAX_CHARS
+        else entry.model_copy(update={"message": history_message(entry.message)})
+        for entry in (history.failed_executions or [])[:keep_failed]
+    ]
     return history.model_copy(
         update={"successful_executions": successes or None, "failed_executions": failures or None}
     )
