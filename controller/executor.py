@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -20,6 +21,53 @@ from controller.ports import ControlPlane, MemberCluster
 from fhpa_api.models import FederatedHPA
 
 log = logging.getLogger(__name__)
+
+PUBLIC_TEXT_LIMIT = 300
+"""The most characters of one member error that an Event, a status message or a log line carries."""
+
+_REDACTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # PEM blocks (a key or certificate quoted back), whole
+    (re.compile(r"-----BEGIN [A-Z ]+-----.*?(-----END [A-Z ]+-----|$)", re.S), "<redacted>"),
+    # Authorization header values and anything called a token, password or secret with a value
+    (re.compile(r"\b(Bearer|Basic)\s+\S+", re.I), r"\1 <redacted>"),
+    (
+        re.compile(
+            r"""\b(token|password|passwd|secret|api[-_]?key|authorization)("?\s*[:=]\s*"?)[^\s",}]+""", re.I
+        ),
+        r"\1\2<redacted>",
+    ),
+    # JWTs (ServiceAccount tokens) and other long base64/hex blobs
+    (re.compile(r"\beyJ[\w-]{4,}\.[\w-]{4,}\.[\w-]*"), "<redacted>"),
+    (re.compile(r"\b[0-9a-fA-F]{40,}\b"), "<redacted>"),
+    # identities: 'User "system:serviceaccount:ns:name" cannot ...' tells a reader who we are in that cluster
+    (re.compile(r"""\b(User|Group|user|group|username|subject)\s+"[^"]*\""""), r'\1 "<redacted>"'),
+    (re.compile(r"""\bsystem:(serviceaccount|node)s?:[^\s"',;]+"""), r"system:\1:<redacted>"),
+)
+
+_BLOB = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
+
+
+def _redact_blob(match: re.Match[str]) -> str:
+    """A long run of base64 characters with upper case, lower case and digits is a key or token; a path
+    (``/apis/apps/v1/namespaces/...``: Kubernetes names are lower case) is kept."""
+    blob = match.group()
+    mixed = (
+        any(c.isupper() for c in blob) and any(c.islower() for c in blob) and any(c.isdigit() for c in blob)
+    )
+    return "<redacted>" if mixed else blob
+
+
+def public_text(text: str, limit: int = PUBLIC_TEXT_LIMIT) -> str:
+    """Member error text made fit for Events (readable by the FederatedHPA's namespace) and logs: one line,
+    at most ``limit`` characters, with what looks like a credential or a member identity replaced by
+    ``<redacted>`` (bearer and basic credentials, ``token=...``, JWTs, long base64 or hex blobs, PEM blocks,
+    ``User "..."`` and ``system:serviceaccount:...`` names)."""
+    text = "".join(c if c.isprintable() else " " for c in str(text))
+    for pattern, replacement in _REDACTIONS:
+        text = pattern.sub(replacement, text)
+    text = _BLOB.sub(_redact_blob, text)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass
@@ -65,8 +113,9 @@ def execute(
         try:
             call()
         except (ClusterUnreachableError, NotOwnedError, ConflictError, PortError) as exc:
-            result.failed[label] = str(exc)
-            log.warning("member action failed", extra={"object": ref, "action": label, "error": str(exc)})
+            error = public_text(str(exc))
+            result.failed[label] = error
+            log.warning("member action failed", extra={"object": ref, "action": label, "error": error})
             if on_action:
                 on_action(kind, cluster, False)
             return False

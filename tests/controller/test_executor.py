@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from controller.errors import ClusterUnreachableError, ConflictError, NotFoundError, NotOwnedError, PortError
-from controller.executor import ExecutionResult, execute
+from controller.executor import PUBLIC_TEXT_LIMIT, ExecutionResult, execute, public_text
 from controller.planning.plan import EventRecord, HPAAction, Plan, ReplicaWrite
 from controller.ports import ClusterIdentity, MemberCluster
 from fhpa_api.models import FederatedHPA, FederatedHPAStatus
@@ -253,3 +253,50 @@ def test_without_a_hook_nothing_breaks() -> None:
         world.control_plane,
     )
     assert result.failed == {"update/a": "x"} and result.done == ["update/a"]
+
+
+LEAKY = (
+    'admission webhook "policy.example" denied the request: User "system:serviceaccount:fhpa:controller" '
+    "may not patch; Authorization: Bearer eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzYSJ9.c2lnbmF0dXJl token=hunter2x "
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END RSA PRIVATE KEY----- "
+    + "x"
+    * 800
+)
+
+
+def test_member_error_text_in_events_and_logs_is_trimmed_and_scrubbed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Security review L6: a member's error text reached MemberActionFailed Events (readable by everyone
+    in the FederatedHPA's namespace) and the log at full length, identities and credentials included."""
+    world = World("a")
+    world.members["a"].fail_next("apply_hpa", ClusterUnreachableError("a", LEAKY))
+    caplog.set_level("WARNING")
+    result = world.run(Plan(hpa_actions=[update("a", 5)], status=STATUS))
+    [event] = [e for e in world.control_plane.events if e.reason == "MemberActionFailed"]
+    logged = " ".join(str(getattr(r, "error", "")) for r in caplog.records)
+    for text in (event.message, result.failed["update/a"], logged):
+        assert "denied the request" in text  # what went wrong is kept
+        for secret in ("system:serviceaccount:fhpa", "eyJhbGci", "hunter2x", "MIIEvQIBADAN", "\n"):
+            assert secret not in text, (secret, text)
+    assert len(result.failed["update/a"]) <= PUBLIC_TEXT_LIMIT
+    assert len(event.message) <= PUBLIC_TEXT_LIMIT + len("update/a: ")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "the object has been modified; please apply your changes",
+            "the object has been modified; please apply your changes",
+        ),
+        ("PATCH /apis/autoscaling/v2/namespaces/shop/horizontalpodautoscalers/web-frontend-0123456789", None),
+        ('forbidden: User "alice@example.com" cannot get', 'forbidden: User "<redacted>" cannot get'),
+        ("group system:serviceaccounts:kube-system denied", "group system:serviceaccount:<redacted> denied"),
+        ("Basic dTpw rejected", "Basic <redacted> rejected"),
+        ('{"password": "p4ss"}', '{"password": "<redacted>"}'),
+        ("key QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0NTY3ODkw end", "key <redacted> end"),
+    ],
+)
+def test_public_text(text: str, expected: str | None) -> None:
+    assert public_text(text) == (text if expected is None else expected)
