@@ -17,12 +17,14 @@ import base64
 import contextlib
 import json
 import os
+import re
 import ssl
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import urllib3
 import yaml
@@ -30,6 +32,7 @@ from kubernetes.client import ApiClient, Configuration
 from kubernetes.client.exceptions import ApiException
 
 from controller.errors import ClusterUnreachableError, ConflictError, GoneError, NotFoundError, PortError
+from controller.executor import public_text
 
 T = TypeVar("T")
 
@@ -71,11 +74,34 @@ class Timeouts:
 
 # --- kubeconfig -------------------------------------------------------------------------------------
 
+OPT_IN_INSECURE_TLS = "autoscaling.karmada.io/allow-insecure-tls"
+OPT_IN_PROXY_URL = "autoscaling.karmada.io/allow-proxy-url"
+
+_FILE_KEYS = {
+    "cluster": ("certificate-authority",),
+    "user": ("tokenFile", "client-certificate", "client-key"),
+}
+_PLUGIN_KEYS = ("exec", "auth-provider")
+_IMPERSONATION_KEYS = ("as", "as-uid", "as-groups", "as-user-extra")
+_TOKEN = re.compile(r"[\x21-\x7e]+")  # what an HTTP header carries: printable ASCII, no spaces
+_HOSTNAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?")
+
+
+@dataclass(frozen=True)
+class CredentialPolicy:
+    """What a kubeconfig may do beyond inline credentials over verified TLS: each an explicit opt-in
+    (the member Secret's annotations ``OPT_IN_INSECURE_TLS`` and ``OPT_IN_PROXY_URL`` set to "true")."""
+
+    allow_insecure_tls: bool = False
+    allow_proxy_url: bool = False
+
 
 def parse_kubeconfig(source: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
     """A kubeconfig as a dict, from YAML/JSON text or a mapping."""
     if isinstance(source, Mapping):
         return dict(source)
+    if not isinstance(source, str | bytes):
+        raise KubeconfigError(f"kubeconfig must be text or a mapping, not {_kind(source)}")
     try:
         loaded = yaml.safe_load(source)
     except yaml.YAMLError as exc:
@@ -83,84 +109,239 @@ def parse_kubeconfig(source: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         raise KubeconfigError(f"kubeconfig is not valid YAML{where}") from None
+    except Exception as exc:  # a bad timestamp (ValueError), nesting too deep (RecursionError), ...
+        raise KubeconfigError(f"kubeconfig cannot be parsed ({type(exc).__name__})") from None
     if not isinstance(loaded, dict):
         raise KubeconfigError("kubeconfig must be a YAML mapping with clusters, users and contexts")
     return loaded
 
 
-def _named(config: Mapping[str, Any], section: str, name: str) -> dict[str, Any]:
+def _kind(value: object) -> str:
+    return type(value).__name__
+
+
+def _quote(name: str) -> str:
+    """A name from the kubeconfig, for a message: names are not credentials, but keep them short."""
+    return repr(name if len(name) <= 64 else name[:63] + "…")
+
+
+def _mapping(value: object, where: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise KubeconfigError(f"{where} must be a mapping, not {_kind(value)}")
+    return value
+
+
+def _string(entry: Mapping[str, Any], key: str, where: str) -> str | None:
+    """``entry[key]`` as a string; None when absent or empty (as kubectl reads an empty field)."""
+    value = entry.get(key)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise KubeconfigError(f"{where}.{key} must be a string, not {_kind(value)}")
+    return value
+
+
+def _flag(entry: Mapping[str, Any], key: str, where: str) -> bool:
+    value = entry.get(key)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise KubeconfigError(f"{where}.{key} must be true or false, not {_kind(value)}")
+    return value
+
+
+def _named(config: Mapping[str, Any], section: str, name: str) -> Mapping[str, Any]:
     key = section[:-1]  # clusters -> cluster
-    for entry in config.get(section) or []:
-        if isinstance(entry, dict) and entry.get("name") == name:
-            return dict(entry.get(key) or {})
-    raise KubeconfigError(f"kubeconfig has no {key} named {name!r}")
+    entries = config.get(section)
+    if entries is None:
+        entries = []
+    if not isinstance(entries, list):
+        raise KubeconfigError(f"kubeconfig {section} must be a list, not {_kind(entries)}")
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, Mapping):
+            raise KubeconfigError(f"kubeconfig {section}[{i}] must be a mapping, not {_kind(entry)}")
+        if entry.get("name") == name:
+            return _mapping(entry.get(key), f"{section}[{i}].{key}")
+    raise KubeconfigError(f"kubeconfig has no {key} named {_quote(name)}")
 
 
-def _data(entry: Mapping[str, Any], key: str) -> bytes | None:
-    """``<key>-data`` (base64) or ``<key>`` (a file path) of a kubeconfig entry."""
-    if entry.get(f"{key}-data"):
-        try:
-            return base64.b64decode(entry[f"{key}-data"], validate=True)
-        except (ValueError, TypeError):
-            raise KubeconfigError(f"{key}-data is not valid base64") from None
-    if entry.get(key):
-        try:
-            with open(entry[key], "rb") as fh:
-                return fh.read()
-        except OSError as exc:
-            raise KubeconfigError(f"cannot read {key} file: {exc.strerror}") from None
-    return None
+def _inline_data(entry: Mapping[str, Any], key: str, where: str) -> bytes | None:
+    """``<key>-data`` (base64) of a kubeconfig entry. ``<key>`` (a file path) is refused: a Secret must
+    not make the controller read its own files (its ServiceAccount token) and send them anywhere."""
+    if entry.get(key) not in (None, ""):
+        raise KubeconfigError(
+            f"{where}.{key} names a file, which a kubeconfig from a Secret may not do; "
+            f"put the content inline as {key}-data"
+        )
+    value = _string(entry, f"{key}-data", where)
+    if value is None:
+        return None
+    try:
+        return base64.b64decode(value, validate=True) or None
+    except (ValueError, TypeError):
+        raise KubeconfigError(f"{where}.{key}-data is not valid base64") from None
+
+
+def _url(value: str, where: str, schemes: tuple[str, ...]) -> str:
+    """``value`` when it is a URL with one of ``schemes``, a host and no user info; never echoed."""
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        raise KubeconfigError(f"{where} is not a valid URL") from None
+    if parts.scheme not in schemes or not parts.hostname:
+        raise KubeconfigError(f"{where} must be a {' or '.join(s + '://' for s in schemes)} URL")
+    if parts.username is not None or parts.password is not None:
+        raise KubeconfigError(f"{where} must not carry a user name or password")
+    if any(c.isspace() or not c.isprintable() for c in value):
+        raise KubeconfigError(f"{where} must not contain spaces or control characters")
+    return value
+
+
+def _context_of(
+    config: Mapping[str, Any], context: str | None
+) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    """The cluster and user entries of ``context`` (default: the current context), types checked."""
+    if context is not None and not isinstance(context, str):
+        raise KubeconfigError(f"the context name must be a string, not {_kind(context)}")
+    ctx_name = context or _string(config, "current-context", "kubeconfig")
+    if not ctx_name:
+        contexts = config.get("contexts") or []
+        if not isinstance(contexts, list) or len(contexts) != 1:
+            raise KubeconfigError("kubeconfig has no current-context and not exactly one context")
+        only = _mapping(contexts[0], "kubeconfig contexts[0]")
+        ctx_name = _string(only, "name", "contexts[0]")
+        if ctx_name is None:
+            raise KubeconfigError("kubeconfig's only context has no name")
+    ctx = _named(config, "contexts", ctx_name)
+    cluster_name = _string(ctx, "cluster", "context")
+    if cluster_name is None:
+        raise KubeconfigError(f"context {_quote(ctx_name)} names no cluster")
+    cluster = _named(config, "clusters", cluster_name)
+    user_name = _string(ctx, "user", "context")
+    user = _named(config, "users", user_name) if user_name else {}
+    return cluster, user
+
+
+def opt_ins_used(kubeconfig: str | bytes | Mapping[str, Any], context: str | None = None) -> list[str]:
+    """Which opt-in settings (``insecure-skip-tls-verify``, ``proxy-url``) a usable kubeconfig turns on:
+    the caller warns about them. Call after ``build_configuration`` accepted the kubeconfig."""
+    try:
+        cluster, _ = _context_of(parse_kubeconfig(kubeconfig), context)
+        used = []
+        if _flag(cluster, "insecure-skip-tls-verify", "cluster"):
+            used.append("insecure-skip-tls-verify")
+        if _string(cluster, "proxy-url", "cluster"):
+            used.append("proxy-url")
+        return used
+    except KubeconfigError:
+        raise
+    except Exception as exc:
+        raise KubeconfigError(f"kubeconfig cannot be used ({type(exc).__name__})") from None
 
 
 def build_configuration(
-    kubeconfig: str | bytes | Mapping[str, Any], context: str | None = None
+    kubeconfig: str | bytes | Mapping[str, Any],
+    context: str | None = None,
+    policy: CredentialPolicy | None = None,
 ) -> tuple[Configuration, ssl.SSLContext | None]:
-    """A client Configuration (and an SSL context when a client certificate is used) from a kubeconfig.
+    """A client Configuration (and an SSL context when a client certificate is used) from a kubeconfig
+    that came from a Secret.
 
-    Supported: bearer ``token`` or ``tokenFile``, ``username``/``password``, client certificate and key
-    (data or files), ``certificate-authority(-data)``, ``insecure-skip-tls-verify``, ``tls-server-name``,
-    ``proxy-url``. Exec and auth-provider plugins are refused: a Secret must not make us run programs.
+    Accepted: inline credentials only: a bearer ``token``, ``username``/``password``,
+    ``client-certificate-data`` with ``client-key-data``, ``certificate-authority-data``; and
+    ``tls-server-name``. Refused: file paths (``tokenFile``, ``certificate-authority``,
+    ``client-certificate``, ``client-key``), exec and auth-provider plugins, impersonation, and an
+    ``http://`` server when there is any credential to send. ``insecure-skip-tls-verify`` and
+    ``proxy-url`` only when ``policy`` allows them. Every other problem, whatever its shape, is a
+    KubeconfigError that names what is wrong (a field, a type name), never what the kubeconfig holds.
     """
+    try:
+        return _build_configuration(kubeconfig, context, policy or CredentialPolicy())
+    except KubeconfigError:
+        raise
+    except Exception as exc:  # a shape nobody foresaw: say which error, not what the kubeconfig holds
+        raise KubeconfigError(f"kubeconfig cannot be used ({type(exc).__name__})") from None
+
+
+def _build_configuration(
+    kubeconfig: str | bytes | Mapping[str, Any], context: str | None, policy: CredentialPolicy
+) -> tuple[Configuration, ssl.SSLContext | None]:
     config = parse_kubeconfig(kubeconfig)
-    ctx_name = context or config.get("current-context")
-    if not ctx_name:
-        contexts = config.get("contexts") or []
-        if len(contexts) != 1:
-            raise KubeconfigError("kubeconfig has no current-context and not exactly one context")
-        ctx_name = contexts[0].get("name")
-    ctx = _named(config, "contexts", str(ctx_name))
-    cluster = _named(config, "clusters", str(ctx.get("cluster")))
-    user = _named(config, "users", str(ctx.get("user"))) if ctx.get("user") else {}
-    server = cluster.get("server")
-    if not isinstance(server, str) or not server.startswith(("https://", "http://")):
-        raise KubeconfigError("cluster.server must be an http(s) URL")
-    if user.get("exec") or user.get("auth-provider"):
+    cluster, user = _context_of(config, context)
+    if any(user.get(k) for k in _PLUGIN_KEYS):
         raise KubeconfigError(
             "exec and auth-provider credentials are not supported; use a token or a certificate"
         )
+    if any(user.get(k) for k in _IMPERSONATION_KEYS):
+        raise KubeconfigError(
+            "impersonation (as, as-groups, ...) is not supported; give the user's own credential"
+        )
+    for path_key in _FILE_KEYS["user"]:
+        if user.get(path_key) not in (None, ""):
+            inline = "token" if path_key == "tokenFile" else f"{path_key}-data"
+            raise KubeconfigError(
+                f"user.{path_key} names a file, which a kubeconfig from a Secret may not do; "
+                f"put it inline as {inline}"
+            )
+
+    server = _string(cluster, "server", "cluster")
+    if server is None or not server.startswith(("https://", "http://")):
+        raise KubeconfigError("cluster.server must be an http(s) URL")
+    server = _url(server, "cluster.server", ("https", "http"))
+    ca = _inline_data(cluster, "certificate-authority", "cluster")
+    insecure = _flag(cluster, "insecure-skip-tls-verify", "cluster")
+    if insecure and not policy.allow_insecure_tls:
+        raise KubeconfigError(
+            f"cluster.insecure-skip-tls-verify is refused unless the Secret opts in with the annotation "
+            f'{OPT_IN_INSECURE_TLS}: "true"'
+        )
+    tls_server_name = _string(cluster, "tls-server-name", "cluster")
+    if tls_server_name is not None and not _HOSTNAME.fullmatch(tls_server_name):
+        raise KubeconfigError("cluster.tls-server-name must be a DNS name")
+    proxy = _string(cluster, "proxy-url", "cluster")
+    if proxy is not None:
+        if not policy.allow_proxy_url:
+            raise KubeconfigError(
+                "cluster.proxy-url is refused unless the Secret opts in with the annotation "
+                f'{OPT_IN_PROXY_URL}: "true"'
+            )
+        proxy = _url(proxy, "cluster.proxy-url", ("https", "http"))
+
+    token = _string(user, "token", "user")
+    if token is not None and not _TOKEN.fullmatch(token):
+        raise KubeconfigError("user.token must be printable ASCII without spaces")
+    username, password = _string(user, "username", "user"), _string(user, "password", "user")
+    cert = _inline_data(user, "client-certificate", "user")
+    key = _inline_data(user, "client-key", "user")
+    if bool(cert) != bool(key):
+        raise KubeconfigError("a client certificate needs both client-certificate-data and client-key-data")
+    if server.startswith("http://") and (token or username or password or cert):
+        raise KubeconfigError(
+            "cluster.server is http:// and the user has a credential, which would be sent in clear text; use https://"
+        )
 
     conf = Configuration(host=server.rstrip("/"))
-    conf.verify_ssl = not cluster.get("insecure-skip-tls-verify", False)
-    ca = _data(cluster, "certificate-authority")
+    conf.verify_ssl = not insecure
     if ca:
-        conf.ca_cert_data = ca.decode()
-    if cluster.get("tls-server-name"):
-        conf.tls_server_name = cluster["tls-server-name"]
-    if cluster.get("proxy-url"):
-        conf.proxy = cluster["proxy-url"]
+        try:
+            conf.ca_cert_data = ca.decode()
+            ssl.create_default_context(cadata=conf.ca_cert_data)
+        except (UnicodeDecodeError, ssl.SSLError, ValueError):
+            raise KubeconfigError("cluster.certificate-authority-data is not a PEM certificate") from None
+    if tls_server_name:
+        conf.tls_server_name = tls_server_name
+    if proxy:
+        conf.proxy = proxy
 
-    token = user.get("token")
-    if not token and user.get("tokenFile"):
-        token = (_data({"t": user["tokenFile"]}, "t") or b"").decode().strip()
     if token:
         conf.api_key = {"authorization": f"Bearer {token}"}
-    elif user.get("username") and user.get("password"):
-        raw = f"{user['username']}:{user['password']}".encode()
+    elif username and password:
+        raw = f"{username}:{password}".encode()
         conf.api_key = {"authorization": "Basic " + base64.b64encode(raw).decode()}
 
-    cert, key = _data(user, "client-certificate"), _data(user, "client-key")
-    if bool(cert) != bool(key):
-        raise KubeconfigError("a client certificate needs both client-certificate and client-key")
     ssl_context = _client_cert_context(conf, cert, key) if cert and key else None
     conf.client_side_validation = False
     return conf, ssl_context
@@ -205,22 +386,33 @@ def _client_cert_context(conf: Configuration, cert: bytes, key: bytes) -> ssl.SS
 
 
 def build_api_client(
-    kubeconfig: str | bytes | Mapping[str, Any], context: str | None = None, pool_maxsize: int = 4
+    kubeconfig: str | bytes | Mapping[str, Any],
+    context: str | None = None,
+    pool_maxsize: int = 4,
+    policy: CredentialPolicy | None = None,
 ) -> ApiClient:
     """An ApiClient for one cluster, with no urllib3 retries: the controller's reconcile loop retries,
-    and a request that hangs must fail within its timeout rather than three times its timeout."""
-    conf, ssl_context = build_configuration(kubeconfig, context)
-    conf.retries = False
-    conf.connection_pool_maxsize = pool_maxsize
-    api = ApiClient(conf)
-    if ssl_context is not None:
-        pool_args: dict[str, Any] = {"ssl_context": ssl_context, "maxsize": pool_maxsize, "retries": False}
-        if conf.tls_server_name:
-            pool_args["server_hostname"] = conf.tls_server_name
-        if conf.proxy:
-            api.rest_client.pool_manager = urllib3.ProxyManager(proxy_url=conf.proxy, **pool_args)
-        else:
-            api.rest_client.pool_manager = urllib3.PoolManager(**pool_args)
+    and a request that hangs must fail within its timeout rather than three times its timeout. Raises
+    KubeconfigError (and nothing else) when the kubeconfig cannot be used."""
+    conf, ssl_context = build_configuration(kubeconfig, context, policy)
+    try:
+        conf.retries = False
+        conf.connection_pool_maxsize = pool_maxsize
+        api = ApiClient(conf)
+        if ssl_context is not None:
+            pool_args: dict[str, Any] = {
+                "ssl_context": ssl_context,
+                "maxsize": pool_maxsize,
+                "retries": False,
+            }
+            if conf.tls_server_name:
+                pool_args["server_hostname"] = conf.tls_server_name
+            if conf.proxy:
+                api.rest_client.pool_manager = urllib3.ProxyManager(proxy_url=conf.proxy, **pool_args)
+            else:
+                api.rest_client.pool_manager = urllib3.PoolManager(**pool_args)
+    except Exception as exc:
+        raise KubeconfigError(f"kubeconfig cannot be used ({type(exc).__name__})") from None
     api.user_agent = "federated-hpa"
     return api
 
@@ -228,14 +420,19 @@ def build_api_client(
 # --- errors -----------------------------------------------------------------------------------------
 
 
+STATUS_MESSAGE_LIMIT = 200
+"""The most characters of a member's Status.message that an error (then an Event or a log) carries."""
+
+
 def _status_message(body: Any) -> str:
-    """The ``message`` of a metav1.Status body, shortened; never the rest of the body."""
+    """The ``message`` of a metav1.Status body, trimmed and scrubbed of anything that looks like a
+    credential or an identity (``public_text``); never the rest of the body."""
     try:
         parsed = json.loads(body) if isinstance(body, str | bytes) else None
     except ValueError:
         parsed = None
     message = parsed.get("message") if isinstance(parsed, dict) else None
-    return str(message)[:300] if message else ""
+    return public_text(str(message), STATUS_MESSAGE_LIMIT) if message else ""
 
 
 def map_error(cluster: str, exc: BaseException, what: str = "") -> PortError:
@@ -250,7 +447,7 @@ def map_error(cluster: str, exc: BaseException, what: str = "") -> PortError:
         return exc
     if isinstance(exc, ApiException):
         status = int(exc.status or 0)
-        detail = _status_message(exc.body) or str(exc.reason or "")
+        detail = _status_message(exc.body) or public_text(str(exc.reason or ""), STATUS_MESSAGE_LIMIT)
         if status == 404:
             return NotFoundError(f"cluster {cluster}: {prefix}not found")
         if status == 409:

@@ -11,13 +11,25 @@ annotations give what Karmada keeps on its Cluster objects:
 - ``autoscaling.karmada.io/taints``: a JSON list of ``{"key", "value", "effect"}``; a NoExecute taint
   takes the cluster out of the candidates (DESIGN §4 failover).
 - ``autoscaling.karmada.io/kubeconfig-context``: the kubeconfig context to use (default: current).
+- ``autoscaling.karmada.io/allow-insecure-tls: "true"`` and ``autoscaling.karmada.io/allow-proxy-url:
+  "true"``: the explicit opt-ins without which a kubeconfig's ``insecure-skip-tls-verify`` and
+  ``proxy-url`` are refused. A cluster that uses either is logged with a warning when its client is
+  built and listed by ``warnings()``.
+
+Credentials (security review H1): the kubeconfig may carry only inline credentials (``token``,
+``username``/``password``, ``client-certificate-data``/``client-key-data``, ``certificate-authority-data``).
+File paths, exec and auth-provider plugins, impersonation and an ``http://`` server with a credential are
+refused (``controller.kube.clients.build_configuration``): a Secret must never make the controller read
+its own files, run a program, or send a credential in clear text.
 
 The registry is fed either way the manager likes: ``sync_from_secrets`` with a full list (periodic
 list, or a watch's initial list), ``apply_event`` with each watch event. A cluster's client is built
 again only when its kubeconfig (or context) changes; a change of labels or annotations alone updates
 its identity and keeps the connection pool and discovery cache. A Secret whose kubeconfig cannot be
-used still registers its cluster, as one that is always unhealthy, so that status shows it and
-failover moves its share, rather than it silently disappearing.
+used, whatever is wrong with it, still registers its cluster, as one that is always unhealthy, so that
+status shows it and failover moves its share, rather than it silently disappearing; a Secret that was
+usable and is changed into an unusable one replaces the working client with such a broken member (the
+old credentials are not kept in use).
 
 Health: ``probe_all`` probes every cluster in parallel (GET /readyz with a short timeout) and keeps per
 cluster whether it answered, since when, and the last error. A cluster whose last probe failed is not
@@ -45,11 +57,15 @@ from pydantic import ValidationError
 
 from controller.errors import ClusterUnreachableError
 from controller.kube.clients import (
+    OPT_IN_INSECURE_TLS,
+    OPT_IN_PROXY_URL,
+    CredentialPolicy,
     KubeClient,
     KubeconfigError,
     RequestObserver,
     Timeouts,
     build_api_client,
+    opt_ins_used,
     parse_kubeconfig,
 )
 from controller.kube.member import KubeMemberCluster
@@ -66,6 +82,8 @@ ANNOTATION_REGION = "autoscaling.karmada.io/region"
 ANNOTATION_ZONE = "autoscaling.karmada.io/zone"
 ANNOTATION_TAINTS = "autoscaling.karmada.io/taints"
 ANNOTATION_CONTEXT = "autoscaling.karmada.io/kubeconfig-context"
+ANNOTATION_ALLOW_INSECURE_TLS = OPT_IN_INSECURE_TLS
+ANNOTATION_ALLOW_PROXY_URL = OPT_IN_PROXY_URL
 TOPOLOGY_REGION = "topology.kubernetes.io/region"
 TOPOLOGY_ZONE = "topology.kubernetes.io/zone"
 
@@ -78,15 +96,19 @@ class ProbedMember(MemberCluster, Protocol):
     def close(self) -> None: ...
 
 
-MemberFactory = Callable[[ClusterIdentity, dict[str, Any], str | None], ProbedMember]
+MemberFactory = Callable[[ClusterIdentity, dict[str, Any], str | None, CredentialPolicy], ProbedMember]
+"""Builds a member from (identity, kubeconfig, context, what the Secret opted into); raises
+KubeconfigError when the kubeconfig cannot be used (any other exception is treated the same way)."""
 
 
 def default_factory(timeouts: Timeouts, observer: RequestObserver | None = None) -> MemberFactory:
     """Members on the official client; ``observer`` sees every request's latency (metrics)."""
 
-    def build(identity: ClusterIdentity, kubeconfig: dict[str, Any], context: str | None) -> ProbedMember:
-        client = KubeClient(identity.name, build_api_client(kubeconfig, context), timeouts, observer)
-        return KubeMemberCluster(identity, client)
+    def build(
+        identity: ClusterIdentity, kubeconfig: dict[str, Any], context: str | None, policy: CredentialPolicy
+    ) -> ProbedMember:
+        api = build_api_client(kubeconfig, context, policy=policy)
+        return KubeMemberCluster(identity, KubeClient(identity.name, api, timeouts, observer))
 
     return build
 
@@ -178,8 +200,17 @@ def identity_of(view: SecretView) -> tuple[ClusterIdentity, str | None]:
     return identity, problem
 
 
-def _digest(text: str, context: str | None) -> str:
-    return hashlib.sha256(f"{context or ''}\0{text}".encode()).hexdigest()
+def policy_of(view: SecretView) -> CredentialPolicy:
+    """The opt-ins a Secret's annotations give: each only when set to exactly "true"."""
+    return CredentialPolicy(
+        allow_insecure_tls=view.annotations.get(ANNOTATION_ALLOW_INSECURE_TLS) == "true",
+        allow_proxy_url=view.annotations.get(ANNOTATION_ALLOW_PROXY_URL) == "true",
+    )
+
+
+def _digest(text: str, context: str | None, policy: CredentialPolicy) -> str:
+    opt_ins = f"{int(policy.allow_insecure_tls)}{int(policy.allow_proxy_url)}"
+    return hashlib.sha256(f"{context or ''}\0{opt_ins}\0{text}".encode()).hexdigest()
 
 
 # --- members ----------------------------------------------------------------------------------------
@@ -274,6 +305,7 @@ class _Entry:
     kubeconfig_digest: str
     problem: str | None = None
     health: ClusterHealth = field(default_factory=ClusterHealth)
+    warning: str | None = None  # an opt-in insecure setting in use
 
 
 @dataclass
@@ -345,7 +377,8 @@ class MemberRegistry:
     def _upsert(self, view: SecretView, change: RegistryChange) -> None:
         identity, annotation_problem = identity_of(view)
         context = view.annotations.get(ANNOTATION_CONTEXT)
-        digest = _digest(view.kubeconfig or view.problem or "", context)
+        policy = policy_of(view)
+        digest = _digest(view.kubeconfig or view.problem or "", context, policy)
         with self._lock:
             entry = self._entries.get(view.name)
             if (
@@ -363,7 +396,7 @@ class MemberRegistry:
                 change.relabelled.append(view.name)
                 log.info("Updated member cluster identity", extra={"cluster": view.name})
                 return
-            member, problem = self._build(identity, view, context)
+            member, problem, warning = self._build(identity, view, context, policy)
             if annotation_problem:
                 log.warning(
                     "Member cluster Secret annotation ignored",
@@ -374,27 +407,55 @@ class MemberRegistry:
                 # new credentials may be the fix for what made it unhealthy: observe tries it again at once
                 health = ClusterHealth()
                 change.rebuilt.append(view.name)
-                log.info("Rebuilt member cluster client", extra={"cluster": view.name})
+                if problem is not None and entry.problem is None:
+                    log.warning(
+                        "Member cluster Secret changed and is now unusable: its previous client is closed "
+                        "and the cluster is unhealthy until the Secret is fixed",
+                        extra={"cluster": view.name, "problem": problem},
+                    )
+                else:
+                    log.info("Rebuilt member cluster client", extra={"cluster": view.name})
             else:
                 health = ClusterHealth()
                 change.added.append(view.name)
                 log.info("Registered member cluster", extra={"cluster": view.name})
             if problem is not None:
                 health = ClusterHealth(healthy=False, since=self._clock(), last_error=problem)
-            self._entries[view.name] = _Entry(member, view.resource_version, digest, problem, health)
+            self._entries[view.name] = _Entry(member, view.resource_version, digest, problem, health, warning)
 
     def _build(
-        self, identity: ClusterIdentity, view: SecretView, context: str | None
-    ) -> tuple[ProbedMember, str | None]:
+        self, identity: ClusterIdentity, view: SecretView, context: str | None, policy: CredentialPolicy
+    ) -> tuple[ProbedMember, str | None, str | None]:
+        """The member, or a BrokenMember and why; and a warning when it uses an opt-in insecure setting.
+        Whatever the kubeconfig holds, this returns: a Secret never vanishes for an exception."""
         problem = view.problem
         if view.kubeconfig is not None:
             try:
-                return self._factory(identity, parse_kubeconfig(view.kubeconfig), context), None
+                config = parse_kubeconfig(view.kubeconfig)
+                member = self._factory(identity, config, context, policy)
             except KubeconfigError as exc:
                 problem = str(exc)  # KubeconfigError messages never quote the kubeconfig
+            except Exception as exc:  # the factory failed some other way: its message may quote the input
+                problem = f"unusable kubeconfig ({type(exc).__name__})"
+            else:
+                return member, None, self._opt_in_warning(view.name, config, context)
         problem = problem or "unusable kubeconfig"
         log.warning("Member cluster Secret unusable", extra={"cluster": view.name, "problem": problem})
-        return BrokenMember(identity, problem), problem
+        return BrokenMember(identity, problem), problem, None
+
+    @staticmethod
+    def _opt_in_warning(name: str, config: dict[str, Any], context: str | None) -> str | None:
+        try:
+            used = opt_ins_used(config, context)
+        except KubeconfigError:
+            return None
+        if not used:
+            return None
+        warning = f"uses {' and '.join(used)} (allowed by the Secret's opt-in annotation)"
+        log.warning(
+            "Member cluster Secret opts into an insecure setting", extra={"cluster": name, "problem": warning}
+        )
+        return warning
 
     def _remove(self, name: str, change: RegistryChange) -> None:
         entry = self._entries.pop(name)
@@ -429,6 +490,12 @@ class MemberRegistry:
         """Clusters whose Secret cannot be used, with why (no Secret contents)."""
         with self._lock:
             return {name: e.problem for name, e in sorted(self._entries.items()) if e.problem}
+
+    def warnings(self) -> dict[str, str]:
+        """Usable clusters whose kubeconfig uses an opt-in insecure setting (insecure-skip-tls-verify,
+        proxy-url), with which: for an Event or a status note."""
+        with self._lock:
+            return {name: e.warning for name, e in sorted(self._entries.items()) if e.warning}
 
     def health(self, name: str) -> ClusterHealth | None:
         with self._lock:

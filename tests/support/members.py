@@ -24,7 +24,10 @@ def member_cluster(namespace: str = "default", replicas: int = 1, name: str = "w
 
 
 def member_secret(cluster: str, fake: FakeKube, namespace: str, labels: dict[str, str] | None = None) -> dict:
-    kubeconfig = json.dumps(fake.kubeconfig(cluster=cluster)).encode()
+    config = fake.kubeconfig(cluster=cluster)
+    if not fake.tls:  # the registry refuses to send a credential over plain HTTP; FakeKube needs none
+        config["users"][0]["user"] = {}
+    kubeconfig = json.dumps(config).encode()
     return {
         "apiVersion": "v1",
         "kind": "Secret",

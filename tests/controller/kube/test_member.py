@@ -59,7 +59,9 @@ def populate(fake: FakeKube, replicas: int = 3) -> None:
 
 
 def make_member(fake: FakeKube, name: str = "m1", ttl: float = 0.0) -> KubeMemberCluster:
-    client = KubeClient(name, build_api_client(fake.kubeconfig()), Timeouts(connect=0.5, read=1.0, probe=0.5))
+    config = fake.kubeconfig()
+    config["users"][0]["user"] = {}  # plain HTTP: a kubeconfig with a credential would be refused
+    client = KubeClient(name, build_api_client(config), Timeouts(connect=0.5, read=1.0, probe=0.5))
     identity = ClusterIdentity(name=name, labels={"env": "prod"}, region="eu")
     return KubeMemberCluster(identity, client, capacity_ttl_seconds=ttl)
 

@@ -17,6 +17,8 @@ from kubernetes.client import V1ObjectMeta, V1Secret
 from controller.errors import ClusterUnreachableError
 from controller.kube.clients import Timeouts
 from controller.kube.registry import (
+    ANNOTATION_ALLOW_INSECURE_TLS,
+    ANNOTATION_ALLOW_PROXY_URL,
     ANNOTATION_CONTEXT,
     ANNOTATION_REGION,
     ANNOTATION_TAINTS,
@@ -64,7 +66,8 @@ def fhpa() -> FederatedHPA:
 
 @pytest.fixture
 def fakes() -> Iterator[tuple[FakeKube, FakeKube]]:
-    with FakeKube(stall_seconds=3) as a, FakeKube(stall_seconds=3) as b:
+    # TLS: a kubeconfig from a Secret may send its token only over https
+    with FakeKube(stall_seconds=3, tls=True) as a, FakeKube(stall_seconds=3, tls=True) as b:
         for fk, replicas in ((a, 2), (b, 4)):
             fk.store.put("nodes", node("n1"))
             fk.store.put("deployments", deployment("web", replicas=replicas))
@@ -209,6 +212,132 @@ def test_an_unusable_secret_registers_an_always_unhealthy_cluster(
         registry.members()["exec"].observe(fhpa())
     logged = " ".join(str(vars(record)) for record in caplog.records)
     assert TOKEN not in logged and TOKEN not in json.dumps(problems)
+
+
+SA_TOKEN = "eyJhbGciOi.CONTROLLER-SA-TOKEN.sig"
+
+
+def _with(config: dict[str, Any], section: str, **fields: Any) -> dict[str, Any]:
+    config[section][0][section[:-1]].update({k.replace("_", "-"): v for k, v in fields.items()})
+    return config
+
+
+def test_malformed_kubeconfigs_of_every_shape_register_broken_clusters(
+    registry: MemberRegistry,
+    fakes: tuple[FakeKube, FakeKube],
+    caplog: pytest.LogCaptureFixture,
+    tmp_path: Any,
+) -> None:
+    """Security review H1 and M2: a path-based kubeconfig, and each shape that used to raise something other
+    than KubeconfigError (the cluster then never registered), is a broken member with a reason."""
+    a, _ = fakes
+    token_file = tmp_path / "token"
+    token_file.write_text(SA_TOKEN)
+    tokenfile = a.kubeconfig(TOKEN)
+    tokenfile["users"][0]["user"] = {"tokenFile": str(token_file)}
+    plain_http = _with(a.kubeconfig(TOKEN), "clusters", server="http://127.0.0.1:1")
+    shapes = {
+        "tokenfile": (tokenfile, "tokenFile names a file"),
+        "cafile": (
+            _with(a.kubeconfig(TOKEN), "clusters", certificate_authority=str(token_file)),
+            "names a file",
+        ),
+        "http": (plain_http, "http://"),
+        "clusters-str": ({**a.kubeconfig(TOKEN), "clusters": TOKEN}, "clusters must be a list, not str"),
+        "users-list": ({**a.kubeconfig(TOKEN), "users": [[TOKEN]]}, "must be a mapping, not list"),
+        "token-list": (
+            _with(a.kubeconfig(), "users", token=[TOKEN]),
+            "user.token must be a string, not list",
+        ),
+        "server-int": (_with(a.kubeconfig(TOKEN), "clusters", server=6443), "must be a string, not int"),
+        "bad-pem": (
+            _with(
+                a.kubeconfig(TOKEN), "clusters", certificate_authority_data=base64.b64encode(b"x").decode()
+            ),
+            "not a PEM certificate",
+        ),
+        "bad-timestamp": (f"token: {TOKEN}\nwhen: 2001-13-45\n", "cannot be parsed (ValueError)"),
+        "insecure": (
+            _with(a.kubeconfig(TOKEN), "clusters", insecure_skip_tls_verify=True),
+            "allow-insecure-tls",
+        ),
+    }
+    caplog.set_level(logging.DEBUG)
+    change = registry.sync_from_secrets([secret(name, config) for name, (config, _) in shapes.items()])
+    assert sorted(change.added) == sorted(shapes)
+    problems = registry.problems()
+    for name, (_, message) in shapes.items():
+        assert message in problems[name], name
+    assert all(h.healthy is False for h in registry.probe_all().values())
+    with pytest.raises(ClusterUnreachableError, match="tokenFile names a file"):
+        registry.members()["tokenfile"].observe(fhpa())
+    assert a.requests == []  # no cluster was ever called, so no token went anywhere
+    logged = " ".join(str(vars(record)) for record in caplog.records)
+    for secret_text in (TOKEN, SA_TOKEN):
+        assert secret_text not in logged and secret_text not in json.dumps(problems)
+
+
+def test_a_secret_modified_into_a_malformed_one_replaces_the_working_client(
+    registry: MemberRegistry, fakes: tuple[FakeKube, FakeKube], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Security review M2: a rotation gone wrong used to leave the old client and credentials in use,
+    with no problem reported and the old resourceVersion kept."""
+    a, _ = fakes
+    registry.apply_event("ADDED", secret("c", a.kubeconfig(TOKEN), rv="1"))
+    assert registry.members()["c"].observe(fhpa()).healthy
+    old = registry._entry("c").member
+    caplog.set_level(logging.INFO)
+    broken = a.kubeconfig(TOKEN)
+    broken["contexts"] = {"fake": {"cluster": "fake"}}  # a map where a list belongs
+    change = registry.apply_event("MODIFIED", secret("c", broken, rv="2"))
+    assert change.rebuilt == ["c"]
+    assert registry._entry("c").member is not old and registry._entry("c").resource_version == "2"
+    assert "contexts must be a list, not dict" in registry.problems()["c"]
+    assert registry.health("c").healthy is False  # type: ignore[union-attr]
+    before = len(a.requests)
+    with pytest.raises(ClusterUnreachableError, match="contexts must be a list"):
+        registry.members()["c"].observe(fhpa())
+    with pytest.raises(ClusterUnreachableError, match="unusable kubeconfig Secret"):
+        registry._entry("c").member.observe(fhpa())
+    assert len(a.requests) == before  # the old credentials are no longer used
+    assert any("now unusable" in r.getMessage() and r.levelno == logging.WARNING for r in caplog.records)
+    registry.apply_event("MODIFIED", secret("c", a.kubeconfig(TOKEN), rv="3"))  # fixed again
+    assert registry.problems() == {} and registry.members()["c"].observe(fhpa()).healthy
+
+
+@pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
+def test_insecure_tls_and_proxy_url_only_with_the_opt_in_annotations_and_a_warning(
+    registry: MemberRegistry, fakes: tuple[FakeKube, FakeKube], caplog: pytest.LogCaptureFixture
+) -> None:
+    a, _ = fakes
+    insecure = a.kubeconfig(TOKEN)
+    del insecure["clusters"][0]["cluster"]["certificate-authority-data"]
+    insecure["clusters"][0]["cluster"]["insecure-skip-tls-verify"] = True
+    proxied = _with(a.kubeconfig(TOKEN), "clusters", proxy_url="http://127.0.0.1:1")
+    caplog.set_level(logging.INFO)
+    registry.sync_from_secrets([secret("insecure", insecure), secret("proxied", proxied)])
+    assert "allow-insecure-tls" in registry.problems()["insecure"]
+    assert "allow-proxy-url" in registry.problems()["proxied"]
+    assert registry.warnings() == {}
+
+    registry.sync_from_secrets(
+        [
+            secret("insecure", insecure, rv="2", annotations={ANNOTATION_ALLOW_INSECURE_TLS: "true"}),
+            secret("proxied", proxied, rv="2", annotations={ANNOTATION_ALLOW_PROXY_URL: "true"}),
+        ]
+    )
+    assert registry.problems() == {}
+    assert registry.members()["insecure"].observe(fhpa()).current_replicas == 2
+    warnings = registry.warnings()
+    assert "insecure-skip-tls-verify" in warnings["insecure"] and "proxy-url" in warnings["proxied"]
+    warned = [
+        r for r in caplog.records if r.levelno == logging.WARNING and "insecure setting" in r.getMessage()
+    ]
+    assert {getattr(r, "cluster", None) for r in warned} == {"insecure", "proxied"}
+
+    # taking the annotation away refuses the kubeconfig again (the opt-in is part of what is compared)
+    registry.sync_from_secrets([secret("insecure", insecure, rv="3"), secret("proxied", proxied, rv="2")])
+    assert "allow-insecure-tls" in registry.problems()["insecure"]
 
 
 def test_probes_track_health_and_short_circuit_observe(
