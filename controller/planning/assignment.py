@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from controller.planning.observation import ClusterObservation
 from controller.planning.policy import DUPLICATED, available, split
@@ -27,12 +28,15 @@ class Bounds:
 
 
 def initial_assignment(
-    fhpa: FederatedHPA, candidates: Sequence[ClusterObservation], flapped: frozenset[str] = frozenset()
+    fhpa: FederatedHPA,
+    candidates: Sequence[ClusterObservation],
+    flapped: Mapping[str, datetime] | None = None,
 ) -> dict[str, Bounds]:
     """Min/max per candidate cluster for ``fhpa``'s policy, with keep-what-runs and 1 <= min <= max.
 
     Clusters that get no share come back as Bounds(0, 0). ``flapped``: clusters failed over within the
-    last hour, whose running replicas give way first when F.max cannot keep everything that runs.
+    last hour and when they last were; their running replicas give way first when F.max cannot keep
+    everything that runs (see keep_what_runs).
     """
     spec = fhpa.spec
     if not candidates:
@@ -50,7 +54,7 @@ def initial_assignment(
 
 
 def keep_what_runs(
-    maxes: Mapping[str, int], current: Mapping[str, int], flapped: frozenset[str] = frozenset()
+    maxes: Mapping[str, int], current: Mapping[str, int], flapped: Mapping[str, datetime] | None = None
 ) -> dict[str, int]:
     """Raise maxes that a split put below running replicas, taking from the largest surplus.
 
@@ -60,22 +64,29 @@ def keep_what_runs(
     served like the others; a cluster that runs nothing keeps max 0 and gets no HPA.
 
     When no surplus is left (F.max is below what runs), a cluster in ``flapped`` (failed over within
-    the hour) gives way to the others down to max 0: the stand-in that took over keeps serving, and the
-    flapper, drained, cannot take the floor down with it on its next blip (promises 1 and 4 both kept).
-    What is still short stays capped, and a running cluster still at max 0 is drained by the planner.
+    the hour, with the time of its last failover) gives way, down to max 0, to those that did not fail
+    over or failed over earlier: the stand-in that took over keeps serving, and the flapper, drained,
+    cannot take the floor down with it on its next blip (promises 1 and 4 both kept). What is still
+    short stays capped, and a running cluster still at max 0 is drained by the planner.
     """
     result = _from_surplus(maxes, current)
+    last = dict(flapped or {})
     for name in sorted(result):
-        if name in flapped:
-            continue
         while result[name] < current.get(name, 0):
-            donors = [n for n in flapped if result.get(n, 0) > 0]
+            donors = [n for n in last if result.get(n, 0) > 0 and _yields_to(n, name, last)]
             if not donors:
                 return result
             donor = min(donors, key=lambda n: (-result[n], n))
             result[donor] -= 1
             result[name] += 1
     return result
+
+
+def _yields_to(donor: str, taker: str, last_failover: Mapping[str, datetime]) -> bool:
+    """Does ``donor``'s running share give way to ``taker``'s? The later failover gives way first."""
+    if donor == taker or donor not in last_failover:
+        return False
+    return taker not in last_failover or last_failover[taker] < last_failover[donor]
 
 
 def _from_surplus(maxes: Mapping[str, int], current: Mapping[str, int]) -> dict[str, int]:

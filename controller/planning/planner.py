@@ -187,7 +187,11 @@ def _assign(
     longer presses against the cap, the mark goes (with unknown capacity nothing else would clear it).
     """
     full = {c.name for c in candidates if _saturated(rows.get(c.name)) and _still_full(c)}
-    flapped = frozenset(c.name for c in candidates if health[c.name].failovers > 0)
+    flapped = {
+        c.name: when
+        for c in candidates
+        if health[c.name].failovers > 0 and (when := health[c.name].last_failover) is not None
+    }
     bounds = initial_assignment(
         fleet.fhpa, [_as_full(c) if c.name in full else c for c in candidates], flapped
     )

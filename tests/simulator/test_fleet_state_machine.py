@@ -772,6 +772,21 @@ KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
         "the flapping-cluster-rejoin-drains-the-stand-in fleet with 8 flaps: the stand-in must neither "
         "be drained on a rejoin (floor) nor bounced on every flap (calm)",
     ),
+    "two-flappers-the-later-failover-gives-way": (
+        Fleet((_m("m1", 1), _m("m2", 1)), Spec("StaticWeighted", 1, 1, weights=(4, 1, 0, 0, 0)), 0),
+        (
+            ("wait", {"steps": 1}),
+            ("cluster_outage", {"which": 1, "then": 6}),
+            ("cluster_back", {"which": 1, "then": 1}),
+            ("cluster_outage", {"which": 0, "then": 8}),
+            ("cluster_back", {"which": 0, "then": 1}),
+            ("cluster_outage", {"which": 0, "then": 12}),
+        ),
+        FloorBreach,
+        "bench run of the state machine: m2 (no share) failed over once, then m1 failed over and m2 took "
+        "over; m1 came back and both had failed over within the hour, so the stand-in was drained and "
+        "m1's next outage (its grown grace) left the fleet at 0. The later failover gives way first",
+    ),
     "weighted-cluster-with-no-room": (
         Fleet((_m("m1", 0), _m("m2", 1)), Spec("StaticWeighted", 1, 1, weights=(1, 0, 0, 0, 0)), 0),
         (("wait", {"steps": 10}),),
@@ -813,6 +828,7 @@ FIXED_BREACHES = frozenset(
         "weighted-cluster-with-no-room",
         "flapping-cluster-rejoin-drains-the-stand-in",
         "flapping-cluster-rejoins-many-times",
+        "two-flappers-the-later-failover-gives-way",
     }
 )
 """Breaches this machine found that the planner now keeps: each is replayed as a regression test."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from controller.planning.assignment import (
     Bounds,
     finalize,
@@ -9,7 +11,7 @@ from controller.planning.assignment import (
     initial_replicas,
     keep_what_runs,
 )
-from tests.controller.planning_builders import bounds, fhpa, obs, owned_hpa, run, writes
+from tests.controller.planning_builders import T0, bounds, fhpa, obs, owned_hpa, run, writes
 
 STATIC = {"member1": 1, "member2": 2, "member3": 3}
 
@@ -225,6 +227,10 @@ def test_a_cluster_that_flapped_gives_way_to_the_stand_in_when_f_max_cannot_keep
     # found by the fleet state machine: a failed over, b took over, a rejoined with its pods; F.max 1
     # keeps one of them. Draining b left the fleet at 0 when a went down again for its grown grace
     assert keep_what_runs({"a": 1, "b": 0}, {"a": 1, "b": 1}) == {"a": 1, "b": 0}
-    assert keep_what_runs({"a": 1, "b": 0}, {"a": 1, "b": 1}, frozenset({"a"})) == {"a": 0, "b": 1}
+    assert keep_what_runs({"a": 1, "b": 0}, {"a": 1, "b": 1}, {"a": T0}) == {"a": 0, "b": 1}
     # a surplus is still taken first: the flapper keeps what runs when F.max allows it
-    assert keep_what_runs({"a": 3, "b": 0}, {"a": 1, "b": 1}, frozenset({"a"})) == {"a": 2, "b": 1}
+    assert keep_what_runs({"a": 3, "b": 0}, {"a": 1, "b": 1}, {"a": T0}) == {"a": 2, "b": 1}
+    # both failed over within the hour (found by the state machine): the later failover gives way
+    earlier, later = T0, T0 + timedelta(minutes=9)
+    assert keep_what_runs({"a": 1, "b": 0}, {"a": 1, "b": 1}, {"a": later, "b": earlier}) == {"a": 0, "b": 1}
+    assert keep_what_runs({"a": 0, "b": 1}, {"a": 1, "b": 1}, {"a": earlier, "b": later}) == {"a": 1, "b": 0}
