@@ -120,3 +120,9 @@ class ControlPlane(Protocol):
         reason: str,
         message: str,
     ) -> None: ...
+
+
+class NotLeaderError(Exception):
+    """A write refused because this process no longer holds the leader Lease (or is shutting down after
+    losing it). Deliberately not a PortError: no caller records it as an action's outcome or retries it;
+    it abandons the reconcile at the first write it would have made."""

@@ -144,9 +144,11 @@ class LeaderElector:
 
     # -- the loop -----------------------------------------------------------------------------------
 
-    def run(self, stop: threading.Event) -> bool:
+    def run(self, stop: threading.Event, on_lost: Callable[[], None] = lambda: None) -> bool:
         """Acquire, then renew until ``stop`` (returns True after releasing) or until the lease is lost
-        (returns False: the caller must stop acting; controllers conventionally exit and restart)."""
+        (returns False: the caller must stop acting; controllers conventionally exit and restart).
+        ``on_lost`` runs before ``on_stopped_leading`` when the Lease was lost, so the caller can tell a
+        loss (abandon work at once) from a shutdown (let it finish)."""
         cfg = self.config
         while not stop.is_set():
             if self._attempt():
@@ -166,6 +168,8 @@ class LeaderElector:
                 break
         with self._lock:
             self._leading = False
+        if not stop.is_set():
+            on_lost()
         self._on_stopped()
         if stop.is_set():
             self.release()

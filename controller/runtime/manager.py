@@ -11,15 +11,26 @@ How the pieces fit (one process, a handful of threads):
                                CronFederatedHPA keys → CronController.reconcile → TimerQueue
         timer thread: TimerQueue.pop_due(now) → WorkQueue (one heap for all cron rules)
         resync thread: every resync period, every known key → WorkQueue (a missed event heals)
-    ── on stop (SIGTERM) ──► stop handing out keys, let each worker finish the reconcile in flight,
-       stop the watches, then release the Lease (LeaderElector does it after on_stopped_leading).
+    ── on stop (SIGTERM) ──► stop the watches at once (a socket shutdown: an idle watch never holds
+       shutdown up), stop handing out keys, let each worker finish the reconcile in flight (at most
+       --shutdown-grace), then release the Lease (LeaderElector does it after on_stopped_leading).
+    ── on Lease loss ──► nothing waits: every write is fenced (controller.runtime.fence) from the renew
+       deadline on, so the reconciles in flight are abandoned at their next write; run() returns 1.
+
+Start: no worker takes a key before every watch has listed once. The member-Secret watch's first list
+feeds the registry before it reports synced, so no FederatedHPA is planned while some of its clusters
+are still unknown. Later on, a member Secret the watch has seen but the registry has not registered
+(its credentials still loading, or its registration failed) makes the cluster unknown, not absent:
+FederatedHPA reconciles wait and retry rather than plan without it (which would move its share and
+lose the state kept in status).
 
 Keys are ``(kind, namespace, name)``. The queue guarantees one reconcile per key at a time; several
 workers reconcile different objects in parallel. Every reconcile reads the object fresh from the API
 (the watch only says *which* object to look at), so a stale watch cache never drives an action.
 
-Before every reconcile a worker asks the elector whether the Lease is still ours (renewed within the
-renew deadline); a process that lost it stops acting at once and the caller exits.
+Before every reconcile, and before every write within one (the fence), a worker asks the elector
+whether the Lease is still ours (renewed within the renew deadline, which is shorter than the lease
+duration); a process that lost it stops writing at once and the caller exits.
 
 Probes: ``ready()`` means "this process can do its job": the control-plane API answered within the
 contact window (a Lease read, a watch list/open, or, without leader election, a GET /version every
@@ -47,8 +58,9 @@ from controller.cron_controller import CronController
 from controller.errors import ConflictError, PortError
 from controller.kube.control_plane import CRON_FEDERATED_HPA_PLURAL, FEDERATED_HPA_PLURAL, KubeControlPlane
 from controller.planning.planner import PlannerConfig
-from controller.ports import MemberCluster
+from controller.ports import MemberCluster, NotLeaderError
 from controller.reconcile import reconcile_federated_hpa
+from controller.runtime.fence import Fence, FencedControlPlane, FencedMember
 from controller.runtime.health import Heartbeats
 from controller.runtime.leader import LeaderConfig, LeaderElector, LeaseClient
 from controller.runtime.metrics import Metrics, TimedMember
@@ -167,7 +179,9 @@ class Manager:
         self.config = config
         self.metrics = metrics or Metrics()
         self.clock = clock or SystemClock()
-        self.cron = CronController(control_plane, config.default_time_zone)
+        self.fence = Fence(self.acting)
+        self.writer: Any = FencedControlPlane(control_plane, self.fence)  # reconciles write through this
+        self.cron = CronController(self.writer, config.default_time_zone)
         self.elector: LeaderElector | None = None
         if config.leader_elect:
             if lease_client is None or config.lease is None:
@@ -179,6 +193,7 @@ class Manager:
                 on_stopped_leading=self._stop_leading,
             )
         self._leading_stop = threading.Event()
+        self._lease_lost = False
         self._threads: list[threading.Thread] = []
         self._workers: list[threading.Thread] = []
         self._watchers: list[Watcher] = []
@@ -202,8 +217,12 @@ class Manager:
             pinger.join(1.0)
             self.heartbeats.forget("api-contact")
             return 0
-        kept = self.elector.run(stop)
+        kept = self.elector.run(stop, on_lost=self._on_lease_lost)
         return 0 if kept else 1
+
+    def _on_lease_lost(self) -> None:
+        """Called by the elector before on_stopped_leading when the Lease was lost (not on SIGTERM)."""
+        self._lease_lost = True
 
     def _new_queue(self) -> WorkQueue[Key]:
         backoff = ExponentialBackoff(
@@ -256,15 +275,22 @@ class Manager:
         self._workers = [self._thread(f"worker-{i}", self._worker_loop) for i in range(self.config.workers)]
 
     def _stop_leading(self) -> None:
-        """Finish the reconciles in flight, then stop everything else (the Lease is released after)."""
-        log.info("stopping controllers")
+        """Stop the watches, finish the reconciles in flight, then the rest (the Lease is released after).
+
+        After a SIGTERM the workers get up to ``shutdown_grace_seconds`` to finish. After a Lease loss
+        nobody waits: the fence already refuses every write, so a worker still running only reads, and
+        the process exits (the elector returns False) without letting it finish.
+        """
+        lost = self._lease_lost
+        log.info("stopping controllers", extra={"lease_lost": lost})
         self._leading_stop.set()
         self.queue.shut_down()
-        deadline = time.monotonic() + self.config.shutdown_grace_seconds
+        for watcher in self._watchers:
+            watcher.close()  # never blocks (a socket shutdown), so an idle watch cannot hold up shutdown
+        grace = 0.0 if lost else self.config.shutdown_grace_seconds
+        deadline = time.monotonic() + grace
         for worker in self._workers:
             worker.join(max(0.0, deadline - time.monotonic()))
-        for watcher in self._watchers:
-            watcher.close()
         for thread in self._threads:
             thread.join(0.5)
         for thread in (*self._workers, *self._threads):
@@ -295,6 +321,23 @@ class Manager:
         if age == float("inf"):
             return False, "control-plane API not reached yet"
         return False, f"control-plane API not reached for {age:.1f}s (window {window:g}s)"
+
+    def _wait_for_caches(self, stop: threading.Event) -> bool:
+        """Block a worker until every watch has listed once (False: stopped first)."""
+        watchers = list(self._watchers)
+        while not stop.is_set():
+            if all(w.synced.is_set() for w in watchers):
+                return True
+            self.heartbeats.beat(threading.current_thread().name, 0.5 + self.config.liveness_stall_seconds)
+            stop.wait(0.05)
+        return False
+
+    def unknown_clusters(self) -> list[str]:
+        """Member Secrets the watch has seen whose cluster the registry has not registered (yet)."""
+        if len(self._watchers) < 3:
+            return []
+        seen = {name for _, name in self._watchers[2].snapshot()}
+        return sorted(seen - set(self.registry.members()))
 
     def caches_synced(self) -> tuple[bool, str]:
         """On the leader, every watch has listed once; a standby keeps no caches and passes."""
@@ -429,6 +472,8 @@ class Manager:
     def _worker_loop(self) -> None:
         queue = self.queue
         name = threading.current_thread().name
+        if not self._wait_for_caches(self._leading_stop):
+            return
         while True:
             self.heartbeats.beat(name, 0.5 + self.config.liveness_stall_seconds)  # covers one reconcile
             try:
@@ -455,6 +500,12 @@ class Manager:
                 requeue = self._reconcile_fhpa(namespace, name)
             else:
                 requeue = self._reconcile_cron(key)
+        except NotLeaderError as exc:
+            log.warning(
+                "reconcile abandoned: not the leader", extra={"object": ref, "kind": kind, "error": str(exc)}
+            )
+            self.metrics.reconciles.labels(kind=kind, result="abandoned").inc()
+            return
         except ConflictError as exc:
             self._failed(queue, key, "conflict", exc)
             return
@@ -489,24 +540,31 @@ class Manager:
         )
 
     def _members(self) -> dict[str, MemberCluster]:
-        return {name: TimedMember(m, self.metrics) for name, m in self.registry.members().items()}
+        return {
+            name: FencedMember(TimedMember(m, self.metrics), self.fence)
+            for name, m in self.registry.members().items()
+        }
 
     def _reconcile_fhpa(self, namespace: str, name: str) -> float | None:
         """One pass for one FederatedHPA; returns when to look again (None: on the next event/resync)."""
         fhpa = self.cp.get_federated_hpa(namespace, name)
         if fhpa is None:
             return None
+        unknown = self.unknown_clusters()
+        if unknown:  # unknown is not absent: planning now would move their share away
+            raise PortError(f"member clusters not registered yet: {', '.join(unknown)}; waiting for them")
         members = self._members()
+        writer = self.writer
         if finalizer.is_deleting(fhpa):
             cleaned = finalizer.clean_up(
-                fhpa, members, self.cp, self.cp, self.clock.now(), self.config.cleanup_give_up_seconds
+                fhpa, members, writer, writer, self.clock.now(), self.config.cleanup_give_up_seconds
             )
             for cluster in cleaned.removed:
                 self.metrics.on_action("delete", cluster, True)
             return cleaned.requeue_after_seconds
-        fhpa = finalizer.ensure_finalizer(fhpa, self.cp)
+        fhpa = finalizer.ensure_finalizer(fhpa, writer)
         the_plan, result = reconcile_federated_hpa(
-            fhpa, members, self.cp, self.clock, self.config.planner, on_action=self.metrics.on_action
+            fhpa, members, writer, self.clock, self.config.planner, on_action=self.metrics.on_action
         )
         if result.conflict:
             raise ConflictError(f"FederatedHPA {namespace}/{name} changed during the reconcile")

@@ -10,7 +10,11 @@ the API's own (kubernetes.io "API Concepts", efficient detection of changes):
 - 410 Gone (as an HTTP status or as an ERROR event) means the version was compacted: list again and
   diff the new list against the store, so objects deleted meanwhile produce a DELETED event;
 - any other failure backs off exponentially with jitter and resumes; a success resets the backoff;
-- ``stop`` ends the loop between events, and closing the stream unblocks a read in progress.
+- ``stop`` ends the loop between events, and ``close()`` unblocks a read in progress at once: it shuts
+  the socket down rather than closing the response, because closing a buffered response takes the
+  reader's lock and so waits for the read to return, up to the watch timeout (300 s) on an idle watch;
+- a watch that ends early without any event waits ``min_watch_interval`` before the next one, so a
+  proxy that ends streams at once cannot drive a hot loop.
 
 The handler receives every change and must be quick (it enqueues a key); an exception in it is logged
 and does not end the watch.
@@ -21,7 +25,9 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import socket
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -84,6 +90,7 @@ class Watcher:
         connect_timeout_seconds: float = 10.0,
         backoff: ExponentialBackoff | None = None,
         on_relist: Callable[[], None] | None = None,
+        min_watch_interval: float = 1.0,
     ) -> None:
         self.name = name
         self._on_relist = on_relist
@@ -97,6 +104,8 @@ class Watcher:
         self._store: dict[ObjectKey, dict[str, Any]] = {}
         self._resource_version: str | None = None
         self._response: Any = None
+        self._min_watch_interval = min_watch_interval
+        self._closing = threading.Event()
         self.synced = threading.Event()  # set after the first successful list
         self.relists = 0  # lists after the first (410 Gone); for tests and debugging
 
@@ -119,8 +128,12 @@ class Watcher:
                 if need_list:
                     self._list()
                     need_list = False
-                self._watch_once(stop)
+                started = time.monotonic()
+                events = self._watch_once(stop)
                 failures = 0
+                short = self._min_watch_interval - (time.monotonic() - started)
+                if not events and short > 0:
+                    stop.wait(short)  # an empty stream that ended at once: no hot loop
             except GoneError:
                 log.info("watch expired; listing again", extra={"watch": self.name})
                 need_list = True
@@ -140,12 +153,16 @@ class Watcher:
         self.close()
 
     def close(self) -> None:
-        """Close the open stream, if any, so a blocked read returns (used on shutdown)."""
+        """Unblock a read in progress at once (used on shutdown); never waits for the reading thread.
+
+        ``resp.close()`` from here would block: the response's buffered reader holds its lock for the
+        whole blocking read, so close waits until the server sends something or ends the watch. A
+        socket shutdown makes that read return at once; the reading thread then closes the response.
+        """
+        self._closing.set()
         resp = self._response
         if resp is not None:
-            # closing a half-read socket from another thread may complain; it is closed all the same
-            with contextlib.suppress(Exception):
-                resp.close()
+            _shutdown_socket(resp)
 
     # -- list ---------------------------------------------------------------------------------------
 
@@ -181,7 +198,8 @@ class Watcher:
 
     # -- watch --------------------------------------------------------------------------------------
 
-    def _watch_once(self, stop: threading.Event) -> None:
+    def _watch_once(self, stop: threading.Event) -> int:
+        """One watch request, read to its end; returns how many lines (events, bookmarks) it carried."""
         kwargs: dict[str, Any] = {
             "watch": True,
             "allow_watch_bookmarks": True,
@@ -196,16 +214,24 @@ class Watcher:
             kwargs["label_selector"] = self._label_selector
         resp = self._list_func(**kwargs)
         self._response = resp
+        if self._closing.is_set() or stop.is_set():
+            _shutdown_socket(resp)  # close() ran while the request was being opened
+        lines = 0
         try:
             for line in iter_resp_lines(resp):
                 if stop.is_set():
-                    return
+                    return lines
                 if line:
+                    lines += 1
                     self._handle_line(line)
         finally:
             self._response = None
             with contextlib.suppress(Exception):
-                resp.release_conn()
+                if self._closing.is_set() or stop.is_set():
+                    resp.close()  # a shut-down socket must not go back to the pool
+                else:
+                    resp.release_conn()
+        return lines
 
     def _handle_line(self, line: str) -> None:
         try:
@@ -242,6 +268,20 @@ class Watcher:
             self._handler(event)
         except Exception:
             log.exception("watch handler failed", extra={"watch": self.name, "object": "/".join(event.key)})
+
+
+def _shutdown_socket(resp: Any) -> None:
+    """Shut down the socket under a streaming urllib3 response, so a read blocked on it returns."""
+    sock = getattr(getattr(resp, "_connection", None), "sock", None)
+    if sock is None:  # the connection may already be detached: reach the socket through the reader
+        raw = getattr(getattr(getattr(resp, "_fp", None), "fp", None), "raw", None)
+        sock = getattr(raw, "_sock", None)
+    if sock is None:
+        with contextlib.suppress(Exception):
+            resp.close()  # not a socket-backed response (tests): closing does not block
+        return
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
 
 
 def _describe(exc: BaseException) -> str:

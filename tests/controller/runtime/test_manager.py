@@ -116,8 +116,10 @@ def test_assigns_records_status_and_events_then_cleans_up_on_delete(world: dict[
 
     obj = wait_for(status, what="status with both clusters")
     assert "autoscaling.karmada.io/federatedhpa-cleanup" in obj["metadata"]["finalizers"]
-    events, _ = cp.store.list_objects("events", "default")
-    assert any(e["involvedObject"]["uid"] == uid for e in events)
+    wait_for(  # Events follow the status write
+        lambda: any(e["involvedObject"]["uid"] == uid for e in cp.store.list_objects("events", "default")[0]),
+        what="an Event about the FederatedHPA",
+    )
     # replicas written within the assigned bounds (the workloads had 1; every min is 1 here)
     for fake in members.values():
         assert fake.store.get("deployments.apps", "default", "web")["spec"]["replicas"] >= 1
@@ -142,6 +144,26 @@ def test_a_vanished_member_is_failed_over_and_a_new_secret_joins(world: dict[str
         timeout=30,
         what="member1 taking member2's share",
     )
+
+    # a new member's Secret joins the running controller (through its Secret watch) ...
+    manager: Manager = world["manager"]
+    member3 = member_cluster()
+    try:
+        assert "member3" not in manager.registry.members()
+        cp.store.create("secrets", member_secret("member3", member3, SYSTEM))
+        wait_for(
+            lambda: (h := manager.registry.health("member3")) is not None and h.healthy,
+            what="member3 registered and healthy",
+        )
+        assert manager.registry.problems() == {}
+        # ... and takes work once a FederatedHPA names it
+        obj = cp.store.get(FHPA, "default", "web")
+        preferences = obj["spec"]["federatedHPAAssignment"]["clusterAutoscalingPreference"]
+        preferences.append({"targetCluster": {"clusterNames": ["member3"]}, "staticWeight": 1})
+        cp.store.put(FHPA, obj)
+        wait_for(lambda: member3.store.find(HPA, "default", "web"), timeout=30, what="an HPA in member3")
+    finally:
+        member3.stop()
 
 
 def test_metrics_count_reconciles_and_actions(world: dict[str, Any]) -> None:
@@ -210,3 +232,193 @@ def test_losing_the_lease_stops_acting_and_run_returns_1() -> None:
         assert b"fhpa_leader 0.0" in manager.metrics.render()
     finally:
         cp.stop()
+
+
+# --- start, stop and lease loss (issue 12 items 4 and 7) -------------------------------------------------
+
+HPA_WRITES = ("POST", "PUT", "PATCH", "DELETE")
+
+
+def member_hpa_writes(fake: FakeKube) -> list[Any]:
+    return [r for m in HPA_WRITES for r in fake.requests_matching(m, "horizontalpodautoscalers")]
+
+
+class SlowRegistry:
+    """The real registry, but registering some clusters is slow (credentials still loading) or fails."""
+
+    def __init__(
+        self, inner: Any, slow: dict[str, float] | None = None, broken: set[str] | None = None
+    ) -> None:
+        self.inner = inner
+        self.slow = slow or {}
+        self.broken = broken or set()
+
+    def apply_event(self, event_type: str, secret: Any) -> Any:
+        name = secret["metadata"]["name"]
+        if name in self.broken:
+            raise RuntimeError(f"registration of {name} crashed")
+        time.sleep(self.slow.get(name, 0.0))
+        return self.inner.apply_event(event_type, secret)
+
+    def members(self) -> Any:
+        return self.inner.members()
+
+    def probe_all(self) -> Any:
+        return self.inner.probe_all()
+
+
+def start_manager(
+    cp: FakeKube,
+    reg: Any,
+    *,
+    lease: LeaderConfig | None = None,
+    lease_client: LeaseClient | None = None,
+    **config: Any,
+) -> tuple[Manager, threading.Event, threading.Thread, list[int]]:
+    api = kube_config.new_client_from_config_dict(cp.kubeconfig())
+    manager = Manager(
+        KubeControlPlane(api, reporting_instance="test"),
+        reg,
+        ManagerConfig(
+            namespace=SYSTEM,
+            leader_elect=lease is not None,
+            lease=lease,
+            planner=PlannerConfig(failover_grace_seconds=1, optimization_period_seconds=2),
+            resync_seconds=1,
+            probe_seconds=0.5,
+            **config,
+        ),
+        lease_client=lease_client,
+    )
+    stop = threading.Event()
+    result: list[int] = []
+    thread = threading.Thread(target=lambda: result.append(manager.run(stop)), daemon=True)
+    thread.start()
+    return manager, stop, thread, result
+
+
+def test_no_reconcile_before_the_member_secrets_are_loaded() -> None:
+    """7(a): member2's credentials load slowly after a restart. The FederatedHPA must not be planned
+    without it: member1 never gets an HPA holding all 10 replicas (it did: planned as 'not there')."""
+    cp = control_plane_fake()
+    members = {"member1": member_cluster(), "member2": member_cluster()}
+    try:
+        for name, fake in members.items():
+            cp.store.create("secrets", member_secret(name, fake, SYSTEM))
+        cp.store.create(FHPA, fhpa())  # already there when the controller (re)starts
+        reg = SlowRegistry(registry(SYSTEM), slow={"member2": 2.0})
+        _, stop, thread, _ = start_manager(cp, reg, watch_timeout_seconds=5)
+        try:
+            wait_for(
+                lambda: all(f.store.find(HPA, "default", "web") for f in members.values()), what="both HPAs"
+            )
+            for request in member_hpa_writes(members["member1"]):
+                if isinstance(request.body, dict) and "spec" in request.body:
+                    assert request.body["spec"]["maxReplicas"] == 5, "planned without member2"
+        finally:
+            stop.set()
+            thread.join(15)
+    finally:
+        for fake in (cp, *members.values()):
+            fake.stop()
+
+
+def test_a_member_secret_seen_but_not_registered_is_unknown_not_absent() -> None:
+    """7(a): a member Secret whose registration failed is an unknown cluster: nothing is planned
+    without it (no HPA with all 10 replicas in member1); the reconcile waits and says why."""
+    cp = control_plane_fake()
+    members = {"member1": member_cluster(), "member2": member_cluster()}
+    try:
+        for name, fake in members.items():
+            cp.store.create("secrets", member_secret(name, fake, SYSTEM))
+        reg = SlowRegistry(registry(SYSTEM), broken={"member2"})
+        manager, stop, thread, _ = start_manager(cp, reg, watch_timeout_seconds=5)
+        try:
+            cp.store.create(FHPA, fhpa())
+            wait_for(
+                lambda: b'fhpa_reconcile_errors_total{kind="FederatedHPA"}' in manager.metrics.render(),
+                what="a reconcile error",
+            )
+            assert manager.unknown_clusters() == ["member2"]
+            time.sleep(1.5)  # several retries
+            assert member_hpa_writes(members["member1"]) == []
+            assert member_hpa_writes(members["member2"]) == []
+        finally:
+            stop.set()
+            thread.join(15)
+    finally:
+        for fake in (cp, *members.values()):
+            fake.stop()
+
+
+def test_sigterm_with_an_idle_watch_and_the_default_watch_timeout_stops_fast_and_releases_the_lease() -> None:
+    """7(b): the watches are idle (no events, no bookmarks) and --watch-timeout is the default 300 s.
+    Stopping must not wait for them: run() returns well inside the 40 s termination grace and the
+    Lease is released (it blocked up to 300 s before, neither renewing nor releasing the Lease)."""
+    cp = FakeKube(
+        namespaces=("default", "kube-system", SYSTEM), watch_max_seconds=1000, bookmark_seconds=1000
+    )
+    cp.store.add_resource(Resource(GROUP, "v1alpha1", "federatedhpas", "FederatedHPA", status=True))
+    cp.store.add_resource(Resource(GROUP, "v1alpha1", "cronfederatedhpas", "CronFederatedHPA", status=True))
+    cp.start()
+    try:
+        api = kube_config.new_client_from_config_dict(cp.kubeconfig())
+        lease = LeaderConfig(namespace=SYSTEM, identity="a")
+        manager, stop, thread, result = start_manager(
+            cp, registry(SYSTEM), lease=lease, lease_client=LeaseClient(api)
+        )
+        assert manager.config.watch_timeout_seconds == 300
+        wait_for(lambda: manager.leading and manager.caches_synced()[0], what="leading with synced caches")
+        time.sleep(0.5)  # the watches are open and idle
+        started = time.monotonic()
+        stop.set()
+        thread.join(20)
+        took = time.monotonic() - started
+        assert not thread.is_alive(), "shutdown blocked on an idle watch"
+        assert result == [0]
+        assert took < 5.0
+        held = cp.store.get("leases.coordination.k8s.io", SYSTEM, "federated-hpa-controller")
+        assert held["spec"]["holderIdentity"] == ""
+    finally:
+        cp.stop()
+
+
+def test_a_partitioned_leader_abandons_its_reconcile_and_writes_nothing_after_the_renew_deadline() -> None:
+    """M1: the leader's Lease writes fail (partitioned, still alive) while a reconcile is stuck on a
+    slow member read. It must not write anything once the renew deadline passed, and must not wait
+    out --shutdown-grace before giving up: run() returns 1 at once."""
+    cp = control_plane_fake()
+    members = {"member1": member_cluster(), "member2": member_cluster()}
+    try:
+        for name, fake in members.items():
+            cp.store.create("secrets", member_secret(name, fake, SYSTEM))
+        api = kube_config.new_client_from_config_dict(cp.kubeconfig())
+        lease_client = CutLeaseClient(api)
+        lease = LeaderConfig(
+            namespace=SYSTEM, lease_duration_seconds=1.5, renew_deadline_seconds=1.0, retry_period_seconds=0.1
+        )
+        manager, _stop, thread, result = start_manager(
+            cp, registry(SYSTEM), lease=lease, lease_client=lease_client, watch_timeout_seconds=5
+        )
+        wait_for(lambda: manager.acting() and manager.caches_synced()[0], what="leading")
+        stall = members["member1"].faults.add("GET", "horizontalpodautoscalers", stall=2.5, times=-1)
+        cp.store.create(FHPA, fhpa())
+        wait_for(lambda: stall.hits >= 1, what="a reconcile stuck on a member read")
+
+        def writes() -> int:
+            cp_writes = sum(len(cp.requests_matching(m, "federatedhpas")) for m in HPA_WRITES)
+            return cp_writes + sum(len(member_hpa_writes(f)) for f in members.values())
+
+        before = writes()
+        lease_client.cut = True
+        cut = time.monotonic()
+        thread.join(10)
+        assert result == [1]
+        assert time.monotonic() - cut < 3.0  # not the 30 s shutdown grace
+        time.sleep(4.0)  # the stuck read ends (timeout or stall): the abandoned reconcile would write now
+        # the requests made meanwhile, if any, were before the renew deadline (1 s): none after it
+        assert writes() == before, "a write after the Lease was lost"
+        assert manager.fence.refused >= 1  # the abandoned reconcile tried, and was refused
+    finally:
+        for fake in (cp, *members.values()):
+            fake.stop()

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
+from kubernetes import config as kube_config
 from kubernetes.client.exceptions import ApiException
 
-from controller.runtime.watch import Watcher, WatchEvent
+from controller.kube.control_plane import KubeControlPlane
+from controller.runtime.watch import DEFAULT_WATCH_TIMEOUT_SECONDS, Watcher, WatchEvent
 from controller.runtime.workqueue import ExponentialBackoff
+from tests.support.fakekube import FakeKube, Resource
+
+GROUP = "autoscaling.karmada.io"
 
 
 def obj(name: str, rv: str, ns: str = "ns") -> dict[str, Any]:
@@ -69,7 +75,11 @@ def run(script: list[Any]) -> tuple[FakeServer, list[WatchEvent], Watcher]:
     server = FakeServer(script, stop)
     events: list[WatchEvent] = []
     watcher = Watcher(
-        server, events.append, name="test", backoff=ExponentialBackoff(base=0.001, maximum=0.01)
+        server,
+        events.append,
+        name="test",
+        backoff=ExponentialBackoff(base=0.001, maximum=0.01),
+        min_watch_interval=0.0,
     )
     thread = threading.Thread(target=watcher.run, args=(stop,))
     thread.start()
@@ -206,14 +216,14 @@ def test_a_failing_handler_does_not_end_the_watch() -> None:
         seen.append(event.key[1])
         raise RuntimeError("boom")
 
-    Watcher(server, handler, name="t").run(stop)
+    Watcher(server, handler, name="t", min_watch_interval=0.0).run(stop)
     assert seen == ["a", "b"]
 
 
 def test_label_selector_is_sent_on_list_and_watch() -> None:
     stop = threading.Event()
     server = FakeServer([ListResponse([], "1"), StreamResponse([])], stop)
-    Watcher(server, lambda e: None, name="t", label_selector="x=y").run(stop)
+    Watcher(server, lambda e: None, name="t", label_selector="x=y", min_watch_interval=0.0).run(stop)
     assert all(c["label_selector"] == "x=y" for c in server.calls)
 
 
@@ -231,3 +241,55 @@ def test_stop_ends_the_loop_between_events() -> None:
     )
     Watcher(server, handler, name="t").run(stop)
     assert seen == ["a"]
+
+
+def test_streams_that_end_at_once_without_events_do_not_hot_loop() -> None:
+    """L10: a proxy that ends every watch at once with nothing in it gets one watch a second, not a spin."""
+    stop = threading.Event()
+    server = FakeServer([ListResponse([], "1"), *[StreamResponse([]) for _ in range(1000)]], stop)
+    watcher = Watcher(server, lambda e: None, name="t", min_watch_interval=0.2)
+    thread = threading.Thread(target=watcher.run, args=(stop,), daemon=True)
+    thread.start()
+    time.sleep(1.0)
+    stop.set()
+    thread.join(5)
+    assert not thread.is_alive()
+    assert 2 <= len(server.calls) <= 8  # about 1 s / 0.2 s watches, plus the list; a spin makes ~1000
+
+
+def test_close_unblocks_an_idle_watch_at_once_with_the_default_watch_timeout() -> None:
+    """7(b): an idle watch over real HTTP (no events, no bookmarks) with the default 300 s timeout;
+    close() must return and end the loop at once, not when the server ends the watch."""
+    fake = FakeKube(watch_max_seconds=1000, bookmark_seconds=1000)
+    fake.store.add_resource(Resource(GROUP, "v1alpha1", "federatedhpas", "FederatedHPA", status=True))
+    fake.start()
+    try:
+        plane = KubeControlPlane(
+            kube_config.new_client_from_config_dict(fake.kubeconfig()), reporting_instance="t"
+        )
+        watcher = Watcher(plane.list_func("federatedhpas"), lambda e: None, name="idle")
+        assert watcher._timeout_seconds == DEFAULT_WATCH_TIMEOUT_SECONDS == 300
+        stop = threading.Event()
+        thread = threading.Thread(target=watcher.run, args=(stop,), daemon=True)
+        thread.start()
+        assert watcher.synced.wait(10)
+        deadline = time.monotonic() + 10
+        while (
+            not fake.requests_matching("GET", "federatedhpas")
+            or len(fake.requests_matching("GET", "federatedhpas")) < 2
+        ):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        time.sleep(0.3)  # the watch request is open and idle
+        started = time.monotonic()
+        stop.set()
+        closer = threading.Thread(target=watcher.close, daemon=True)
+        closer.start()
+        closer.join(5)
+        thread.join(5)
+        took = time.monotonic() - started
+        assert not closer.is_alive(), "close() blocked on the idle watch"
+        assert not thread.is_alive(), "the watch loop did not end"
+        assert took < 3.0
+    finally:
+        fake.stop()

@@ -1,0 +1,96 @@
+"""Write fencing: every write a reconcile makes asks first whether this process may still write.
+
+The leader elector answers "no" from the moment the last successful renewal is older than the renew
+deadline, which is shorter than the lease duration, so a leader that lost its Lease stops writing before
+any other candidate can acquire it. Reads are never fenced. A refused write raises NotLeaderError, which
+abandons the reconcile in flight (the next leader starts it again from what the API says).
+
+What the fence cannot stop is a write already sent and held by a slow server; the writes that must not
+be applied twice carry a resourceVersion precondition as well (see controller.cron_controller).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from controller.planning.observation import ClusterObservation
+from controller.ports import ClusterIdentity, MemberCluster, NotLeaderError
+from fhpa_api.models import CrossVersionObjectReference, FederatedHPA
+
+CONTROL_PLANE_WRITES = frozenset(
+    {
+        "update_federated_hpa_status",
+        "patch_federated_hpa_bounds",
+        "set_finalizers",
+        "update_cron_federated_hpa_status",
+        "scale_workload",
+        "emit_event",
+    }
+)
+
+
+class Fence:
+    """Checks a may-write predicate before each write; counts what it refused."""
+
+    def __init__(self, may_write: Callable[[], bool]) -> None:
+        self._may_write = may_write
+        self.refused = 0
+
+    def check(self, what: str) -> None:
+        if not self._may_write():
+            self.refused += 1
+            raise NotLeaderError(f"not the leader any more: {what} not sent")
+
+
+class FencedControlPlane:
+    """The control-plane adapter with every write behind the fence; everything else passes through."""
+
+    def __init__(self, inner: Any, fence: Fence) -> None:
+        self._inner = inner
+        self._fence = fence
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._inner, name)
+        if name not in CONTROL_PLANE_WRITES or not callable(attr):
+            return attr
+        fence = self._fence
+
+        def fenced(*args: Any, **kwargs: Any) -> Any:
+            fence.check(name)
+            return attr(*args, **kwargs)
+
+        return fenced
+
+
+class FencedMember:
+    """A member cluster whose writes (HPA apply/delete, scale) are behind the fence."""
+
+    def __init__(self, inner: MemberCluster, fence: Fence) -> None:
+        self._inner = inner
+        self._fence = fence
+
+    @property
+    def identity(self) -> ClusterIdentity:
+        return self._inner.identity
+
+    def probe(self) -> bool:
+        return self._inner.probe()
+
+    def observe(self, fhpa: FederatedHPA) -> ClusterObservation:
+        return self._inner.observe(fhpa)
+
+    def apply_hpa(self, fhpa: FederatedHPA, spec: dict[str, object]) -> None:
+        self._fence.check(f"apply HPA in {self._inner.identity.name}")
+        self._inner.apply_hpa(fhpa, spec)
+
+    def delete_hpa(self, fhpa: FederatedHPA) -> None:
+        self._fence.check(f"delete HPA in {self._inner.identity.name}")
+        self._inner.delete_hpa(fhpa)
+
+    def scale_workload(self, namespace: str, target: CrossVersionObjectReference, replicas: int) -> None:
+        self._fence.check(f"scale in {self._inner.identity.name}")
+        self._inner.scale_workload(namespace, target, replicas)
+
+
+__all__ = ["Fence", "FencedControlPlane", "FencedMember", "NotLeaderError"]
