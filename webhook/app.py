@@ -15,6 +15,7 @@ from typing import Any
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
+from fhpa_api.limits import cut
 from webhook import admission
 from webhook.metrics import CONTENT_TYPE, WebhookMetrics
 from webhook.review import AdmissionRequest, BadReview, parse_review
@@ -25,6 +26,8 @@ log = logging.getLogger(__name__)
 MAX_BODY_BYTES = 3 * 1024 * 1024
 READ_CHUNK = 64 * 1024
 DRAIN_FACTOR = 4
+# An error message or log line quotes at most this much of what the client sent.
+MAX_LOGGED_CHARS = 500
 
 Readiness = Callable[[], str | None]
 """Returns None when the server may take traffic, else the reason it may not."""
@@ -88,11 +91,11 @@ def _serve_review(path: str, handler: Handler, metrics: WebhookMetrics, limit: i
         body = _read_body(limit)
         review_request = parse_review(body)
     except BadReview as exc:
-        log.warning("HTTP 400 on %s from %s: %s", path, request.remote_addr, exc)
+        log.warning("HTTP 400 on %s from %s: %s", path, request.remote_addr, cut(str(exc), MAX_LOGGED_CHARS))
         metrics.observe(path, "unknown", "unknown", "bad_request", time.perf_counter() - started)
         # No "Connection: close": gunicorn drains an unread remainder (for at most a few seconds) so that
         # a client still sending its body gets to read this answer instead of a reset connection.
-        return _json(400, {"error": str(exc)})
+        return _json(400, {"error": cut(str(exc), MAX_LOGGED_CHARS)})
     decision = handler(review_request)
     response = _json(200, decision.review)
     metrics.observe(

@@ -12,7 +12,14 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from fhpa_api.limits import cut, shorten
+
 ADMISSION_API_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
+# No object the API server sends nests this deep (pruning drops unknown fields before admission; the
+# deepest path in our kinds is ~12 levels, metadata.managedFields ~30); deeper input is refused with
+# a 400 before any code walks it recursively.
+MAX_NESTING_DEPTH = 100
+ECHO_CHARS = 64
 OPERATIONS = ("CREATE", "UPDATE", "DELETE", "CONNECT")
 # The API server cuts longer warnings and rejects non-printable ones; we keep each under this length.
 MAX_WARNING_CHARS = 119
@@ -58,8 +65,12 @@ def parse_review(body: bytes) -> AdmissionRequest:
     """Decode and check a request body; raise BadReview with a reason a person can act on."""
     try:
         review = json.loads(body)
+    except RecursionError:
+        raise BadReview(f"the body nests JSON more than {MAX_NESTING_DEPTH} levels deep") from None
     except (UnicodeDecodeError, ValueError) as exc:
-        raise BadReview(f"the body is not JSON ({exc})") from None
+        raise BadReview(f"the body is not JSON ({cut(str(exc), 200)})") from None
+    if nesting_depth(review) > MAX_NESTING_DEPTH:
+        raise BadReview(f"the body nests JSON more than {MAX_NESTING_DEPTH} levels deep")
     if not isinstance(review, dict):
         raise BadReview("the body must be a JSON object (an AdmissionReview)")
     api_version = review.get("apiVersion")
@@ -74,7 +85,9 @@ def parse_review(body: bytes) -> AdmissionRequest:
         raise BadReview("request.uid is empty")
     operation = _field(request, "operation", str, "request", required=True)
     if operation not in OPERATIONS:
-        raise BadReview(f"request.operation must be one of {', '.join(OPERATIONS)}, got {operation!r}")
+        raise BadReview(
+            f"request.operation must be one of {', '.join(OPERATIONS)}, got {shorten(operation, ECHO_CHARS)}"
+        )
     gvk = _field(request, "kind", dict, "request", required=True)
     kind = _field(gvk, "kind", str, "request.kind", required=True)
     group = _field(gvk, "group", str, "request.kind", required=False)
@@ -91,6 +104,27 @@ def parse_review(body: bytes) -> AdmissionRequest:
         old_object=request.get("oldObject"),
         dry_run=_field(request, "dryRun", bool, "request", required=False),
     )
+
+
+def nesting_depth(value: Any) -> int:
+    """How deep lists and objects nest in ``value`` (a scalar is 0), without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Any = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        depth += 1
+        if depth > deepest:
+            deepest = depth
+            if deepest > MAX_NESTING_DEPTH:
+                return deepest
+        stack.extend((child, depth) for child in children)
+    return deepest
 
 
 def clean_warning(text: str) -> str:

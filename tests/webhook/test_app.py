@@ -284,3 +284,87 @@ def test_metrics_count_requests_by_path_kind_operation_and_outcome(client: Flask
 
 def test_the_api_group_of_the_fixtures_is_ours() -> None:
     assert API_VERSION.startswith(admission.GROUP + "/")
+
+
+# --- L1/L2: deep nesting, huge values -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[" * 100_000,
+        b'{"a":' * 100_000,
+        b"[" * 100_000 + b"]" * 100_000,
+    ],
+    ids=["open-lists", "open-objects", "closed-lists"],
+)
+@pytest.mark.parametrize("path", ["/mutate", "/validate"])
+def test_deeply_nested_json_gets_400_not_500_and_no_traceback(
+    client: FlaskClient, path: str, body: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    status, answer = post(client, path, body)
+    assert status == 400, answer
+    assert len(answer["error"]) < 200
+    assert "Traceback" not in caplog.text and not any(r.exc_info for r in caplog.records)
+
+
+@pytest.mark.parametrize("depth", [150, 900, 5000])
+@pytest.mark.parametrize("where", ["object", "oldObject", "request"])
+def test_an_object_nested_deep_inside_a_valid_review_gets_400(
+    client: FlaskClient, depth: int, where: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    obj = apply_defaults(fhpa())
+    body = review(obj, "UPDATE", old=obj)
+    if where == "request":
+        body["request"]["userInfo"] = {"extra": "__DEEP__"}
+        deep = "[" * depth + "1" + "]" * depth
+    else:
+        body["request"][where]["spec"]["metrics"][0]["resource"]["target"]["averageValue"] = "__DEEP__"
+        deep = '{"a":' * depth + "1" + "}" * depth
+    data = json.dumps(body).replace('"__DEEP__"', deep).encode()  # json.dumps itself would recurse
+    status, answer = post(client, "/validate", data)
+    assert status == 400
+    assert "nests JSON more than 100 levels" in answer["error"]
+    assert not any(r.exc_info for r in caplog.records)
+
+
+def _nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+def test_a_review_at_a_realistic_depth_is_answered(client: FlaskClient) -> None:
+    obj = apply_defaults(fhpa())
+    body = review(obj)
+    body["request"]["object"]["metadata"]["managedFields"] = [{"fieldsV1": _nested(40)}]
+    status, answer = post(client, "/validate", body)
+    assert status == 200 and answer["response"]["allowed"] is True
+
+
+def test_a_megabyte_operation_is_not_echoed_in_the_400_or_the_log(
+    client: FlaskClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    body = review(apply_defaults(fhpa()))
+    body["request"]["operation"] = "X" * 1_000_000
+    status, answer = post(client, "/validate", body)
+    assert status == 400
+    assert len(answer["error"]) < 300
+    assert all(len(r.getMessage()) < 1000 for r in caplog.records)
+
+
+def test_a_denial_of_megabyte_values_is_short_in_the_answer_and_the_log(
+    client: FlaskClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("INFO")
+    obj = apply_defaults(fhpa())
+    obj["metadata"]["name"] = "N" * 500_000
+    obj["spec"]["scaleTargetRef"]["kind"] = "K" * 500_000
+    obj["spec"]["metrics"][0]["resource"]["target"]["averageValue"] = "1" * 500_000 + "x"
+    body = review(obj)
+    body["request"]["name"] = "N" * 500_000
+    status, answer = post(client, "/validate", body)
+    assert status == 200 and answer["response"]["allowed"] is False
+    assert len(json.dumps(answer)) < 5000
+    assert all(len(r.getMessage()) < 6000 for r in caplog.records)
