@@ -1,9 +1,14 @@
 """Fuzzing /mutate and /validate: whatever the body, the answer is 200 (an AdmissionReview echoing the
-uid) or 400 (a JSON error), never a 500 and never a traceback."""
+uid) or 400 (a JSON error), never a 500 and never a traceback, and it comes within a time budget. The
+generators include long strings (up to 200 KB), deep nesting (up to 5,000 levels) and long lists, the
+shapes that found the review's H2 (quadratic quantity pattern), H3 (huge schedules) and L1 (500 on deep
+JSON)."""
 
 from __future__ import annotations
 
+import copy
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +31,35 @@ JSON_VALUES = st.recursive(
     ),
     max_leaves=20,
 )
+# A generous per-request budget: a loaded CI machine stays far below it, while the old quantity pattern
+# took minutes on the long strings below.
+REQUEST_BUDGET_SECONDS = 2.0
+LONG_STRINGS = st.builds(
+    lambda unit, count, tail: unit * count + tail,
+    st.sampled_from(["1", "9.", "a", "0,", "a.", "-", "<", "é", " "]),
+    st.integers(1_000, 100_000),
+    st.sampled_from(["", "x", "Ki", "e", " * * * *", "/v1"]),
+)
+
+
+@st.composite
+def deep_values(draw: st.DrawFn) -> Any:
+    """A list or object nested from 50 to 5,000 levels (json.dumps cannot write the deepest: the body
+    generator splices them in as text)."""
+    return _Deep(draw(st.integers(50, 5_000)), draw(st.booleans()))
+
+
+class _Deep:
+    def __init__(self, depth: int, lists: bool) -> None:
+        self.text = ("[" * depth + "1" + "]" * depth) if lists else ('{"a":' * depth + "1" + "}" * depth)
+
+
+LARGE_LISTS = st.builds(
+    lambda item, count: [copy.deepcopy(item) for _ in range(count)],  # fresh items: no shared objects
+    SCALARS | st.builds(dict, a=st.integers()),
+    st.integers(100, 20_000),
+)
+HOSTILE = LONG_STRINGS | deep_values() | LARGE_LISTS
 FIELD_NAMES = st.sampled_from(
     [
         "minReplicas",
@@ -46,6 +80,10 @@ FIELD_NAMES = st.sampled_from(
         "name",
         "kind",
         "apiVersion",
+        "value",
+        "averageValue",
+        "tolerance",
+        "labels",
     ]
 )
 
@@ -72,8 +110,11 @@ def mangled_objects(draw: st.DrawFn) -> Any:
                 break
             target = draw(st.sampled_from(options))
         key = draw(FIELD_NAMES | st.sampled_from(sorted(target)) if target else FIELD_NAMES)
-        if draw(st.booleans()):
+        action = draw(st.integers(0, 2))
+        if action == 0:
             target[key] = draw(JSON_VALUES)
+        elif action == 1:
+            target[key] = draw(HOSTILE)
         else:
             target.pop(key, None)
     return obj
@@ -102,11 +143,28 @@ def admission_bodies(draw: st.DrawFn) -> bytes:
         request[draw(st.sampled_from(sorted(request)))] = draw(JSON_VALUES)
     if choice == 4:
         body[draw(st.sampled_from(sorted(body)))] = draw(JSON_VALUES)
-    return json.dumps(body, allow_nan=True).encode()
+    return _dumps(body)
 
 
-def check_answer(status: int, raw: bytes, sent: bytes) -> None:
+def _dumps(value: Any) -> bytes:
+    """json.dumps, with the deep values spliced in as text (json.dumps would recurse on them)."""
+    deep: list[str] = []
+
+    def placeholder(item: Any) -> str:
+        assert isinstance(item, _Deep)
+        deep.append(item.text)
+        return f"__DEEP_{len(deep) - 1}__"
+
+    text = json.dumps(value, allow_nan=True, default=placeholder)
+    for index, part in enumerate(deep):
+        text = text.replace(f'"__DEEP_{index}__"', part)
+    return text.encode()
+
+
+def check_answer(status: int, raw: bytes, sent: bytes, seconds: float = 0.0) -> None:
     assert status in (200, 400), raw[:500]
+    assert seconds < REQUEST_BUDGET_SECONDS, f"{seconds:.1f} s for a {len(sent)}-byte body"
+    assert len(raw) < 20_000, f"a {len(raw)}-byte answer echoes too much"
     answer = json.loads(raw)
     assert "Traceback" not in raw.decode()
     if status == 400:
@@ -125,8 +183,9 @@ def client() -> FlaskClient:
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(path=st.sampled_from(["/mutate", "/validate"]), body=admission_bodies())
 def test_any_body_gets_200_or_400(client: FlaskClient, path: str, body: bytes) -> None:
+    started = time.perf_counter()
     resp = client.post(path, data=body, content_type="application/json")
-    check_answer(resp.status_code, resp.get_data(), body)
+    check_answer(resp.status_code, resp.get_data(), body, time.perf_counter() - started)
 
 
 @pytest.fixture(scope="module")
@@ -143,13 +202,24 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningWebhook]
 def test_any_body_over_tls_gets_200_or_400(server: RunningWebhook, path: str, body: bytes) -> None:
     conn = server.connection()
     try:
+        started = time.perf_counter()
         conn.request("POST", path, body=body, headers={"Content-Type": "application/json"})
         resp = conn.getresponse()
-        check_answer(resp.status, resp.read(), body)
+        check_answer(resp.status, resp.read(), body, time.perf_counter() - started)
     finally:
         conn.close()
+    SENT_OVER_TLS.append(len(body))
 
 
+SENT_OVER_TLS: list[int] = []
+
+
+@pytest.mark.slow
 def test_the_fuzzed_server_logged_no_traceback(server: RunningWebhook) -> None:
-    assert "Traceback" not in server.log()
+    """Runs after the TLS fuzz test above (same module, same server, same `slow` mark), so it checks the
+    log of a server that answered every fuzzed body; it fails if that traffic never happened."""
+    assert len(SENT_OVER_TLS) >= 50, "the TLS fuzz test sent nothing: this check would be vacuous"
     assert Path(server.log_path).exists()
+    log = server.log()
+    assert "Traceback" not in log
+    assert all(len(line) < 20_000 for line in log.splitlines()), "a log line echoes a huge value"
