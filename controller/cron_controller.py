@@ -3,13 +3,34 @@
 ``controller.planning.cron`` decides what is due and what status records it; this is the part with side
 effects: it reads the object, scales the target (a FederatedHPA's bounds or a workload's /scale), writes
 the status and emits Events. The caller owns the timers and the clock.
+
+Once, across a leader hand-over (issue 12, M1). When the control plane offers conditional writes
+(controller.ports.ConditionalControlPlane, as the real adapter does), a fire is run in three steps:
+
+1. read the target's resourceVersion (the Scale's, or the FederatedHPA's);
+2. write an ``Executing`` marker condition into status, with that version, as a compare-and-swap on the
+   CronFederatedHPA's resourceVersion; two leaders that read the same status cannot both write it;
+3. write the target with that version as a precondition (PUT of the Scale; a merge patch carrying
+   metadata.resourceVersion for a FederatedHPA), then record the outcome and drop the marker.
+
+A leader that finds another process's marker for the fire it owes uses the marker's version as its own
+precondition, so at most one of the two writes (its own, and one the old leader may still have in
+flight) is applied. When that write conflicts, the target moved since the old leader read it: a target
+that shows the rule's value counts as done; a workload that does not is recorded as failed (at most once:
+it may have been applied and changed since); a FederatedHPA is planned again from a fresh read, since the
+old leader's write can no longer land.
+
+A fire whose write the API server or an admission webhook refused is retried every RETRY_AFTER while its
+catch-up window is open (status keeps advertising it as the next execution), then recorded as failed.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from controller.errors import ConflictError, NotFoundError, PortError
@@ -32,15 +53,78 @@ from controller.planning.cron import (
     stamp,
     targets_federated_hpa,
 )
-from controller.ports import ControlPlane
+from controller.ports import ConditionalControlPlane, ControlPlane
 from fhpa_api import API_VERSION, FEDERATED_HPA
-from fhpa_api.models import CronFederatedHPA, CronFederatedHPARule, CrossVersionObjectReference
+from fhpa_api.models import (
+    Condition,
+    CronFederatedHPA,
+    CronFederatedHPARule,
+    CronFederatedHPAStatus,
+    CrossVersionObjectReference,
+)
 from fhpa_api.schedule import load_time_zone
 
 log = logging.getLogger(__name__)
 
 CONFLICT_ATTEMPTS = 5
 RETRY_AFTER = timedelta(seconds=5)
+
+
+def parse_stamp(text: str) -> datetime:
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+
+
+MARKER_TYPE = "Executing"  # the status condition that says "a fire is being applied" (see the docstring)
+MARKER_REASON = "ScheduledFire"
+SCALE_RETRYING = "ScaleRetrying"
+
+
+@dataclass(frozen=True)
+class _Marker:
+    """The in-flight fire recorded in status before its side effect."""
+
+    rule: str
+    schedule_time: str  # stamp() of the fire's scheduleTime
+    resource_version: str  # the target's version the write is conditional on
+    holder: str  # the CronController that wrote it (one per process)
+
+    def condition(self, now: datetime) -> Condition:
+        message = json.dumps(
+            {
+                "rule": self.rule,
+                "scheduleTime": self.schedule_time,
+                "resourceVersion": self.resource_version,
+                "holder": self.holder,
+            },
+            separators=(",", ":"),
+        )
+        return Condition(
+            type=MARKER_TYPE, status="True", reason=MARKER_REASON, message=message, last_transition_time=now
+        )
+
+    @staticmethod
+    def read(cron: CronFederatedHPA) -> _Marker | None:
+        for condition in (cron.status.conditions if cron.status else None) or []:
+            if condition.type == MARKER_TYPE:
+                return _Marker.read_condition(condition)
+        return None
+
+    @staticmethod
+    def read_condition(condition: Condition) -> _Marker | None:
+        try:
+            data = json.loads(condition.message or "")
+            return _Marker(
+                str(data["rule"]),
+                str(data["scheduleTime"]),
+                str(data["resourceVersion"]),
+                str(data["holder"]),
+            )
+        except (ValueError, KeyError, TypeError):
+            return None
+
+
+class _StatusMoved(Exception):
+    """The marker's compare-and-swap lost: the CronFederatedHPA changed; read it again."""
 
 
 @dataclass(frozen=True)
@@ -75,14 +159,20 @@ class _Pass:
 
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     reported_invalid: set[str] = field(default_factory=set)
+    refused: dict[str, datetime] = field(default_factory=dict)  # rule -> scheduleTime retried later
+    cron: CronFederatedHPA | None = None  # the newest version read or written (marker writes move it)
+    decisions: list[RuleDecision] = field(default_factory=list)
 
 
 class CronController:
     """Runs CronFederatedHPA rules through the ControlPlane port; the caller owns timers and the clock."""
 
-    def __init__(self, control_plane: ControlPlane, default_time_zone: str = "UTC") -> None:
+    def __init__(
+        self, control_plane: ControlPlane, default_time_zone: str = "UTC", identity: str | None = None
+    ) -> None:
         self.control_plane = control_plane
         self.default_zone = load_time_zone(default_time_zone)
+        self.identity = identity or uuid.uuid4().hex[:12]  # whose markers are whose
         # executions done but not yet in status (every status write failed): recorded, never re-run
         self._unrecorded: dict[tuple[str, str], dict[str, Outcome]] = {}
 
@@ -98,9 +188,17 @@ class CronController:
                     work.outcomes.clear()
                     return None
                 decisions = self._decide(cron, now)
-                self._run_due(cron, decisions, now, work)
-                status = build_status(cron, decisions, work.outcomes)
+                work.cron, work.decisions = cron, decisions
+                try:
+                    self._run_due(cron, decisions, now, work)
+                except _StatusMoved:
+                    continue  # someone else's marker or status write won: read again
+                cron = work.cron
+                status = self._status(cron, decisions, work)
                 wake = next_wakeup(decisions)
+                if work.refused:
+                    retry_at = now + RETRY_AFTER
+                    wake = retry_at if wake is None else min(wake, retry_at)
                 if cron.status is None or status != cron.status:
                     try:
                         self.control_plane.update_cron_federated_hpa_status(cron, status)
@@ -113,6 +211,47 @@ class CronController:
         finally:
             if work.outcomes:
                 self._unrecorded[key] = work.outcomes
+
+    def _status(
+        self,
+        cron: CronFederatedHPA,
+        decisions: list[RuleDecision],
+        work: _Pass,
+        marker: Condition | None = None,
+    ) -> CronFederatedHPAStatus:
+        """build_status, plus: a refused fire, or the one being applied, stays advertised (and so owed)
+        as the next execution, and the Executing marker is dropped (or replaced by ``marker``)."""
+        status = build_status(cron, decisions, work.outcomes)
+        owed = dict(work.refused)
+        in_flight = _Marker.read_condition(marker) if marker is not None else None
+        if in_flight is not None:
+            owed[in_flight.rule] = parse_stamp(in_flight.schedule_time)
+        histories = [
+            h.model_copy(update={"next_execution_time": owed[h.rule_name]}) if h.rule_name in owed else h
+            for h in status.execution_histories or []
+        ]
+        conditions = [c for c in status.conditions or [] if c.type != MARKER_TYPE]
+        if marker is not None:
+            conditions.append(marker)
+        return status.model_copy(
+            update={"execution_histories": histories or None, "conditions": conditions or None}
+        )
+
+    def _conditional(self) -> ConditionalControlPlane | None:
+        """The control plane's conditional writes, when it has them (the simulator's has not)."""
+        cp = self.control_plane
+        needed = ("get_scale", "scale_workload_if_unchanged", "patch_federated_hpa_bounds_if_unchanged")
+        return cp if all(callable(getattr(cp, n, None)) for n in needed) else None  # type: ignore[return-value]
+
+    def _mark(self, work: _Pass, run: _Run, resource_version: str) -> None:
+        """Record "executing this fire, conditional on this version" before the side effect (CAS)."""
+        assert work.cron is not None
+        marker = _Marker(run.rule.name, stamp(run.due.schedule_time), resource_version, self.identity)
+        status = self._status(work.cron, work.decisions, work, marker.condition(run.executed))
+        try:
+            work.cron = self.control_plane.update_cron_federated_hpa_status(work.cron, status)
+        except ConflictError:
+            raise _StatusMoved from None
 
     def _decide(self, cron: CronFederatedHPA, now: datetime) -> list[RuleDecision]:
         created = creation_time(cron) if is_new_object(cron) else None
@@ -145,25 +284,50 @@ class CronController:
             done = work.outcomes.get(rule.name)
             if done is not None and done.schedule_time == due.schedule_time:
                 continue
-            outcome = self._execute(cron, rule, due, now)
+            if work.refused.get(rule.name) == due.schedule_time:
+                continue  # refused in this pass already: retried on the next one
+            outcome = self._execute(cron, rule, due, now, work)
+            if outcome is None:
+                continue
             work.outcomes[rule.name] = outcome
             self._report(cron, rule, due, outcome)
 
     def _execute(
-        self, cron: CronFederatedHPA, rule: CronFederatedHPARule, due: Due, now: datetime
-    ) -> Outcome:
+        self, cron: CronFederatedHPA, rule: CronFederatedHPARule, due: Due, now: datetime, work: _Pass
+    ) -> Outcome | None:
+        """The fire's outcome, or None when its write was refused and will be retried (window open)."""
         target = cron.spec.scale_target_ref
         run = _Run(cron.metadata.namespace or "default", target, rule, due, now.replace(microsecond=0))
         if not due.runnable:
             return run.failed(missed_message(due))
+        marker = _Marker.read(work.cron or cron)
+        inherited = (
+            marker
+            if marker is not None
+            and marker.holder != self.identity
+            and marker.rule == rule.name
+            and marker.schedule_time == stamp(due.schedule_time)
+            else None
+        )
         try:
             if targets_federated_hpa(target):
-                return self._scale_federated_hpa(run)
-            return self._scale_workload(run)
-        except PortError as exc:
-            return run.failed(f"scaling {_describe(target)} failed: {exc}")
+                return self._scale_federated_hpa(run, work, inherited)
+            return self._scale_workload(run, work, inherited)
+        except PortError as exc:  # the API server or a webhook refused the write, or did not answer
+            message = f"scaling {_describe(target)} failed: {exc}"
+            if due.late_seconds + RETRY_AFTER.total_seconds() <= due.max_delay_seconds:
+                work.refused[rule.name] = due.schedule_time
+                when = stamp(due.schedule_time)
+                self._event(
+                    cron,
+                    "Warning",
+                    SCALE_RETRYING,
+                    f"rule {rule.name} (scheduled {when}): {message}; retrying",
+                )
+                return None
+            return run.failed(message)
 
-    def _scale_federated_hpa(self, run: _Run) -> Outcome:
+    def _scale_federated_hpa(self, run: _Run, work: _Pass, inherited: _Marker | None) -> Outcome:
         namespace, target = run.namespace, run.target
         if target.kind != FEDERATED_HPA:
             return run.failed(
@@ -176,34 +340,76 @@ class CronController:
             change = bounds_change(fhpa, run.rule)
             if isinstance(change, str):
                 return run.failed(change)
+            conditional = self._conditional()
             try:
-                if change.changes_something:
+                if change.changes_something and conditional is not None:
+                    # the old leader's version first: at most one of its write and ours is applied
+                    version = (
+                        inherited.resource_version if inherited else (fhpa.metadata.resource_version or "")
+                    )
+                    if inherited is None:
+                        self._mark(work, run, version)
+                    conditional.patch_federated_hpa_bounds_if_unchanged(
+                        namespace, target.name, change.min_replicas, change.max_replicas, version
+                    )
+                elif change.changes_something:
                     self.control_plane.patch_federated_hpa_bounds(
                         namespace, target.name, change.min_replicas, change.max_replicas
                     )
             except ConflictError:
-                continue  # someone changed it: read again and re-check min <= max
+                # someone changed it: read again and re-check min <= max. An old leader's write with the
+                # inherited version can no longer land, so from here the fire is ours to apply.
+                inherited = None
+                continue
             return run.succeeded(min_replicas=change.applied_min, max_replicas=change.applied_max)
         return run.failed(
             f"FederatedHPA {namespace}/{target.name} kept changing (conflict {CONFLICT_ATTEMPTS} times)"
         )
 
-    def _scale_workload(self, run: _Run) -> Outcome:
+    def _scale_workload(self, run: _Run, work: _Pass, inherited: _Marker | None) -> Outcome:
         target = run.target
         replicas = run.rule.target_replicas
         if replicas is None or replicas < 0:
             return run.failed(f"targetReplicas must be set to 0 or more to scale {_describe(target)}")
+        not_found = f"{_describe(target)} not found in namespace {run.namespace} (scale subresource)"
+        conditional = self._conditional()
         for _ in range(CONFLICT_ATTEMPTS):
             try:
-                self.control_plane.scale_workload(run.namespace, target, replicas)
+                if conditional is None:
+                    self.control_plane.scale_workload(run.namespace, target, replicas)
+                    return run.succeeded(replicas=replicas)
+                if inherited is not None:
+                    version = inherited.resource_version  # the old leader's: at most one write lands
+                else:
+                    _, version = conditional.get_scale(run.namespace, target)
+                    self._mark(work, run, version)
+                conditional.scale_workload_if_unchanged(run.namespace, target, replicas, version)
             except ConflictError:
+                if inherited is not None and conditional is not None:
+                    return self._after_inherited_conflict(run, conditional, replicas)
                 continue
             except NotFoundError:
-                return run.failed(
-                    f"{_describe(target)} not found in namespace {run.namespace} (scale subresource)"
-                )
+                return run.failed(not_found)
             return run.succeeded(replicas=replicas)
         return run.failed(f"{_describe(target)} kept changing (conflict {CONFLICT_ATTEMPTS} times)")
+
+    def _after_inherited_conflict(
+        self, run: _Run, conditional: ConditionalControlPlane, replicas: int
+    ) -> Outcome:
+        """The target moved since the old leader read it: its write can no longer land, and may have."""
+        try:
+            current, _ = conditional.get_scale(run.namespace, run.target)
+        except NotFoundError:
+            return run.failed(
+                f"{_describe(run.target)} not found in namespace {run.namespace} (scale subresource)"
+            )
+        if current == replicas:
+            log.info("cron fire applied by the previous leader", extra={"rule": run.rule.name})
+            return run.succeeded(replicas=replicas)
+        return run.failed(
+            f"not applied: {_describe(run.target)} changed while leadership moved "
+            "(the previous leader may have applied this fire before it changed); not applied twice"
+        )
 
     def _report(self, cron: CronFederatedHPA, rule: CronFederatedHPARule, due: Due, outcome: Outcome) -> None:
         when = stamp(outcome.schedule_time)

@@ -122,6 +122,28 @@ class ControlPlane(Protocol):
     ) -> None: ...
 
 
+class ConditionalControlPlane(Protocol):
+    """Optional writes with a resourceVersion precondition, for actions that must be applied once even
+    across a leader hand-over (cron fires). A control plane without them gets unconditional writes."""
+
+    def get_scale(self, namespace: str, target: CrossVersionObjectReference) -> tuple[int, str]:
+        """(spec.replicas, metadata.resourceVersion) of the target's scale subresource."""
+        ...
+
+    def scale_workload_if_unchanged(
+        self, namespace: str, target: CrossVersionObjectReference, replicas: int, resource_version: str
+    ) -> None: ...
+
+    def patch_federated_hpa_bounds_if_unchanged(
+        self,
+        namespace: str,
+        name: str,
+        min_replicas: int | None,
+        max_replicas: int | None,
+        resource_version: str,
+    ) -> FederatedHPA: ...
+
+
 class NotLeaderError(Exception):
     """A write refused because this process no longer holds the leader Lease (or is shutting down after
     losing it). Deliberately not a PortError: no caller records it as an action's outcome or retries it;

@@ -117,6 +117,27 @@ class KubeControlPlane:
         body = self._request("PATCH", path, what, body={"spec": spec}, content_type=MERGE_PATCH)
         return self._model(FederatedHPA, body, what)
 
+    def patch_federated_hpa_bounds_if_unchanged(
+        self,
+        namespace: str,
+        name: str,
+        min_replicas: int | None,
+        max_replicas: int | None,
+        resource_version: str,
+    ) -> FederatedHPA:
+        """Like patch_federated_hpa_bounds, with a resourceVersion precondition (ConflictError when the
+        object moved since that version was read): two leaders holding one read cannot both apply."""
+        spec: dict[str, int] = {}
+        if min_replicas is not None:
+            spec["minReplicas"] = min_replicas
+        if max_replicas is not None:
+            spec["maxReplicas"] = max_replicas
+        patch = {"metadata": {"resourceVersion": resource_version}, "spec": spec}
+        path = self._object_path(FEDERATED_HPA_PLURAL, namespace, name)
+        what = f"patch FederatedHPA {namespace}/{name}"
+        body = self._request("PATCH", path, what, body=patch, content_type=MERGE_PATCH)
+        return self._model(FederatedHPA, body, what)
+
     def set_finalizers(self, fhpa: FederatedHPA, finalizers: list[str]) -> FederatedHPA:
         """Replace metadata.finalizers, guarded by fhpa's resourceVersion (ConflictError when it moved)."""
         namespace, name = fhpa.metadata.namespace or "", fhpa.metadata.name or ""
@@ -151,6 +172,34 @@ class KubeControlPlane:
         path = f"{prefix}/namespaces/{namespace}/{plural}/{target.name}/scale"
         what = f"scale {target.kind} {namespace}/{target.name}"
         self._request("PATCH", path, what, body={"spec": {"replicas": replicas}}, content_type=MERGE_PATCH)
+
+    def _scale_path(self, namespace: str, target: CrossVersionObjectReference) -> str:
+        api_version = target.api_version or "apps/v1"
+        plural = self._scale_plural(api_version, target.kind)
+        prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+        return f"{prefix}/namespaces/{namespace}/{plural}/{target.name}/scale"
+
+    def get_scale(self, namespace: str, target: CrossVersionObjectReference) -> tuple[int, str]:
+        """The target's scale subresource: (spec.replicas, metadata.resourceVersion)."""
+        what = f"read scale of {target.kind} {namespace}/{target.name}"
+        doc = self._request("GET", self._scale_path(namespace, target), what) or {}
+        replicas = (doc.get("spec") or {}).get("replicas") or 0
+        return int(replicas), str((doc.get("metadata") or {}).get("resourceVersion") or "")
+
+    def scale_workload_if_unchanged(
+        self, namespace: str, target: CrossVersionObjectReference, replicas: int, resource_version: str
+    ) -> None:
+        """PUT the Scale carrying the resourceVersion read by get_scale (ConflictError when it moved)."""
+        if replicas < 0:
+            raise ValueError(f"replicas must be >= 0, got {replicas}")
+        body = {
+            "apiVersion": "autoscaling/v1",
+            "kind": "Scale",
+            "metadata": {"name": target.name, "namespace": namespace, "resourceVersion": resource_version},
+            "spec": {"replicas": replicas},
+        }
+        what = f"scale {target.kind} {namespace}/{target.name}"
+        self._request("PUT", self._scale_path(namespace, target), what, body=body)
 
     def _scale_plural(self, api_version: str, kind: str) -> str:
         with self._lock:

@@ -22,6 +22,8 @@ CONTROL_PLANE_WRITES = frozenset(
     {
         "update_federated_hpa_status",
         "patch_federated_hpa_bounds",
+        "patch_federated_hpa_bounds_if_unchanged",
+        "scale_workload_if_unchanged",
         "set_finalizers",
         "update_cron_federated_hpa_status",
         "scale_workload",

@@ -9,12 +9,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.cron_controller import CronController
-from controller.errors import ConflictError
+from controller.cron_controller import MARKER_TYPE, RETRY_AFTER, SCALE_RETRYING, CronController
+from controller.errors import ConflictError, PortError
 from controller.planning.cron import SCALE_FAILED, SCALE_SUCCEEDED
+from controller.ports import NotLeaderError
 from fhpa_api.models import CronFederatedHPA, ExecutionHistory, FederatedHPA
 from tests.controller.fakes import FakeControlPlane
 
@@ -423,3 +425,118 @@ def test_property_each_fire_runs_at_most_once_and_is_never_lost_within_max_delay
         latest = moment.replace(minute=moment.minute - moment.minute % 5, second=0)
         if latest > previous and (moment - latest).total_seconds() <= max_delay:
             assert latest in ran
+
+
+# ----- issue 12: a refused write is retried; one fire is applied once across leaders -----
+
+
+def test_a_fire_whose_write_was_refused_is_retried_while_its_window_is_open() -> None:
+    """7(c): the API server (or a webhook) refuses the scale write at 09:03:00; the fire stays owed and
+    runs on the retry at 09:03:06, inside the default 60 s window; nothing is recorded as failed."""
+    cp, ctl = setup([rule()], created=at(9, 1))
+    ctl.reconcile(NS, "peak", at(9, 1))
+    cp.fail_next("scale_workload", PortError("admission webhook denied the request"))
+    wake = ctl.reconcile(NS, "peak", at(9, 3))
+    assert wake == at(9, 3) + RETRY_AFTER
+    assert cp.scale_calls == []
+    assert history(cp).next_execution_time == at(9, 3)  # still owed
+    assert history(cp).failed_executions is None
+    assert SCALE_RETRYING in cp.reasons()
+    assert ctl.reconcile(NS, "peak", at(9, 3, 6)) == at(10, 3)
+    assert cp.scale_calls == [(NS, "Deployment", "web", 5)]
+    h = history(cp)
+    assert h.successful_executions is not None and h.successful_executions[0].schedule_time == at(9, 3)
+    assert h.failed_executions is None
+
+
+def test_a_refused_write_is_recorded_as_failed_when_the_window_closes() -> None:
+    cp, ctl = setup([rule()], created=at(9, 1))
+    ctl.reconcile(NS, "peak", at(9, 1))
+    cp.fail_next("scale_workload", PortError("denied"))
+    ctl.reconcile(NS, "peak", at(9, 3, 57))  # 57 s late: a retry 5 s on would be past the 60 s window
+    h = history(cp)
+    assert h.failed_executions is not None and h.failed_executions[0].schedule_time == at(9, 3)
+    assert "denied" in (h.failed_executions[0].message or "")
+
+
+class ConditionalControlPlane(FakeControlPlane):
+    """The fake with conditional writes and a Scale resourceVersion per workload; it logs the order of
+    status and scale writes so the marker can be seen to come first."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale_versions: dict[tuple[str, str, str], int] = {}
+        self.order: list[str] = []
+
+    def get_scale(self, namespace: str, target: Any) -> tuple[int, str]:
+        key = (namespace, target.kind, target.name)
+        return self.workloads[key], str(self.scale_versions.setdefault(key, 1))
+
+    def scale_workload_if_unchanged(
+        self, namespace: str, target: Any, replicas: int, resource_version: str
+    ) -> None:
+        key = (namespace, target.kind, target.name)
+        if str(self.scale_versions.setdefault(key, 1)) != resource_version:
+            raise ConflictError("scale moved")
+        self.order.append("scale")
+        self.scale_versions[key] += 1
+        self.scale_workload(namespace, target, replicas)
+
+    def patch_federated_hpa_bounds_if_unchanged(
+        self, namespace: str, name: str, lo: int | None, hi: int | None, resource_version: str
+    ) -> FederatedHPA:
+        if self.fhpas[(namespace, name)].metadata.resource_version != resource_version:
+            raise ConflictError("moved")
+        return self.patch_federated_hpa_bounds(namespace, name, lo, hi)
+
+    def update_cron_federated_hpa_status(self, cron: CronFederatedHPA, status: Any) -> CronFederatedHPA:
+        written = super().update_cron_federated_hpa_status(cron, status)
+        marked = any(c.type == MARKER_TYPE for c in (status.conditions or []))
+        self.order.append("marker" if marked else "status")
+        return written
+
+
+def conditional_setup() -> tuple[ConditionalControlPlane, CronController]:
+    cp = ConditionalControlPlane()
+    cp.workloads[(NS, "Deployment", "web")] = 1
+    cp.add(make_fhpa())
+    cp.add(make_cron([rule()], None, at(9, 1)))
+    return cp, CronController(cp, identity="a")
+
+
+def test_the_marker_is_written_before_the_scale_and_removed_after() -> None:
+    cp, ctl = conditional_setup()
+    ctl.reconcile(NS, "peak", at(9, 1))
+    cp.order.clear()
+    ctl.reconcile(NS, "peak", at(9, 3))
+    assert cp.order == ["marker", "scale", "status"]
+    status = cp.crons[(NS, "peak")].status
+    assert status is not None and not [c for c in status.conditions or [] if c.type == MARKER_TYPE]
+
+
+def test_a_successor_uses_the_old_leaders_version_so_only_one_write_lands() -> None:
+    """The old leader marked the fire and its write is still in flight; the successor writes with the
+    marker's version. Whichever comes second conflicts: the fire is applied once."""
+    cp, old = conditional_setup()
+    old.reconcile(NS, "peak", at(9, 1))
+    held: list[tuple[str, Any, int, str]] = []
+    real = cp.scale_workload_if_unchanged
+
+    def send_and_die(ns: str, t: Any, n: int, rv: str) -> None:
+        held.append((ns, t, n, rv))
+        raise NotLeaderError("the old leader stops here")
+
+    cp.scale_workload_if_unchanged = send_and_die  # type: ignore[method-assign]
+    with pytest.raises(NotLeaderError):
+        old.reconcile(NS, "peak", at(9, 3))  # marks, "sends" the write (held), stops before recording
+    cp.scale_workload_if_unchanged = real  # type: ignore[method-assign]
+    assert held and cp.scale_calls == []
+    new = CronController(cp, identity="b")
+    new.reconcile(NS, "peak", at(9, 3, 5))
+    assert cp.scale_calls == [(NS, "Deployment", "web", 5)]
+    ns, target, replicas, version = held[0]
+    with pytest.raises(ConflictError):
+        cp.scale_workload_if_unchanged(ns, target, replicas, version)  # the old leader's write lands late
+    assert cp.scale_calls == [(NS, "Deployment", "web", 5)]  # applied once
+    h = history(cp)
+    assert h.successful_executions is not None and len(h.successful_executions) == 1
