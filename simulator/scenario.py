@@ -128,7 +128,7 @@ class PlannerSpec(_Model):
     failover_grace_seconds: float | None = Field(default=None, ge=0)
     optimization_period_seconds: float | None = Field(default=None, gt=0)
     rejoin_hysteresis_seconds: float | None = Field(default=None, ge=0)
-    sole_holder_grace_seconds: float | None = Field(default=None, ge=0)
+    blip_tolerance_seconds: float | None = Field(default=None, ge=0)
 
 
 class ScenarioFile(_Model):

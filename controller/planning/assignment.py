@@ -49,12 +49,16 @@ def initial_assignment(
     # what runs: pods that cannot be scheduled do not run, and keeping a max for them only keeps them
     # pending (the floor counts scheduled pods) while another cluster has room
     current = {c.name: max(c.current_replicas - c.pending_replicas, 0) for c in candidates}
-    maxes = keep_what_runs(maxes, current, flapped)
+    ready = {c.name: min(c.ready_replicas, current[c.name]) for c in candidates}
+    maxes = keep_what_runs(maxes, current, flapped, ready)
     return finalize(mins, maxes, spec.effective_min, capacity)
 
 
 def keep_what_runs(
-    maxes: Mapping[str, int], current: Mapping[str, int], flapped: Mapping[str, datetime] | None = None
+    maxes: Mapping[str, int],
+    current: Mapping[str, int],
+    flapped: Mapping[str, datetime] | None = None,
+    ready: Mapping[str, int] | None = None,
 ) -> dict[str, int]:
     """Raise maxes that a split put below running replicas, taking from the largest surplus.
 
@@ -66,13 +70,16 @@ def keep_what_runs(
     When no surplus is left (F.max is below what runs), a cluster in ``flapped`` (failed over within
     the hour, with the time of its last failover) gives way, down to max 0, to those that did not fail
     over or failed over earlier: the stand-in that took over keeps serving, and the flapper, drained,
-    cannot take the floor down with it on its next blip (promises 1 and 4 both kept). What is still
-    short stays capped, and a running cluster still at max 0 is drained by the planner.
+    cannot take the floor down with it on its next blip (promises 1 and 4 both kept). It gives way to
+    the stand-in's ``ready`` replicas only (default: what runs): a stand-in still starting serves
+    nothing yet, and Ready pods that serve are not stopped for it (a short blip of a sole holder).
+    What is still short stays capped, and a running cluster still at max 0 is drained by the planner.
     """
     result = _from_surplus(maxes, current)
     last = dict(flapped or {})
+    serving = current if ready is None else ready
     for name in sorted(result):
-        while result[name] < current.get(name, 0):
+        while result[name] < serving.get(name, 0):
             donors = [n for n in last if result.get(n, 0) > 0 and _yields_to(n, name, last)]
             if not donors:
                 return result
@@ -163,9 +170,8 @@ def _room_for_the_floor(
         n: c - result[n] for n, c in capacity.items() if n in result and c is not None and c > result[n] > 0
     }
     shared.update({n: short for n, c in capacity.items() if n in result and c is None and result[n] > 0})
-    unshared = {
-        n: c for n, c in capacity.items() if n in result and result[n] == 0 and c is not None and c > 0
-    }
+    unshared = {n: short if c is None else c for n, c in capacity.items() if n in result and result[n] == 0}
+    unshared = {n: r for n, r in unshared.items() if r > 0}
     for room in (shared, unshared):
         while short > 0 and excess and room:
             donor = min(excess, key=lambda n: (-excess[n], n))

@@ -55,7 +55,7 @@ class HealthPolicy:
     grace_seconds: float
     hysteresis_seconds: float  # the grace's growth step: hysteresis * (4**n - 1) after n failovers
     enabled: bool  # scaleAssist: without it nothing is failed over after assignment
-    sole_holder_grace_seconds: float | None = None  # see assess(): None, no shorter grace
+    blip_tolerance_seconds: float | None = None  # the sole holder's grace (assess); None: none shorter
 
     def grace_after(self, failovers: int) -> float:
         """The grace of a cluster failed over ``failovers`` times within the last hour."""
@@ -93,17 +93,17 @@ def assess(
 
     ``sole_holder``: it last ran replicas and no reachable cluster runs any. If its pods stopped
     serving, the whole fleet is down and the grace is an outage; so, unless it flapped within the hour,
-    its grace is the shorter ``sole_holder_grace_seconds`` (one pass: one missed probe alone moves
-    nothing). A flapper's grace grows as usual, so a blipping sole holder is failed over once an hour
-    at most (promise 4).
+    its grace is the shorter ``blip_tolerance_seconds`` (30 s by default: a blip, such as an API
+    server restart, moves nothing). A flapper's grace grows as usual, so a blipping sole holder is
+    failed over once an hour at most (promise 4).
     """
     failed_before = row is not None and row.state == FAILED_OVER
     count, last = _recent_failovers(row, now)
     if failed_before and count == 0 and row is not None:  # still out: its failover keeps counting
         count, last = row.failovers or 1, row.last_failover_time
     grace = policy.grace_after(count)
-    if sole_holder and count == 0 and policy.sole_holder_grace_seconds is not None:
-        grace = min(grace, policy.sole_holder_grace_seconds)
+    if sole_holder and count == 0 and policy.blip_tolerance_seconds is not None:
+        grace = min(grace, policy.blip_tolerance_seconds)
     sick = not cluster.healthy or cluster.no_execute
     if not sick:
         return Health(Role.ACTIVE, None, count, last, grace, rejoined_now=failed_before)

@@ -33,6 +33,8 @@ class Slot:
     pending_since: datetime | None = None
     held: bool = False  # unhealthy within the grace period: keeps its bounds, receives nothing
     held_long: bool = False  # held past the flag's grace (a flapper's grown grace): its min not counted
+    returned: bool = False  # answers again after being held (within its grace): keeps what it runs
+    held_since: datetime | None = None  # unhealthy since (a blip shorter than the tolerance moves nothing)
     replicas: int | None = None  # a replica write decided in this pass
     previous_current: int | None = None  # the replicas the last pass saw (status row)
     last_write: datetime | None = None  # when the controller last wrote this cluster's replicas

@@ -217,7 +217,7 @@ def redistribute_min(fleet: Fleet) -> bool:
     return raised
 
 
-def lend_held_slack(fleet: Fleet) -> bool:
+def lend_held_slack(fleet: Fleet, blip_seconds: float = 0.0) -> bool:
     """A held cluster's max above what it ran goes to the clusters that press for more (any policy).
 
     A cluster unhealthy within its grace keeps max for what it last ran (keep-what-runs when it comes
@@ -225,10 +225,28 @@ def lend_held_slack(fleet: Fleet) -> bool:
     serving, the load they carried presses on the others, which would wait for the failover to get
     room. Only as much moves as the pressing clusters have room for (capacity known, or unknown as
     unlimited), so nothing pends for it. The maxes keep summing to F.max, so its rejoin, at once,
-    breaks no ceiling; and nothing moves on a blip where its pods keep serving (nobody presses).
+    breaks no ceiling; and nothing moves on a blip where its pods keep serving (nobody presses). A
+    Saturated cluster takes nothing: its pods would pend.
+
+    Calm (promise 4): a cluster held for less than ``blip_seconds`` lends nothing (its pods would
+    hardly start before it is back), and a cluster whose max was lowered within the hour takes no
+    loan (a cluster that blips again and again would otherwise turn the others' maxes up and down).
+    The ceiling counts reachable maxes: a cluster cut off from the controller only, whose pods keep
+    serving under its live HPA, may run up to its old max meanwhile (keep_what_returns on its return).
     """
-    pressing = [s for s in fleet.ordered() if s.can_receive and not s.saturated and fleet.presses_for_more(s)]
-    lenders = [s for s in fleet.ordered() if s.held and s.max_replicas > floor_of(s)]
+    pressing = [
+        s
+        for s in fleet.ordered()
+        if s.can_receive and not s.saturated and not _lowered_lately(fleet, s) and fleet.presses_for_more(s)
+    ]
+    lenders = [
+        s
+        for s in fleet.ordered()
+        if s.held
+        and s.max_replicas > floor_of(s)
+        and s.held_since is not None
+        and (fleet.now - s.held_since).total_seconds() >= blip_seconds
+    ]
     if not pressing or not lenders:
         return False
     rooms = [available(s.cluster) for s in pressing]
@@ -253,3 +271,42 @@ def lend_held_slack(fleet: Fleet) -> bool:
         f"pressing for more ({takers})",
     )
     return True
+
+
+def keep_what_returns(fleet: Fleet) -> bool:
+    """A cluster that answers again within its grace keeps max for what it runs (keep-what-runs).
+
+    Its max may have been lowered while it was held (``lend_held_slack`` kept it at what it last
+    ran), but a cluster cut off from the controller only, whose pods kept serving, may have grown
+    under its live HPA meanwhile. Writing the lowered max would stop serving pods: the difference
+    comes back from the others' surplus (max above what they keep), most surplus first. What no
+    surplus covers stays short, as F.max demands (the ceiling).
+    """
+    moved = []
+    for slot in fleet.ordered():
+        need = slot.current - slot.max_replicas
+        if not slot.returned or need <= 0:
+            continue
+        donors = [
+            s for s in fleet.ordered() if s is not slot and s.can_receive and s.max_replicas > floor_of(s)
+        ]
+        for donor in sorted(donors, key=lambda s: (floor_of(s) - s.max_replicas, s.name)):
+            take = min(need, donor.max_replicas - floor_of(donor))
+            donor.max_replicas -= take
+            slot.max_replicas += take
+            need -= take
+            if need <= 0:
+                break
+        moved.append(slot.name)
+    if moved:
+        fleet.event(
+            "ScaledAcrossClusters",
+            f"{', '.join(moved)} answers again running more than its max: it keeps what it runs, "
+            "from the others' surplus",
+        )
+    return bool(moved)
+
+
+def _lowered_lately(fleet: Fleet, slot: Slot) -> bool:
+    """Was this cluster's max last moved down within the hour (the calm promise's window)?"""
+    return slot.trend < 0 and slot.trend_since is not None and fleet.now - slot.trend_since < TREND_MEMORY

@@ -39,7 +39,7 @@ class PlannerConfig(BaseModel):
     failover_grace_seconds: float = Field(default=60, ge=0)
     optimization_period_seconds: float = Field(default=60, gt=0)
     rejoin_hysteresis_seconds: float = Field(default=120, ge=0)  # grace growth per flap (failover.py)
-    sole_holder_grace_seconds: float = Field(default=15, ge=0)  # failover.assess: nothing else runs
+    blip_tolerance_seconds: float = Field(default=30, ge=0)  # shorter unreachable spells move nothing
 
 
 def plan(
@@ -56,7 +56,7 @@ def plan(
         grace_seconds=config.failover_grace_seconds,
         hysteresis_seconds=config.rejoin_hysteresis_seconds,
         enabled=fhpa.spec.effective_scale_assist,
-        sole_holder_grace_seconds=config.sole_holder_grace_seconds,
+        blip_tolerance_seconds=config.blip_tolerance_seconds,
     )
     holders = _sole_holders(selected, rows)
     health = {o.name: assess(o, rows.get(o.name), now, health_policy, o.name in holders) for o in selected}
@@ -114,8 +114,12 @@ def _registered_and_selected(
 
 
 def _sole_holders(selected: list[ClusterObservation], rows: Mapping[str, ClusterStatus]) -> set[str]:
-    """Unreachable clusters that last ran replicas while no reachable cluster runs any."""
+    """Unreachable clusters that last ran replicas while no reachable cluster runs any, and some
+    reachable cluster could take over (when none answers, the controller has likely lost its own
+    network: failing over would move nothing and only count a flap against every cluster)."""
     if any(o.healthy and o.current_replicas > 0 for o in selected):
+        return set()
+    if not any(o.healthy and o.workload_found for o in selected):
         return set()
     return {
         o.name
@@ -205,6 +209,7 @@ def _assign(
             saturated=cluster.name in full,
             held=health[cluster.name].role == Role.HELD,
             held_long=health[cluster.name].past_flag_grace,
+            held_since=health[cluster.name].unhealthy_since,
             pending_since=_pending_since(cluster, rows.get(cluster.name), fleet.now),
         )
         fleet.slots[cluster.name] = slot
@@ -260,6 +265,8 @@ def _resume(
             saturated=_saturated(row),
             held=health[cluster.name].role == Role.HELD,
             held_long=health[cluster.name].past_flag_grace,
+            held_since=health[cluster.name].unhealthy_since,
+            returned=health[cluster.name].role == Role.ACTIVE and row.unhealthy_since is not None,
             pending_since=_pending_since(cluster, row, fleet.now),
             previous_current=row.current_replicas,
             last_write=row.last_scale_time,
@@ -286,10 +293,11 @@ def _adjust(
     Zeroing comes after everything that moves max (a cluster may just have received its first max),
     and min redistribution last, so that a pass leaves nothing for the next one at the same instant.
     """
+    optimization.keep_what_returns(fleet)
     optimization.release_saturation(fleet)
     priority.scale_up(fleet)
     optimization.trigger(fleet)
-    optimization.lend_held_slack(fleet)
+    optimization.lend_held_slack(fleet, blip_seconds=config.blip_tolerance_seconds / 2)
     raised = burst.assist(fleet, settle_seconds=config.optimization_period_seconds, replacing=replacing)
     if priority.pin_and_release(fleet):
         optimization.optimize(fleet, "lower-priority clusters drained")

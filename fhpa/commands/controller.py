@@ -50,12 +50,13 @@ def register(subparsers: Any) -> None:
     pl = run.add_argument_group("behaviour")
     pl.add_argument("--failover-grace", type=_non_negative, default=60.0, metavar="SECONDS")
     pl.add_argument(
-        "--sole-holder-grace",
+        "--blip-tolerance",
         type=_non_negative,
-        default=15.0,
+        default=30.0,
         metavar="SECONDS",
-        help="the grace of an unreachable cluster that ran every replica while no reachable one runs any "
-        "(unless it flapped within the hour)",
+        help="an unreachable spell shorter than this is a blip that moves nothing; past it, a held "
+        "cluster's unused max goes to clusters pressing for more, and one that ran every replica while "
+        "no reachable one runs any is failed over (unless it flapped within the hour)",
     )
     pl.add_argument("--optimization-period", type=_positive, default=60.0, metavar="SECONDS")
     pl.add_argument(
@@ -204,7 +205,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
             failover_grace_seconds=args.failover_grace,
             optimization_period_seconds=args.optimization_period,
             rejoin_hysteresis_seconds=args.rejoin_hysteresis,
-            sole_holder_grace_seconds=args.sole_holder_grace,
+            blip_tolerance_seconds=args.blip_tolerance,
         ),
         default_time_zone=args.default_time_zone,
         workers=args.workers,

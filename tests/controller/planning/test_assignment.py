@@ -234,3 +234,17 @@ def test_a_cluster_that_flapped_gives_way_to_the_stand_in_when_f_max_cannot_keep
     earlier, later = T0, T0 + timedelta(minutes=9)
     assert keep_what_runs({"a": 1, "b": 0}, {"a": 1, "b": 1}, {"a": later, "b": earlier}) == {"a": 0, "b": 1}
     assert keep_what_runs({"a": 0, "b": 1}, {"a": 1, "b": 1}, {"a": earlier, "b": later}) == {"a": 1, "b": 0}
+
+
+def test_a_weight_of_zero_with_unknown_capacity_takes_what_the_weighted_clusters_cannot_hold() -> None:
+    # found by review: unknown capacity counted as room for the weighted clusters but not for weight 0
+    p = run(fhpa("StaticWeighted", 10, 40, weights={"a": 1, "b": 0}), [obs("a", 2, 3), obs("b", 0, None)])
+    assert sum(lo for lo, _ in bounds(p).values()) >= 10
+
+
+def test_a_flapper_does_not_give_way_to_a_stand_in_still_starting() -> None:
+    # found by review: a 30 s blip of a sole holder; the stand-in's 38 pods were still starting and
+    # the flapper's Ready, serving pods were drained for them
+    later = T0 + timedelta(minutes=1)
+    result = keep_what_runs({"p": 60, "s": 0}, {"p": 38, "s": 38}, {"p": later}, {"p": 38, "s": 0})
+    assert result["p"] >= 38

@@ -223,14 +223,21 @@ def test_a_reassignment_drops_the_mark_of_a_cluster_no_longer_pressing_against_i
     assert row(p, "a").state is None
 
 
-def test_a_held_clusters_unused_max_goes_to_a_cluster_pressing_for_more() -> None:
-    # a stops answering while it runs 5 of max 15; b runs its max and wants 25. Waiting for a's
-    # failover (the grace) left b capped while a's pods no longer served (regions-outage bench)
+def held_and_pressing(b_available: int = 40):
+    """a (5 of max 15) stops answering; b runs its max 15 and wants 25. Past the blip tolerance (30 s)."""
     f = fhpa("StaticWeighted", 2, 30, weights={"a": 1, "b": 1})
-    f, fleet, _ = settle(f, [obs("a", 5, 40), obs("b", 15, 40)])
-    fleet = update(fleet, "a", healthy=False)
-    fleet = update(fleet, "b", hpa_desired=25, hpa_limited=True)
-    p = run(f, fleet, T0 + S)
+    f, fleet, _ = settle(f, [obs("a", 5, 40), obs("b", 15, b_available)])
+    down = update(update(fleet, "a", healthy=False), "b", hpa_desired=25, hpa_limited=True)
+    f, down, p = settle(f, down, T0 + S)
+    assert bounds(p) == {"a": (1, 15), "b": (1, 15)}  # a blip so far: nothing moves
+    return f, down
+
+
+def test_a_held_clusters_unused_max_goes_to_a_cluster_pressing_for_more() -> None:
+    # Waiting for a's failover (the grace) left b capped while a's pods no longer served
+    # (regions-outage bench)
+    f, down = held_and_pressing()
+    p = run(f, down, T0 + 31 * S)
     assert bounds(p)["a"] == (1, 5)  # keeps max for what it ran: its rejoin keeps what runs
     assert bounds(p)["b"][1] == 25
     assert sum(hi for _, hi in bounds(p).values()) == 30
@@ -240,13 +247,51 @@ def test_a_held_clusters_unused_max_goes_to_a_cluster_pressing_for_more() -> Non
 def test_a_held_cluster_lends_nothing_while_nobody_presses() -> None:
     f = fhpa("StaticWeighted", 2, 30, weights={"a": 1, "b": 1})
     f, fleet, _ = settle(f, [obs("a", 5, 40), obs("b", 10, 40)])
-    p = run(f, update(fleet, "a", healthy=False), T0 + S)
+    f, fleet, _ = settle(f, update(fleet, "a", healthy=False), T0 + S)
+    p = run(f, fleet, T0 + 31 * S)
     assert bounds(p) == {"a": (1, 15), "b": (1, 15)}
 
 
 def test_a_held_cluster_lends_only_what_the_pressing_cluster_has_room_for() -> None:
-    f = fhpa("StaticWeighted", 2, 30, weights={"a": 1, "b": 1})
-    f, fleet, _ = settle(f, [obs("a", 5, 40), obs("b", 15, 18)])
-    fleet = update(update(fleet, "a", healthy=False), "b", hpa_desired=25, hpa_limited=True)
-    p = run(f, fleet, T0 + S)
+    f, down = held_and_pressing(b_available=18)
+    p = run(f, down, T0 + 31 * S)
     assert bounds(p)["b"][1] == 18 and bounds(p)["a"][1] == 12
+
+
+def test_a_cluster_whose_max_was_lowered_within_the_hour_takes_no_loan() -> None:
+    # found by review: a primary blipping three times an hour turned the standby's max up on each
+    # blip and down again after it (churn)
+    f, down = held_and_pressing()
+    rows = [
+        r.model_copy(update={"max_trend": -1, "max_trend_time": T0}) if r.name == "b" else r
+        for r in f.status.clusters
+    ]
+    f = f.model_copy(update={"status": f.status.model_copy(update={"clusters": rows})})
+    assert bounds(run(f, down, T0 + 31 * S))["b"][1] == 15
+
+
+def test_a_held_cluster_that_answers_again_keeps_what_it_runs_from_the_others_surplus() -> None:
+    # found by review: a was cut off from the controller only; its pods kept serving and its live
+    # HPA (max 15) grew it to 12 while its recorded max had been lowered to 5 by the lending. On its
+    # return, writing max 5 would stop 7 serving pods while b has surplus
+    f, down = held_and_pressing()
+    f, down, p = settle(f, down, T0 + 31 * S)
+    assert bounds(p) == {"a": (1, 5), "b": (1, 25)}
+    back = update(
+        down, "a", healthy=True, current_replicas=12, ready_replicas=12, hpa=owned_hpa(f, 1, 15, 12)
+    )
+    back = update(back, "b", current_replicas=18, ready_replicas=18, hpa=owned_hpa(f, 1, 25, 18))
+    p = run(f, back, T0 + 40 * S)
+    assert bounds(p)["a"][1] == 12 and bounds(p)["b"][1] == 18
+    assert sum(hi for _, hi in bounds(p).values()) == 30
+
+
+def test_a_cluster_that_answers_again_keeps_only_what_the_ceiling_allows() -> None:
+    f, down = held_and_pressing()
+    f, down, _ = settle(f, down, T0 + 31 * S)
+    back = update(
+        down, "a", healthy=True, current_replicas=12, ready_replicas=12, hpa=owned_hpa(f, 1, 15, 12)
+    )
+    back = update(back, "b", current_replicas=25, ready_replicas=25, hpa=owned_hpa(f, 1, 25, 25))
+    p = run(f, back, T0 + 40 * S)
+    assert sum(hi for _, hi in bounds(p).values()) == 30  # no surplus anywhere: F.max holds
