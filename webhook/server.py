@@ -5,6 +5,16 @@ kept-alive connections from the API server without a thread each while they idle
 comes from `CertificateReloader` (hot reload); every limit a misbehaving client could lean on is set
 (request line and header sizes here, the body limit in the app, read deadlines in the TLS sockets).
 
+Idle-connection floods (review M4). gunicorn 27's gthread worker hands every new connection to a pool
+thread that waits up to 5 s for its first byte before parking it on the poller; 16 idle connections
+took a valid review from 0.01 s to 9.7 s. Here a new connection may hold a thread only
+``first_byte_wait`` (0.25 s) before it is parked, where it costs no thread, and a parked or kept-alive
+connection that stays idle is closed after ``keepalive`` seconds. Each worker holds at most
+``max_connections`` connections (gunicorn's ``worker_connections``), and 16 threads per worker serve
+requests. A started request is bounded by the TLS socket deadlines (``read_timeout`` per read,
+``request_timeout`` in all). The NetworkPolicy in manifests/webhook admits only port 8443, and only from
+where the API server connects: the real fence against a flood from inside the cluster.
+
 The module is also the process entry point (`python -m webhook.server`): `fhpa webhook serve` sets
 PROMETHEUS_MULTIPROC_DIR and re-executes this module, because prometheus_client fixes its storage when
 first imported and the `fhpa` command may already have imported it for another subcommand.
@@ -36,10 +46,12 @@ class ServeOptions:
     cert_dir: Path
     bind: str = DEFAULT_BIND
     workers: int = 2
-    threads: int = 4
+    threads: int = 16
     read_timeout: float = 10.0
     request_timeout: float = 30.0
-    keepalive: float = 30.0
+    keepalive: float = 15.0
+    max_connections: int = 1000
+    first_byte_wait: float = 0.25
     log_level: str = "info"
     access_log: bool = False
 
@@ -54,8 +66,10 @@ class ServeOptions:
             found.append(f"--bind {self.bind!r} must be HOST:PORT")
         if self.workers < 1 or self.threads < 1:
             found.append("--workers and --threads must be at least 1")
-        if min(self.read_timeout, self.request_timeout, self.keepalive) <= 0:
+        if min(self.read_timeout, self.request_timeout, self.keepalive, self.first_byte_wait) <= 0:
             found.append("timeouts must be positive")
+        if self.max_connections <= self.threads:
+            found.append("--max-connections must be more than --threads")
         return found
 
 
@@ -66,7 +80,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--bind", default=DEFAULT_BIND, help=f"HOST:PORT to listen on (default {DEFAULT_BIND})"
     )
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes (default 2)")
-    parser.add_argument("--threads", type=int, default=4, help="threads per worker (default 4)")
+    parser.add_argument("--threads", type=int, default=16, help="threads per worker (default 16)")
+    parser.add_argument(
+        "--max-connections",
+        type=int,
+        default=1000,
+        help="connections one worker holds open at most, idle ones included (default 1000)",
+    )
+    parser.add_argument(
+        "--first-byte-wait",
+        type=float,
+        default=0.25,
+        help="seconds a new connection may hold a thread before its first byte (default 0.25)",
+    )
     parser.add_argument(
         "--read-timeout",
         type=float,
@@ -82,8 +108,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--keepalive",
         type=float,
-        default=30.0,
-        help="seconds an idle kept-alive connection stays open (default 30)",
+        default=15.0,
+        help="seconds an idle connection (kept alive, or new and silent) stays open (default 15)",
     )
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     parser.add_argument("--access-log", action="store_true", help="log every request (off by default)")
@@ -98,6 +124,8 @@ def options_from_args(args: argparse.Namespace) -> ServeOptions:
         read_timeout=args.read_timeout,
         request_timeout=args.request_timeout,
         keepalive=args.keepalive,
+        max_connections=args.max_connections,
+        first_byte_wait=args.first_byte_wait,
         log_level=args.log_level,
         access_log=args.access_log,
     )
@@ -119,6 +147,10 @@ def to_argv(options: ServeOptions) -> list[str]:
         str(options.request_timeout),
         "--keepalive",
         str(options.keepalive),
+        "--max-connections",
+        str(options.max_connections),
+        "--first-byte-wait",
+        str(options.first_byte_wait),
         "--log-level",
         options.log_level,
     ]
@@ -144,6 +176,7 @@ def gunicorn_settings(options: ServeOptions, reloader: Any) -> dict[str, Any]:
         "workers": options.workers,
         "worker_class": "gthread",
         "threads": options.threads,
+        "worker_connections": options.max_connections,
         "keepalive": max(1, round(options.keepalive)),
         # The arbiter restarts a worker whose main loop stops checking in; gthread's loop never blocks
         # on a client, so this only catches a wedged worker.
@@ -166,6 +199,19 @@ def gunicorn_settings(options: ServeOptions, reloader: Any) -> dict[str, Any]:
     }
 
 
+def bound_first_byte_wait(seconds: float) -> bool:
+    """Set how long gthread lets a new, silent connection hold a pool thread (gunicorn 27 keeps it in a
+    module constant, read at each use, so the forked workers inherit it). False if this gunicorn has no
+    such setting (then its own behaviour applies, and the NetworkPolicy is the remaining fence)."""
+    from gunicorn.workers import gthread
+
+    if not hasattr(gthread, "DEFAULT_WORKER_DATA_TIMEOUT"):
+        logging.getLogger(__name__).warning("this gunicorn has no first-byte wait to bound")
+        return False
+    gthread.DEFAULT_WORKER_DATA_TIMEOUT = seconds
+    return True
+
+
 def run_gunicorn(options: ServeOptions) -> int:
     """Serve until gunicorn's master exits (SIGTERM/SIGINT)."""
     from gunicorn.app.base import BaseApplication
@@ -185,6 +231,7 @@ def run_gunicorn(options: ServeOptions) -> int:
         print(f"fhpa webhook serve: {problem}", file=sys.stderr)
         return 2
     settings = gunicorn_settings(options, reloader)
+    bound_first_byte_wait(options.first_byte_wait)
 
     class WebhookServer(BaseApplication):
         def load_config(self) -> None:

@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 from controller.runtime.metrics import CONTENT_TYPE_LATEST, Metrics
 
@@ -53,14 +54,46 @@ class Heartbeats:
             return {name: now - due for name, due in self._due.items() if now > due}
 
 
+class _BoundedServer(ThreadingHTTPServer):
+    """A threading HTTP server that holds at most ``max_connections`` connections: one more is closed at
+    once rather than given a thread (an idle-connection flood cannot grow threads without bound)."""
+
+    max_connections = 64
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._slots = threading.BoundedSemaphore(self.max_connections)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+
 class HealthServer:
+    """/metrics, /healthz, /readyz over plain HTTP. Every connection has a socket timeout (an idle or
+    slow client is dropped after ``idle_timeout`` seconds) and at most ``max_connections`` are served at
+    once (review L4: without these, each idle connection held a thread forever)."""
+
     def __init__(
         self,
         bind: str,
         metrics: Metrics,
         liveness: dict[str, Check] | None = None,
         readiness: dict[str, Check] | None = None,
+        *,
+        idle_timeout: float = 5.0,
+        max_connections: int = 64,
     ) -> None:
+        self.idle_timeout = idle_timeout
+        self.max_connections = max_connections
         host, _, port = bind.rpartition(":")
         self._address = (host or "0.0.0.0", int(port))
         self.metrics = metrics
@@ -74,6 +107,8 @@ class HealthServer:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
+            timeout = outer.idle_timeout  # applied to the socket: a silent client is dropped
+
             def log_message(self, format: str, *args: object) -> None:
                 pass  # probes every few seconds would drown the log
 
@@ -95,7 +130,10 @@ class HealthServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self._server = ThreadingHTTPServer(self._address, Handler)
+        class Server(_BoundedServer):
+            max_connections = outer.max_connections
+
+        self._server = Server(self._address, Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="health", daemon=True)
         self._thread.start()

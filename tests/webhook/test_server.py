@@ -148,3 +148,50 @@ def test_gunicorn_settings_bound_every_client_limit(certs: Path) -> None:
     assert settings["ssl_context"] == reloader.gunicorn_hook
     assert settings["control_socket_disable"] is True  # several servers on one machine must not collide
     assert settings["limit_request_line"] > 0 and settings["limit_request_fields"] > 0
+
+
+def test_idle_connections_do_not_starve_reviews(certs: Path, tmp_path: Path) -> None:
+    """M4: 64 connections that never send a byte (any pod could open them) alongside real reviews.
+    Before, each held a pool thread for 5 s: with 2 x 4 threads a review waited tens of seconds. Now
+    a silent connection is parked after 0.25 s and reviews are answered within a generous budget."""
+    with run_webhook(certs, tmp_path) as server:
+        idle = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(64)]
+        try:
+            time.sleep(0.5)  # every idle connection has been accepted and handed to a thread
+            for _ in range(3):
+                started = time.monotonic()
+                status, answer = server.request("POST", "/validate", review(fhpa()))
+                took = time.monotonic() - started
+                assert status == 200 and answer["response"]["allowed"] is True
+                assert took < 5.0, f"a review took {took:.1f}s behind idle connections"
+        finally:
+            for sock in idle:
+                sock.close()
+        assert server.process.poll() is None
+
+
+def test_an_idle_connection_is_closed_after_the_idle_timeout(certs: Path, tmp_path: Path) -> None:
+    with run_webhook(certs, tmp_path, ["--keepalive", "1"]) as server:
+        silent = socket.create_connection(("127.0.0.1", server.port))
+        silent.settimeout(10)
+        started = time.monotonic()
+        assert silent.recv(1) == b""  # the server closed it
+        assert time.monotonic() - started < 6
+        silent.close()
+
+
+def test_gunicorn_settings_bound_connections_per_worker(certs: Path) -> None:
+    from webhook.server import ServeOptions, bound_first_byte_wait, gunicorn_settings
+    from webhook.tlsreload import CertificateReloader
+
+    reloader = CertificateReloader(certs / "tls.crt", certs / "tls.key")
+    settings = gunicorn_settings(ServeOptions(cert_dir=certs), reloader)
+    assert settings["worker_connections"] == 1000 and settings["threads"] == 16
+    assert any("--max-connections" in p for p in ServeOptions(cert_dir=certs, max_connections=4).problems())
+    from gunicorn.workers import gthread
+
+    before = gthread.DEFAULT_WORKER_DATA_TIMEOUT
+    try:
+        assert bound_first_byte_wait(0.25) and gthread.DEFAULT_WORKER_DATA_TIMEOUT == 0.25
+    finally:
+        gthread.DEFAULT_WORKER_DATA_TIMEOUT = before

@@ -46,3 +46,30 @@ def test_probes_report_their_checks_and_metrics_are_served() -> None:
         assert code == 503 and "[-]broken failed: RuntimeError" in body
     finally:
         server.stop()
+
+
+def test_idle_connections_time_out_and_are_bounded() -> None:
+    """L4: each idle connection held a thread forever (200 connections, 202 threads). Now a silent
+    client is dropped after the idle timeout, connections beyond the bound are closed at once, and
+    probes are answered meanwhile."""
+    import socket
+    import threading
+    import time
+
+    server = HealthServer("127.0.0.1:0", Metrics(), idle_timeout=1.0, max_connections=8)
+    port = server.start()
+    baseline = threading.active_count()
+    idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(20)]
+    try:
+        time.sleep(0.3)
+        assert threading.active_count() <= baseline + 8  # bounded, not one thread each
+        time.sleep(1.5)  # past the idle timeout: the held ones were dropped
+        assert get(port, "/healthz")[0] == 200
+        for sock in idle:
+            sock.settimeout(2)
+            assert sock.recv(1) == b""  # closed by the server
+        assert threading.active_count() <= baseline + 1
+    finally:
+        for sock in idle:
+            sock.close()
+        server.stop()

@@ -152,6 +152,7 @@ def test_manifests_render_and_the_deployment_is_hardened() -> None:
             "Role",
             "RoleBinding",
             "Deployment",
+            "NetworkPolicy",
         ]
     )
     assert all(d["metadata"].get("namespace") == SYSTEM for d in docs if d["kind"] in ("Role", "Deployment"))
