@@ -141,7 +141,7 @@ def trigger(fleet: Fleet) -> bool:
             continue
         slot.saturated = True
         capped.append(slot)
-    return _cap(fleet, capped, "unschedulable pods in {names}")
+    return _cap(fleet, capped, "unschedulable pods in {names}", only_to_room=True)
 
 
 def keep_full_capped(fleet: Fleet) -> bool:
@@ -150,17 +150,36 @@ def keep_full_capped(fleet: Fleet) -> bool:
     return _cap(fleet, full, "{names} still full after the assignment")
 
 
-def _cap(fleet: Fleet, slots: list[Slot], why: str) -> bool:
+def _cap(fleet: Fleet, slots: list[Slot], why: str, only_to_room: bool = False) -> bool:
     """Cap each slot's max at what it holds and give the freed max to the clusters that can take it.
 
-    ``why`` names the capped clusters where it says ``{names}``."""
+    ``why`` names the capped clusters where it says ``{names}``.
+
+    ``only_to_room`` (the trigger): only as much moves as the others have room for (a capacity unknown
+    counts as room for all); max that no cluster can hold stays where it is, and so do its pending
+    pods. Handing it on would only make them pend in the next full cluster, which the trigger caps in
+    turn, and the max would go round the fleet (calm, promise 4: pods that cannot be scheduled anywhere
+    are not bounced). After an assignment (``keep_full_capped``) everything moves as the period
+    optimization would move it, so that the next period finds nothing to undo.
+    """
     capped = [(s, s.scheduled_cap) for s in slots if s.scheduled_cap < s.max_replicas]
     others = [s for s in fleet.ordered() if s.can_receive and not s.saturated]
     if not capped or not others:
         return False
     freed = sum(slot.max_replicas - new_max for slot, new_max in capped)
+    rooms = [available(s.cluster) for s in others]
+    if only_to_room and all(r is not None for r in rooms):
+        freed = min(
+            freed,
+            sum(max(0, r - s.max_replicas) for r, s in zip(rooms, others, strict=True) if r is not None),
+        )
+    if freed <= 0:
+        return False
+    left = freed
     for slot, new_max in capped:
-        slot.max_replicas = new_max
+        take = min(slot.max_replicas - new_max, left)
+        slot.max_replicas -= take
+        left -= take
     shares = redistribute_slack(fleet, others, freed)
     for slot in others:
         slot.max_replicas += shares.get(slot.name, 0)

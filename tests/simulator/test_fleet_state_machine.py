@@ -787,6 +787,22 @@ KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
         "over; m1 came back and both had failed over within the hour, so the stand-in was drained and "
         "m1's next outage (its grown grace) left the fleet at 0. The later failover gives way first",
     ),
+    "trigger-bounces-max-no-cluster-can-hold": (
+        Fleet(
+            (_m("m1", 1), _m("m2", 1), _m("m3", 1), _m("m4", 1), _m("m5", 2)),
+            Spec("StaticWeighted", 7, 7, weights=(1, 1, 0, 1, 0)),
+            13,
+        ),
+        (
+            ("flap", {"down_steps": 1, "times": 1, "up_steps": 1, "which": 0}),
+            ("flap", {"down_steps": 5, "times": 1, "up_steps": 1, "which": 0}),
+            ("flap", {"down_steps": 5, "times": 1, "up_steps": 1, "which": 1}),
+        ),
+        ChurnBreach,
+        "bench run of the state machine: F.max 7 above what the reachable clusters hold; the trigger capped "
+        "a full cluster and handed its max to another full one, which pended and was capped in turn: "
+        "m2's max reversed 5 times in 3 minutes (2->1->2->1->2->1->2)",
+    ),
     "weighted-cluster-with-no-room": (
         Fleet((_m("m1", 0), _m("m2", 1)), Spec("StaticWeighted", 1, 1, weights=(1, 0, 0, 0, 0)), 0),
         (("wait", {"steps": 10}),),
@@ -829,6 +845,7 @@ FIXED_BREACHES = frozenset(
         "flapping-cluster-rejoin-drains-the-stand-in",
         "flapping-cluster-rejoins-many-times",
         "two-flappers-the-later-failover-gives-way",
+        "trigger-bounces-max-no-cluster-can-hold",
     }
 )
 """Breaches this machine found that the planner now keeps: each is replayed as a regression test."""

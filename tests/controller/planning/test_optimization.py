@@ -157,7 +157,7 @@ def test_a_reassignment_remembers_that_a_cluster_is_full() -> None:
     # a's capacity is unknown (unlimited to the split) but its pods pended: it was capped and marked
     # Saturated. A failover of c reassigns the fleet; a must not be handed a max its pods pend against.
     f = fhpa("DynamicWeighted", 2, 30, autoscaleMultiClusterDelay=0)
-    f, fleet, _ = settle(f, [obs("a", 5), obs("b", 5, 10), obs("c", 5, 10)])
+    f, fleet, _ = settle(f, [obs("a", 5), obs("b", 5, 20), obs("c", 5, 20)])
     fleet = update(fleet, "a", current_replicas=12, ready_replicas=6, pending_replicas=6)
     f, fleet, p = settle(f, fleet, T0 + S)
     assert row(p, "a").state == "Saturated" and bounds(p)["a"][1] == 6
@@ -212,7 +212,7 @@ def test_period_optimization_turns_back_at_once_for_a_cluster_at_its_max() -> No
 def test_a_reassignment_drops_the_mark_of_a_cluster_no_longer_pressing_against_its_cap() -> None:
     # capacity unknown: nothing but this clears the mark. Nothing pends and its HPA is content at 6.
     f = fhpa("DynamicWeighted", 2, 30, autoscaleMultiClusterDelay=0)
-    f, fleet, _ = settle(f, [obs("a", 5), obs("b", 5, 10), obs("c", 5, 10)])
+    f, fleet, _ = settle(f, [obs("a", 5), obs("b", 5, 20), obs("c", 5, 20)])
     fleet = update(fleet, "a", current_replicas=12, ready_replicas=6, pending_replicas=6)
     f, fleet, p = settle(f, fleet, T0 + S)
     fleet = update(fleet, "a", current_replicas=6, pending_replicas=0, hpa_desired=6, hpa_limited=False)
@@ -295,3 +295,15 @@ def test_a_cluster_that_answers_again_keeps_only_what_the_ceiling_allows() -> No
     back = update(back, "b", current_replicas=25, ready_replicas=25, hpa=owned_hpa(f, 1, 25, 25))
     p = run(f, back, T0 + 40 * S)
     assert sum(hi for _, hi in bounds(p).values()) == 30  # no surplus anywhere: F.max holds
+
+
+def test_the_trigger_moves_no_max_that_no_other_cluster_can_hold() -> None:
+    # found by the fleet state machine: F.max above what every cluster can hold; the trigger capped a
+    # full cluster and handed its max to another full one, whose pods then pended and were capped in
+    # turn: the max went round the fleet every pass (calm: pods that fit nowhere stay where they are)
+    f = fhpa("StaticWeighted", 2, 20, weights={"a": 1, "b": 1}, autoscaleMultiClusterDelay=0)
+    f, fleet, _ = settle(f, [obs("a", 5, 10), obs("b", 5, 10)])
+    fleet = update(fleet, "a", current_replicas=10, ready_replicas=8, pending_replicas=2)
+    p = run(f, fleet, T0 + S)
+    assert bounds(p) == {"a": (1, 10), "b": (1, 10)}
+    assert row(p, "a").state == "Saturated"
