@@ -18,6 +18,7 @@ What is shown, each with the real planner, cron controller, registry and member 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -346,10 +347,15 @@ def test_converges_through_conflicts_gone_watches_server_errors_and_member_fault
     wait_for(world.converged, 60, "convergence through the faults")
     assert storm.hits == 6 and errors.hits == 3
     wait_for(lambda: gone.hits == 1, 30, "the watch to be answered with 410")
-    metrics = (
-        urllib.request.urlopen(f"http://127.0.0.1:{proc.metrics_port}/metrics", timeout=5).read().decode()
-    )
-    assert 'fhpa_watch_relists_total{resource="federatedhpas"}' in metrics
+
+    def relists_counted() -> float:
+        """The counter's value: its labelled child exists at 0 from the start, so presence proves nothing."""
+        url = f"http://127.0.0.1:{proc.metrics_port}/metrics"
+        text = urllib.request.urlopen(url, timeout=5).read().decode()
+        found = re.search(r'^fhpa_watch_relists_total\{resource="federatedhpas"\} (\S+)$', text, re.M)
+        return float(found.group(1)) if found else 0.0
+
+    wait_for(lambda: relists_counted() >= 1, 30, "the relist after the 410 counted in /metrics")
     # after the 410 the watch lists again and keeps working: a spec change is reconciled
     relists = [r for r in front.requests("GET", r"/federatedhpas$") if not r.is_watch]
     assert len(relists) >= 2

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 import pytest
 from kubernetes import config as kube_config
 
+from controller.ports import NotLeaderError
+from controller.runtime.fence import Fence
 from controller.runtime.leader import LeaderConfig, LeaderElector, LeaseClient
 from tests.support.fakekube import FakeKube
 
@@ -112,17 +114,41 @@ def test_a_leader_that_cannot_renew_stops_acting_before_anyone_else_can_start(fa
     while not a.is_leader() and time.monotonic() < deadline:
         time.sleep(0.02)
     assert a.is_leader()
+    # a's worker keeps writing (a ConfigMap per write, through the write fence the manager uses)
+    fence = Fence(a.is_leader)
+    a_writes: list[float] = []
+    writing = threading.Event()
+
+    def worker() -> None:
+        n = 0
+        while not writing.is_set():
+            try:
+                fence.check("write")
+            except NotLeaderError:
+                time.sleep(0.01)
+                continue
+            n += 1
+            fake.store.create("configmaps", {"metadata": {"name": f"a-{n}", "namespace": "kube-system"}})
+            a_writes.append(time.monotonic())
+            time.sleep(0.01)
+
+    w = threading.Thread(target=worker, daemon=True)
+    w.start()
+    time.sleep(0.1)
     client.cut = True
-    overlap = False
-    b_leads = False
-    while time.monotonic() < deadline + 3 and not b_leads:
-        a_acts = a.is_leader()
-        b_leads = b.try_acquire_or_renew()
-        overlap |= b_leads and a_acts
+    b_since: float | None = None
+    while time.monotonic() < deadline + 3 and b_since is None:
+        if b.try_acquire_or_renew():
+            b_since = time.monotonic()
         time.sleep(0.02)
+    time.sleep(0.3)
+    writing.set()
+    w.join(2)
     t.join(3)
-    assert b_leads, "b takes over once the lease expired"
-    assert not overlap, "the two never both act"
+    assert b_since is not None, "b takes over once the lease expired"
+    assert a_writes, "a wrote while it led"
+    assert max(a_writes) < b_since, "a wrote after b took the Lease"
+    assert fence.refused > 0  # a's worker was still trying when it was cut off
     assert lost.is_set() and result == [False]
     stop.set()
 
