@@ -82,7 +82,7 @@ class ControllerProcess:
         self.proc: subprocess.Popen[bytes] | None = None
         self.killed_at: float | None = None
 
-    def start(self, leader_elect: bool = True) -> ControllerProcess:
+    def start(self, leader_elect: bool = True, watch_timeout: str | None = "5") -> ControllerProcess:
         args = [
             str(FHPA_BIN), "controller", "run",
             "--kubeconfig", str(self.kubeconfig),
@@ -91,7 +91,8 @@ class ControllerProcess:
             "--metrics-bind", f"127.0.0.1:{self.metrics_port}",
             "--lease-duration", "3", "--renew-deadline", "2", "--retry-period", "0.3",
             "--failover-grace", "2", "--rejoin-hysteresis", "2", "--optimization-period", "3",
-            "--resync-period", "2", "--probe-period", "0.5", "--watch-timeout", "5", "--shutdown-grace", "10",
+            "--resync-period", "2", "--probe-period", "0.5", "--shutdown-grace", "10",
+            *(["--watch-timeout", watch_timeout] if watch_timeout else []),
             "--log-level", os.environ.get("FHPA_E2E_LOG_LEVEL", "info"), "--log-format", "json",
             "--leader-elect" if leader_elect else "--no-leader-elect",
         ]  # fmt: skip
@@ -159,8 +160,10 @@ class World:
         self.fronts.append(front)
         return front
 
-    def controller(self, name: str, leader_elect: bool = True) -> ControllerProcess:
-        proc = ControllerProcess(self.front(), self.workdir, name, self.ns).start(leader_elect)
+    def controller(
+        self, name: str, leader_elect: bool = True, watch_timeout: str | None = "5"
+    ) -> ControllerProcess:
+        proc = ControllerProcess(self.front(), self.workdir, name, self.ns).start(leader_elect, watch_timeout)
         self.controllers.append(proc)
         return proc
 
@@ -429,3 +432,34 @@ def test_a_kill_mid_reconcile_then_restart_ends_as_an_uninterrupted_run_and_only
     time.sleep(3)
     assert restarted.writes() == [], "a second controller acted while the leader was alive"
     assert standby.alive() and restarted.alive()
+
+
+def test_sigterm_with_the_default_watch_timeout_exits_inside_the_grace_and_releases_the_lease(
+    world: World,
+) -> None:
+    """7(b): with the default --watch-timeout (300 s) and idle watches, SIGTERM blocked up to the watch
+    timeout in closing a watch (4m45s seen by hand), neither renewing nor releasing the Lease, while the
+    Deployment gives 40 s. It must exit well inside that and release the Lease."""
+    proc = world.controller("idle", watch_timeout=None)
+
+    def holder() -> str:
+        lease = world.core.store.find("leases.coordination.k8s.io", SYSTEM, "federated-hpa-controller") or {}
+        return str(lease.get("spec", {}).get("holderIdentity") or "")
+
+    wait_for(holder, 30, "the controller to lead")
+
+    def ready() -> bool:
+        url = f"http://127.0.0.1:{proc.metrics_port}/readyz"
+        try:
+            return urllib.request.urlopen(url, timeout=5).status == 200
+        except OSError:
+            return False
+
+    wait_for(ready, 30, "the caches to sync")
+    time.sleep(3)  # the watches are open and idle
+    started = time.monotonic()
+    code = proc.terminate(timeout=120)
+    took = time.monotonic() - started
+    assert code == 0
+    assert took < 15, f"SIGTERM took {took:.1f}s"
+    assert holder() == "", "the Lease was not released"
