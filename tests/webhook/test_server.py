@@ -153,7 +153,7 @@ def test_gunicorn_settings_bound_every_client_limit(certs: Path) -> None:
 def test_idle_connections_do_not_starve_reviews(certs: Path, tmp_path: Path) -> None:
     """M4: 64 connections that never send a byte (any pod could open them) alongside real reviews.
     Before, each held a pool thread for 5 s: with 2 x 4 threads a review waited tens of seconds. Now
-    a silent connection is parked after 0.25 s and reviews are answered within a generous budget."""
+    a silent connection is parked after 0.05 s and reviews are answered within a generous budget."""
     with run_webhook(certs, tmp_path) as server:
         idle = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(64)]
         try:
