@@ -540,3 +540,29 @@ def test_a_successor_uses_the_old_leaders_version_so_only_one_write_lands() -> N
     assert cp.scale_calls == [(NS, "Deployment", "web", 5)]  # applied once
     h = history(cp)
     assert h.successful_executions is not None and len(h.successful_executions) == 1
+
+
+def test_bounds_of_a_federated_hpa_are_patched_once_after_the_marker_with_a_precondition() -> None:
+    cp = ConditionalControlPlane()
+    cp.add(make_fhpa())
+    cp.add(
+        make_cron([rule(targetReplicas=None, targetMinReplicas=4, targetMaxReplicas=12)], FHPA_REF, at(9, 1))
+    )
+    preconditions: list[str] = []
+    real = cp.patch_federated_hpa_bounds_if_unchanged
+
+    def spy(ns: str, name: str, lo: int | None, hi: int | None, rv: str) -> FederatedHPA:
+        cp.order.append("patch")
+        preconditions.append(rv)
+        return real(ns, name, lo, hi, rv)
+
+    cp.patch_federated_hpa_bounds_if_unchanged = spy  # type: ignore[method-assign]
+    ctl = CronController(cp, identity="a")
+    ctl.reconcile(NS, "peak", at(9, 1))
+    cp.order.clear()
+    ctl.reconcile(NS, "peak", at(9, 3))
+    assert cp.order == ["marker", "patch", "status"]
+    assert cp.patch_calls == [(NS, "web", 4, 12)]
+    assert preconditions and preconditions[0]  # the FederatedHPA's resourceVersion as read
+    assert ctl.reconcile(NS, "peak", at(9, 3, 20)) == at(10, 3)
+    assert cp.patch_calls == [(NS, "web", 4, 12)]  # not again
