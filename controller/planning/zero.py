@@ -68,9 +68,14 @@ def _calls_for_more(fleet: Fleet, slot: Slot) -> bool:
 
 
 def _can_hold(slot: Slot) -> int:
-    """How many replicas a running cluster can hold under its max: its max, or less if it is full."""
+    """How many replicas a running cluster can hold under its max: its max, or less if it is full.
+
+    What it runs counts as held only where it is scheduled (observed), never a count just written to
+    it: pods beyond its room would pend, and a cluster at 0 must start for them (promise 1).
+    """
     room = slot.cluster.available_replicas
-    return slot.max_replicas if room is None else min(slot.max_replicas, max(room, slot.current))
+    scheduled = max(slot.cluster.current_replicas - slot.cluster.pending_replicas, 0)
+    return slot.max_replicas if room is None else min(slot.max_replicas, max(room, scheduled))
 
 
 def start_for_floor(fleet: Fleet, reason: str) -> list[Slot]:
@@ -93,7 +98,9 @@ def start_for_floor(fleet: Fleet, reason: str) -> list[Slot]:
         if holding >= federated_min:
             break
         slot = fleet.slots[name]
-        replicas = min(slot.max_replicas, max(slot.hpa_min, 1, short))
+        room = slot.cluster.available_replicas
+        wanted = short if room is None else min(short, room)
+        replicas = min(slot.max_replicas, max(slot.hpa_min, 1, wanted))
         fleet.write_replicas(slot, replicas, reason)
         started.append(slot)
         holding += _can_hold(slot)
