@@ -440,7 +440,8 @@ def map_error(cluster: str, exc: BaseException, what: str = "") -> PortError:
 
     404 NotFound, 409 Conflict, 410 Gone; connection failures, timeouts, 5xx and 429 mean the cluster
     is not serving us: ClusterUnreachableError. 401/403 too: a cluster we may not use is as good as
-    down for failover, and the message says why. Other 4xx are RequestRejectedError.
+    down for failover, and the message says why. Other 4xx, and a 403 that an admission webhook
+    answered (a denial, not a credentials problem), are RequestRejectedError with the denial's text.
     """
     prefix = f"{what}: " if what else ""
     if isinstance(exc, PortError):
@@ -454,6 +455,9 @@ def map_error(cluster: str, exc: BaseException, what: str = "") -> PortError:
             return ConflictError(f"cluster {cluster}: {prefix}{detail or 'conflict'}")
         if status == 410:
             return GoneError(f"cluster {cluster}: {prefix}{detail or 'gone'}")
+        if status == 403 and "admission webhook" in detail:
+            # an admission webhook's denial: the request was refused, our credentials are fine
+            return RequestRejectedError(cluster, status, f"{prefix}{detail}")
         if status in (401, 403):
             return AccessDeniedError(cluster, f"{prefix}credentials rejected (HTTP {status})")
         if status == 0 or status == 429 or status >= 500:

@@ -315,6 +315,19 @@ def test_a_status_message_is_trimmed_and_scrubbed_of_identities_and_credentials(
     assert len(mapped) <= len("cluster m1: HTTP 422: ") + STATUS_MESSAGE_LIMIT
 
 
+def test_an_admission_denial_is_a_rejected_request_not_a_credentials_problem() -> None:
+    # found by the real-API-server delete test: the webhook's 403 read "credentials rejected"
+    message = 'admission webhook "validate.example" denied the request: spec.x: not allowed'
+    mapped = map_error("cp", _with_body(403, json.dumps({"kind": "Status", "message": message})), "PATCH /x")
+    assert type(mapped) is RequestRejectedError
+    assert "denied the request: spec.x: not allowed" in str(mapped) and "credentials" not in str(mapped)
+    rbac = 'User "system:serviceaccount:a:b" cannot patch resource "x"'
+    assert (
+        type(map_error("cp", _with_body(403, json.dumps({"kind": "Status", "message": rbac}))))
+        is AccessDeniedError
+    )
+
+
 def _with_body(status: int, body: str) -> ApiException:
     exc = ApiException(status=status, reason="x")
     exc.body = body
