@@ -22,6 +22,9 @@ old leader's write can no longer land.
 
 A fire whose write the API server or an admission webhook refused is retried every RETRY_AFTER while its
 catch-up window is open (status keeps advertising it as the next execution), then recorded as failed.
+
+Namespaces (security review M5): with a ``NamespacePolicy``, an object in a namespace it refuses runs no
+rule and reads no target; its status gets Ready=False (NamespaceNotAllowed) and a Warning Event, once.
 """
 
 from __future__ import annotations
@@ -52,6 +55,13 @@ from controller.planning.cron import (
     skipped_note,
     stamp,
     targets_federated_hpa,
+)
+from controller.planning.namespaces import (
+    REASON_NAMESPACE_NOT_ALLOWED,
+    NamespacePolicy,
+    is_refused,
+    refused_conditions,
+    without_refusal,
 )
 from controller.ports import ConditionalControlPlane, ControlPlane
 from fhpa_api import API_VERSION, FEDERATED_HPA
@@ -168,10 +178,15 @@ class CronController:
     """Runs CronFederatedHPA rules through the ControlPlane port; the caller owns timers and the clock."""
 
     def __init__(
-        self, control_plane: ControlPlane, default_time_zone: str = "UTC", identity: str | None = None
+        self,
+        control_plane: ControlPlane,
+        default_time_zone: str = "UTC",
+        identity: str | None = None,
+        namespaces: NamespacePolicy | None = None,
     ) -> None:
         self.control_plane = control_plane
         self.default_zone = load_time_zone(default_time_zone)
+        self.namespaces = namespaces  # None: every namespace (the simulator's)
         self.identity = identity or uuid.uuid4().hex[:12]  # whose markers are whose
         # executions done but not yet in status (every status write failed): recorded, never re-run
         self._unrecorded: dict[tuple[str, str], dict[str, Outcome]] = {}
@@ -186,6 +201,14 @@ class CronController:
                 cron = self.control_plane.get_cron_federated_hpa(namespace, name)
                 if cron is None or cron.metadata.deletion_timestamp:
                     work.outcomes.clear()
+                    return None
+                refusal = self.namespaces.refusal(namespace) if self.namespaces else None
+                if refusal is not None:
+                    work.outcomes.clear()
+                    try:
+                        self._refuse(cron, refusal, now)
+                    except ConflictError:
+                        continue
                     return None
                 decisions = self._decide(cron, now)
                 work.cron, work.decisions = cron, decisions
@@ -230,12 +253,27 @@ class CronController:
             h.model_copy(update={"next_execution_time": owed[h.rule_name]}) if h.rule_name in owed else h
             for h in status.execution_histories or []
         ]
-        conditions = [c for c in status.conditions or [] if c.type != MARKER_TYPE]
+        conditions = [c for c in without_refusal(status.conditions) or [] if c.type != MARKER_TYPE]
         if marker is not None:
             conditions.append(marker)
         return status.model_copy(
             update={"execution_histories": histories or None, "conditions": conditions or None}
         )
+
+    def _refuse(self, cron: CronFederatedHPA, message: str, now: datetime) -> None:
+        """A namespace the controller may not act in: no rule runs; status and a Warning Event say why."""
+        previous = cron.status.conditions if cron.status else None
+        if is_refused(previous, message):
+            return
+        base = cron.status or CronFederatedHPAStatus()
+        status = base.model_copy(
+            update={
+                "conditions": refused_conditions(previous, message, now.replace(microsecond=0)),
+                "observed_generation": cron.metadata.generation,
+            }
+        )
+        self.control_plane.update_cron_federated_hpa_status(cron, status)
+        self._event(cron, "Warning", REASON_NAMESPACE_NOT_ALLOWED, message)
 
     def _conditional(self) -> ConditionalControlPlane | None:
         """The control plane's conditional writes, when it has them (the simulator's has not)."""

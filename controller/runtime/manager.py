@@ -24,6 +24,11 @@ are still unknown. Later on, a member Secret the watch has seen but the registry
 FederatedHPA reconciles wait and retry rather than plan without it (which would move its share and
 lose the state kept in status).
 
+Namespaces (security review M5): an object in a namespace ``ManagerConfig.namespaces`` refuses
+(``--allow-namespaces``/``--deny-namespaces``) is not acted on: no member is read or written, no
+finalizer is added, no cron rule runs; its status says Ready=False (NamespaceNotAllowed) with a Warning
+Event, once.
+
 Keys are ``(kind, namespace, name)``. The queue guarantees one reconcile per key at a time; several
 workers reconcile different objects in parallel. Every reconcile reads the object fresh from the API
 (the watch only says *which* object to look at), so a stale watch cache never drives an action.
@@ -57,6 +62,13 @@ from controller import finalizer
 from controller.cron_controller import CronController
 from controller.errors import ConflictError, PortError
 from controller.kube.control_plane import CRON_FEDERATED_HPA_PLURAL, FEDERATED_HPA_PLURAL, KubeControlPlane
+from controller.planning.member_hpa import LABEL_OWNER_UID
+from controller.planning.namespaces import (
+    REASON_NAMESPACE_NOT_ALLOWED,
+    NamespacePolicy,
+    is_refused,
+    refused_conditions,
+)
 from controller.planning.planner import PlannerConfig
 from controller.ports import MemberCluster, NotLeaderError
 from controller.reconcile import reconcile_federated_hpa
@@ -68,6 +80,7 @@ from controller.runtime.timers import TimerQueue
 from controller.runtime.watch import Watcher, WatchEvent
 from controller.runtime.workqueue import ExponentialBackoff, ShutDown, WorkQueue
 from fhpa_api import CRON_FEDERATED_HPA, FEDERATED_HPA
+from fhpa_api.models import FederatedHPA, FederatedHPAStatus
 
 log = logging.getLogger(__name__)
 
@@ -153,6 +166,8 @@ class ManagerConfig:
     api_ping_seconds: float = 2.0  # without leader election: how often GET /version shows the API answers
     api_contact_window_seconds: float | None = None  # None: three Lease retry periods (or ping periods)
     liveness_stall_seconds: float = 300.0  # a loop (or one reconcile) stuck this long fails /healthz
+    # --allow-namespaces / --deny-namespaces: objects elsewhere are not acted on (security review M5)
+    namespaces: NamespacePolicy = field(default_factory=NamespacePolicy)
 
     def contact_window(self) -> float:
         """How long without an answer from the control-plane API before the process is not ready."""
@@ -181,7 +196,7 @@ class Manager:
         self.clock = clock or SystemClock()
         self.fence = Fence(self.acting)
         self.writer: Any = FencedControlPlane(control_plane, self.fence)  # reconciles write through this
-        self.cron = CronController(self.writer, config.default_time_zone)
+        self.cron = CronController(self.writer, config.default_time_zone, namespaces=config.namespaces)
         self.elector: LeaderElector | None = None
         if config.leader_elect:
             if lease_client is None or config.lease is None:
@@ -550,6 +565,10 @@ class Manager:
         fhpa = self.cp.get_federated_hpa(namespace, name)
         if fhpa is None:
             return None
+        refusal = self.config.namespaces.refusal(namespace)
+        if refusal is not None:  # before anything touches a member: no observe, no HPA, no scale
+            self._refuse_fhpa(fhpa, refusal)
+            return None
         unknown = self.unknown_clusters()
         if unknown:  # unknown is not absent: planning now would move their share away
             raise PortError(f"member clusters not registered yet: {', '.join(unknown)}; waiting for them")
@@ -571,6 +590,41 @@ class Manager:
         if result.failed:
             raise PortError("; ".join(f"{k}: {v}" for k, v in sorted(result.failed.items())))
         return the_plan.requeue_after_seconds
+
+    def _refuse_fhpa(self, fhpa: FederatedHPA, message: str) -> None:
+        """A FederatedHPA in a namespace the controller may not act in: say so, touch no member.
+
+        No finalizer is added. One being deleted that still carries ours (it was made while its
+        namespace was allowed) has the finalizer released without cleaning the members, and the
+        Warning Event names the label that finds any member HPA left behind.
+        """
+        writer = self.writer
+        ref = f"{fhpa.metadata.namespace}/{fhpa.metadata.name}"
+        if finalizer.is_deleting(fhpa):
+            if finalizer.has_finalizer(fhpa):
+                remaining = [f for f in fhpa.metadata.finalizers or [] if f != finalizer.FINALIZER]
+                writer.set_finalizers(fhpa, remaining)
+                self._warn(
+                    fhpa,
+                    f"{message}. Finalizer released without cleaning member clusters; a member HPA made "
+                    f"earlier has the label {LABEL_OWNER_UID}={fhpa.metadata.uid}",
+                )
+            return
+        previous = fhpa.status.conditions if fhpa.status else None
+        if is_refused(previous, message):
+            return  # already reported
+        status = fhpa.status.model_copy(deep=True) if fhpa.status else FederatedHPAStatus()
+        status.conditions = refused_conditions(previous, message, self.clock.now())
+        status.observed_generation = fhpa.metadata.generation
+        writer.update_federated_hpa_status(fhpa, status)
+        log.warning("namespace not allowed; not acting", extra={"object": ref, "kind": FEDERATED_HPA})
+        self._warn(fhpa, message)
+
+    def _warn(self, fhpa: FederatedHPA, message: str) -> None:
+        try:
+            self.writer.emit_event(fhpa, "Warning", REASON_NAMESPACE_NOT_ALLOWED, message)
+        except PortError as exc:  # an Event is best effort; status is the record
+            log.info("event not recorded", extra={"object": fhpa.metadata.name, "error": str(exc)})
 
     def _reconcile_cron(self, key: Key) -> float | None:
         _, namespace, name = key

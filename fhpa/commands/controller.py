@@ -41,6 +41,21 @@ def register(subparsers: Any) -> None:
     conn.add_argument(
         "--watch-namespace", help="watch FederatedHPA objects in this namespace only (default: all)"
     )
+    conn.add_argument(
+        "--allow-namespaces",
+        default="*",
+        metavar="PATTERNS",
+        help="comma-separated namespace names or globs (* and ?) whose FederatedHPAs and "
+        "CronFederatedHPAs the controller acts on; the member namespace is the object's namespace, so "
+        "whoever may create one in X can make the controller write HPAs and replicas in X on every member",
+    )
+    conn.add_argument(
+        "--deny-namespaces",
+        default="kube-*",
+        metavar="PATTERNS",
+        help="comma-separated namespace names or globs never acted on, even when allowed "
+        "(an object there gets Ready=False, reason NamespaceNotAllowed); '' denies none",
+    )
     le = run.add_argument_group("leader election")
     le.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=True)
     le.add_argument("--lease-name", default="federated-hpa-controller")
@@ -164,6 +179,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
     from kubernetes.config.config_exception import ConfigException
 
     from controller.kube.control_plane import KubeControlPlane
+    from controller.planning.namespaces import NamespacePolicy
     from controller.planning.planner import PlannerConfig
     from controller.runtime.health import HealthServer
     from controller.runtime.leader import LeaderConfig, LeaseClient, default_identity
@@ -181,6 +197,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
         raise ValueError("--watch-timeout must be at least 1 second")
     if args.kubeconfig and not os.path.exists(args.kubeconfig):
         raise ValueError(f"--kubeconfig: no such file: {args.kubeconfig}")
+    namespaces = NamespacePolicy.from_flags(args.allow_namespaces, args.deny_namespaces)
     namespace = _namespace(args)
     try:
         api = _api_client(args)
@@ -214,6 +231,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
         watch_timeout_seconds=args.watch_timeout,
         cleanup_give_up_seconds=args.cleanup_timeout,
         shutdown_grace_seconds=args.shutdown_grace,
+        namespaces=namespaces,
     )
     metrics = Metrics()
     control_plane = KubeControlPlane(api, namespace=args.watch_namespace, reporting_instance=identity)
@@ -232,7 +250,12 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
     )
     log.info(
         "controller configured",
-        extra={"namespace": namespace, "leader_elect": args.leader_elect, "identity": identity},
+        extra={
+            "namespace": namespace,
+            "leader_elect": args.leader_elect,
+            "identity": identity,
+            "namespaces": namespaces.describe(),
+        },
     )
     return manager, health
 
