@@ -80,8 +80,10 @@ def test_metrics_sum_over_workers(server: RunningWebhook) -> None:
 
     before = count(server.request("GET", "/metrics")[1])
     obj = apply_defaults(fhpa())
+    # the spec changes, so the update is checked (an unchanged spec is "skipped": issue 12, M3)
+    previous = {**obj, "spec": {**obj["spec"], "maxReplicas": obj["spec"]["maxReplicas"] + 1}}
     for _ in range(12):  # each on a new connection, so both workers answer some
-        assert server.request("POST", "/validate", review(obj, "UPDATE", old=obj))[0] == 200
+        assert server.request("POST", "/validate", review(obj, "UPDATE", old=previous))[0] == 200
     for _ in range(4):  # whichever worker answers the scrape, it reports the sum
         assert count(server.request("GET", "/metrics")[1]) == before + 12
 
