@@ -329,3 +329,41 @@ def keep_what_returns(fleet: Fleet) -> bool:
 def _lowered_lately(fleet: Fleet, slot: Slot) -> bool:
     """Was this cluster's max last moved down within the hour (the calm promise's window)?"""
     return slot.trend < 0 and slot.trend_since is not None and fleet.now - slot.trend_since < TREND_MEMORY
+
+
+def lend_for_the_floor(fleet: Fleet) -> bool:
+    """A cluster held past the flag's grace lends the max the reachable clusters need for the floor.
+
+    Past the flag's grace the reachable clusters' mins cover F.min on their own (``normalize``), but
+    a min never passes its max: when the period optimization had left a reachable cluster's max below
+    what it can hold (the held cluster's weight took the slack), the floor stayed short for the whole
+    grown grace of a flapping cluster. The held cluster's max above what it ran moves to reachable
+    clusters with room, only as far as the floor needs (promise 1; the maxes keep summing to F.max).
+    """
+    lenders = [s for s in fleet.ordered() if s.held_long and s.max_replicas > floor_of(s)]
+    takers = [s for s in fleet.ordered() if s.can_receive and not s.saturated]
+    if not lenders or not takers:
+        return False
+    holds = [
+        min(s.max_replicas, r) if (r := available(s.cluster)) is not None else s.max_replicas for s in takers
+    ]
+    short = fleet.fhpa.spec.effective_min - sum(holds)
+    rooms = {s.name: r - s.max_replicas for s in takers if (r := available(s.cluster)) is not None}
+    rooms = {n: r for n, r in rooms.items() if r > 0}
+    moved = 0
+    for slot in lenders:
+        while short > 0 and rooms and slot.max_replicas > floor_of(slot):
+            name = min(rooms, key=lambda n: (-rooms[n], n))
+            slot.max_replicas -= 1
+            fleet.slots[name].max_replicas += 1
+            short, moved = short - 1, moved + 1
+            rooms[name] -= 1
+            if rooms[name] <= 0:
+                del rooms[name]
+    if moved:
+        fleet.event(
+            "ScaledAcrossClusters",
+            f"{', '.join(s.name for s in lenders)} unreachable past the failover grace: {moved} of its "
+            "unused max moved to the reachable clusters so that their mins can hold the floor",
+        )
+    return moved > 0

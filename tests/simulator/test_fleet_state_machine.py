@@ -841,6 +841,14 @@ KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
         "bench run of the state machine: scalingToZero, F.min 3 over two clusters holding 1 each; m1 was "
         "started with 3 replicas (2 pending) and counted as holding 3, so m2 stayed at 0: 1 < 2 for good",
     ),
+    "held-flapper-keeps-the-max-the-floor-needs": (
+        Fleet((_m("m1", 13), _m("m2", 13)), Spec("StaticWeighted", 24, 34, weights=(1, 0, 0, 0, 0)), 0),
+        (("flap", {"down_steps": 7, "times": 3, "up_steps": 5, "which": 0}),),
+        FloorBreach,
+        "bench run of the state machine: the period optimization gave the weighted m1 max 23 (capacity 13) "
+        "and left m2 max 11 (capacity 13); m1 flapped, and past the flag's grace m2's min could not pass "
+        "its max: 11 < 13 for m1's grown grace",
+    ),
     "weighted-cluster-with-no-room": (
         Fleet((_m("m1", 0), _m("m2", 1)), Spec("StaticWeighted", 1, 1, weights=(1, 0, 0, 0, 0)), 0),
         (("wait", {"steps": 10}),),
@@ -885,6 +893,7 @@ FIXED_BREACHES = frozenset(
         "two-flappers-the-later-failover-gives-way",
         "trigger-bounces-max-no-cluster-can-hold",
         "scaling-to-zero-start-counts-pending-pods-as-held",
+        "held-flapper-keeps-the-max-the-floor-needs",
     }
 )
 """Breaches this machine found that the planner now keeps: each is replayed as a regression test."""
