@@ -36,6 +36,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 CORE_PATH = re.compile(r"^/api(/|$)|^/apis/coordination\.k8s\.io(/|$)")
+BODILESS = frozenset({204, 304})
+"""Statuses that carry no body (RFC 9112 §6.3): relayed with headers only."""
 HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "te", "trailer"}
 
 
@@ -256,6 +258,12 @@ class _Handler(BaseHTTPRequestHandler):
         for key, value in resp.getheaders():
             if key.lower() not in HOP_HEADERS:
                 self.send_header(key, value)
+        if resp.status in BODILESS or 100 <= resp.status < 200:
+            # RFC 9112: no body, so no chunked terminator either (kubectl read a stray "0" after a
+            # 304 Not Modified as the next response: "malformed HTTP response")
+            self.end_headers()
+            self.wfile.flush()
+            return
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         while True:
