@@ -431,6 +431,14 @@ def draw_timeline(result: RunResult) -> Any:
     return fig
 
 
+def plotting_available() -> bool:
+    """Is matplotlib installed? It is the optional extra ``sim`` (``make demo`` installs it; the
+    production image does not), so the simulator runs without it and only skips timeline.png."""
+    import importlib.util
+
+    return importlib.util.find_spec("matplotlib") is not None
+
+
 def write_png(result: RunResult, path: Path) -> None:
     """timeline.png: replicas serving (reachable clusters, stacked) against F.min and F.max; demand,
     served and unserved; and one panel per cluster with its ready/starting/pending pods, the min and max

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from simulator.baselines import baselines
     from simulator.builtin import builtin_scenario
     from simulator.engine import SimulationError, simulate
-    from simulator.report import format_table, summarize, write_outputs
+    from simulator.report import format_table, plotting_available, summarize, write_outputs
     from simulator.scenario import ScenarioError, load_scenario
 
     try:
@@ -84,12 +84,13 @@ def run(args: argparse.Namespace) -> int:
         runs += [(b.label, b.run) for b in baselines(scenario)]
     rows: list[tuple[str, dict[str, Any]]] = []
     png_path = out_dir / "timeline.png"
+    png = not args.no_png and plotting_available()
     try:
         for label, run_one in runs:
             result = run_one(_Progress(label))
             summary = summarize(result)
             target = out_dir if label == "scenario" else out_dir / label
-            path = write_outputs(result, summary, target, png=not args.no_png)
+            path = write_outputs(result, summary, target, png=png)
             if label == "scenario":
                 png_path = path
                 main_summary = summary
@@ -112,7 +113,12 @@ def run(args: argparse.Namespace) -> int:
     print()
     print(f"summary: {out_dir / 'summary.json'}")
     print(f"timeline: {out_dir / 'timeline.csv'}")
-    print(f"plot: {png_path}" + (" (skipped: --no-png)" if args.no_png else ""))
+    if args.no_png:
+        print(f"plot: {png_path} (skipped: --no-png)")
+    elif not png:
+        print("plot: skipped: matplotlib is not installed (pip install 'federated-hpa[sim]', or make demo)")
+    else:
+        print(f"plot: {png_path}")
     return 1 if main_summary["violation_count"] else 0
 
 

@@ -99,3 +99,18 @@ def test_simulate_is_the_default_command(tmp_path, monkeypatch, capsys):
     assert main([]) == 0  # plain `fhpa` runs the built-in scenario into out/simulate
     assert capsys.readouterr().out.strip().endswith("plot: out/simulate/timeline.png")
     assert (tmp_path / "out" / "simulate" / "summary.json").exists()
+
+
+def test_without_matplotlib_the_run_skips_only_the_png_and_says_how_to_get_it(tmp_path, capsys, monkeypatch):
+    # matplotlib is the optional extra `sim` (issue 15: a slim production image without the plotting
+    # stack); the simulator must still run there
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a)
+    )
+    out = tmp_path / "no-plot"
+    assert main(["simulate", str(SCENARIOS / "failover-cluster.yaml"), "--out", str(out)]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("plot: skipped: matplotlib is not")
+    assert (out / "summary.json").exists() and not (out / "timeline.png").exists()
