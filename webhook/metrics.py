@@ -3,13 +3,17 @@
 Under gunicorn each worker is its own process, so a scrape that reached one worker would see only that
 worker's counts. When PROMETHEUS_MULTIPROC_DIR is set (the launcher sets it before any worker starts),
 every worker writes its values to files there and /metrics sums them, whichever worker answers.
+
+The certificate expiry gauge (review L3) is set by each worker when it loads a certificate; across workers
+the most recently set value is reported ("livemostrecent": a dead worker's value is dropped), which is
+the certificate the newest reload found. Alert on it: docs/certificates.md has a PrometheusRule.
 """
 
 from __future__ import annotations
 
 import os
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest, multiprocess
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest, multiprocess
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -37,6 +41,16 @@ class WebhookMetrics:
             buckets=LATENCY_BUCKETS,
             registry=self.registry,
         )
+        self.certificate_expiry = Gauge(
+            "fhpa_webhook_certificate_expiry_timestamp_seconds",
+            "notAfter of the TLS serving certificate in use, as a Unix time.",
+            registry=self.registry,
+            multiprocess_mode="livemostrecent",
+        )
+
+    def set_certificate_expiry(self, not_after: float) -> None:
+        """The certificate-in-use listener (`CertificateReloader.on_certificate`)."""
+        self.certificate_expiry.set(not_after)
 
     def observe(self, path: str, kind: str, operation: str, outcome: str, seconds: float) -> None:
         self.requests.labels(path, kind, operation, outcome).inc()

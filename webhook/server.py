@@ -55,6 +55,7 @@ class ServeOptions:
     first_byte_wait: float = 0.05
     log_level: str = "info"
     access_log: bool = False
+    cert_expiry_threshold: float = 24 * 3600.0
 
     def problems(self) -> list[str]:
         """What is wrong with these options, in words; empty when they can be served."""
@@ -69,6 +70,8 @@ class ServeOptions:
             found.append("--workers and --threads must be at least 1")
         if min(self.read_timeout, self.request_timeout, self.keepalive, self.first_byte_wait) <= 0:
             found.append("timeouts must be positive")
+        if self.cert_expiry_threshold < 0:
+            found.append("--cert-expiry-threshold cannot be negative")
         if self.max_connections <= self.threads:
             found.append("--max-connections must be more than --threads")
         return found
@@ -112,6 +115,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=15.0,
         help="seconds an idle connection (kept alive, or new and silent) stays open (default 15)",
     )
+    parser.add_argument(
+        "--cert-expiry-threshold",
+        type=float,
+        default=24 * 3600.0,
+        help="/readyz fails once the serving certificate expires within this many seconds "
+        "(default 86400; 0: only once it has expired)",
+    )
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     parser.add_argument("--access-log", action="store_true", help="log every request (off by default)")
 
@@ -129,6 +139,7 @@ def options_from_args(args: argparse.Namespace) -> ServeOptions:
         first_byte_wait=args.first_byte_wait,
         log_level=args.log_level,
         access_log=args.access_log,
+        cert_expiry_threshold=args.cert_expiry_threshold,
     )
 
 
@@ -154,6 +165,8 @@ def to_argv(options: ServeOptions) -> list[str]:
         str(options.first_byte_wait),
         "--log-level",
         options.log_level,
+        "--cert-expiry-threshold",
+        str(options.cert_expiry_threshold),
     ]
     return [*argv, "--access-log"] if options.access_log else argv
 
@@ -226,11 +239,13 @@ def run_gunicorn(options: ServeOptions) -> int:
         options.cert_dir / KEY_NAME,
         options.read_timeout,
         options.request_timeout,
+        expiry_threshold=options.cert_expiry_threshold,
     )
     problem = reloader.readiness()
     if problem:
         print(f"fhpa webhook serve: {problem}", file=sys.stderr)
-        return 2
+        if reloader.not_after is None:  # nothing to serve; an expiring certificate starts, unready
+            return 2
     settings = gunicorn_settings(options, reloader)
     bound_first_byte_wait(options.first_byte_wait)
 
@@ -239,8 +254,10 @@ def run_gunicorn(options: ServeOptions) -> int:
             for key, value in settings.items():
                 self.cfg.set(key, value)
 
-        def load(self) -> Any:
-            return create_app(readiness=reloader.readiness, metrics=WebhookMetrics())
+        def load(self) -> Any:  # in each worker: the worker's own metrics follow its reloads
+            metrics = WebhookMetrics()
+            reloader.on_certificate(metrics.set_certificate_expiry)
+            return create_app(readiness=reloader.readiness, metrics=metrics)
 
     logging.basicConfig(
         level=options.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"

@@ -99,13 +99,14 @@ class RunningWebhook:
         return self.log_path.read_text(errors="replace")
 
 
-def wait_ready(server: RunningWebhook, deadline: float = 30) -> None:
+def wait_ready(server: RunningWebhook, deadline: float = 30, statuses: Sequence[int] = (200,)) -> None:
+    """Until /readyz answers with one of `statuses` (200: ready; (200, 503): serving at all)."""
     stop = time.monotonic() + deadline
     while time.monotonic() < stop:
         if server.process.poll() is not None:
             raise RuntimeError(f"webhook exited with {server.process.returncode}:\n{server.log()}")
         try:
-            if server.request("GET", "/readyz")[0] == 200:
+            if server.request("GET", "/readyz")[0] in statuses:
                 return
         except OSError:
             pass
@@ -121,6 +122,7 @@ def run_webhook(
     workers: int = 2,
     command: Sequence[str] | None = None,
     port: int | None = None,
+    ready_statuses: Sequence[int] = (200,),
 ) -> Iterator[RunningWebhook]:
     """`fhpa webhook serve` on a free loopback port, stopped (by its own pid) on exit."""
     port = port or free_port()
@@ -138,7 +140,7 @@ def run_webhook(
         )
     server = RunningWebhook(port, cert_dir, process, log_path)
     try:
-        wait_ready(server)
+        wait_ready(server, statuses=ready_statuses)
         yield server
     finally:
         stop(process)

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cryptography import x509
 
 from fhpa_api.defaulting import apply_defaults
 from tests.webhook.reviews import cronfhpa, decode_patch, fhpa, review
@@ -197,3 +198,25 @@ def test_gunicorn_settings_bound_connections_per_worker(certs: Path) -> None:
         assert bound_first_byte_wait(0.25) and gthread.DEFAULT_WORKER_DATA_TIMEOUT == 0.25
     finally:
         gthread.DEFAULT_WORKER_DATA_TIMEOUT = before
+
+
+def test_the_certificate_expiry_is_a_metric_whichever_worker_answers(server: RunningWebhook) -> None:
+    cert = x509.load_pem_x509_certificate((server.cert_dir / "tls.crt").read_bytes())
+    for _ in range(4):
+        text = server.request("GET", "/metrics")[1]
+        found = re.search(r"^fhpa_webhook_certificate_expiry_timestamp_seconds (\S+)$", text, re.M)
+        assert found, text
+        assert float(found.group(1)) == cert.not_valid_after_utc.timestamp()
+
+
+def test_readyz_fails_with_a_reason_when_the_certificate_expires_within_the_threshold(
+    certs: Path, tmp_path: Path
+) -> None:
+    """The certificate (365 days) is within a 400-day threshold: not ready, and says why, while it
+    still serves reviews."""
+    extra = ["--cert-expiry-threshold", str(400 * 86400)]
+    with run_webhook(certs, tmp_path, extra, ready_statuses=(503,)) as server:
+        status, answer = server.request("GET", "/readyz")
+        assert status == 503
+        assert "expires at" in answer["reason"] and "still being served" in answer["reason"]
+        assert server.request("POST", "/validate", review(apply_defaults(fhpa())))[0] == 200

@@ -4,8 +4,12 @@ in flight fails, new connections get the new certificate)."""
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
+import itertools
 import json
+import logging
 import os
+import re
 import shutil
 import threading
 import time
@@ -14,10 +18,16 @@ from pathlib import Path
 import pytest
 from cryptography import x509
 
+from certs.generate import generate
 from fhpa_api.defaulting import apply_defaults
 from tests.webhook.reviews import fhpa, review
 from tests.webhook.serving import generate_certs, run_webhook
+from webhook.metrics import WebhookMetrics
 from webhook.tlsreload import CertificateReloader
+
+
+def load_cert(path: Path) -> x509.Certificate:
+    return x509.load_pem_x509_certificate(path.read_bytes())
 
 
 def _serial(cert_file: Path) -> int:
@@ -158,3 +168,134 @@ def test_certificate_swap_on_the_running_server(tmp_path: Path) -> None:
         assert server.process.poll() is None
         assert "Booting worker" in server.log() and server.log().count("Booting worker") == 2  # no restart
         assert "Traceback" not in server.log()
+
+
+class FakeClock:
+    def __init__(self, start: float = 1000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _half_renewal(directory: Path) -> None:
+    """A new key beside the old certificate: a pair that cannot load."""
+    old_cert = (directory / "tls.crt").read_bytes()
+    generate(directory, "webhook", "ns", ["127.0.0.1"])
+    (directory / "tls.crt").write_bytes(old_cert)
+
+
+def _generate(directory: Path, days: int = 365, now: dt.datetime | None = None) -> None:
+    generate(directory, "webhook", "ns", ["127.0.0.1"], days=days, now=now)
+
+
+def test_a_pair_that_stays_broken_is_retried_with_backoff_and_warned_about_once_a_minute(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Review L3: 20 connections and 20 /readyz on a mismatched pair gave 40 WARNING lines."""
+    _generate(tmp_path)
+    clock = FakeClock()
+    reloader = CertificateReloader(tmp_path / "tls.crt", tmp_path / "tls.key", monotonic=clock)
+    first = _served_serial(reloader)
+    _half_renewal(tmp_path)
+    caplog.set_level(logging.WARNING, logger="webhook.tlsreload")
+    for _ in range(20):
+        assert _served_serial(reloader) == first  # the old pair keeps serving
+        assert reloader.readiness() is None  # far from its expiry: still ready
+    assert reloader.attempts == 2  # the first load, and one try of the broken pair
+    assert len(caplog.records) == 1 and "keeping the previous certificate" in caplog.text
+
+    tries = []
+    for _ in range(10):  # the backoff for this pair doubles: 1, 2, 4, ... s, capped at 60 s
+        before = reloader.attempts
+        while reloader.attempts == before:
+            clock.now += 0.25
+            reloader.context()
+        tries.append(clock.now)
+    gaps = [b - a for a, b in itertools.pairwise(tries)]
+    assert gaps[:5] == [2.0, 4.0, 8.0, 16.0, 32.0] and max(gaps) == 60.0
+    # one more warning a minute at most over those ~5 minutes, never one per try
+    assert 2 <= len(caplog.records) <= 2 + (tries[-1] - tries[0]) / 60 + 1 < 11
+
+    caplog.clear()
+    _half_renewal(tmp_path)  # the files change (still broken): tried at once, and said once
+    reloader.context()
+    reloader.context()
+    assert len(caplog.records) == 1
+
+    _generate(tmp_path)  # a good pair: loaded at once despite the backoff of the broken one
+    assert _served_serial(reloader) == _serial(tmp_path / "tls.crt") != first
+
+
+def test_missing_files_are_warned_about_once_and_the_old_pair_keeps_serving(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    _generate(tmp_path)
+    reloader = CertificateReloader(tmp_path / "tls.crt", tmp_path / "tls.key", monotonic=FakeClock())
+    first = _served_serial(reloader)
+    (tmp_path / "tls.key").unlink()
+    caplog.set_level(logging.WARNING, logger="webhook.tlsreload")
+    for _ in range(10):
+        assert _served_serial(reloader) == first
+    assert len(caplog.records) == 1 and "cannot be found" in caplog.text
+
+
+def test_readiness_fails_when_the_certificate_in_use_is_close_to_expiry(tmp_path: Path) -> None:
+    now = dt.datetime.now(dt.UTC)
+    _generate(tmp_path, days=2, now=now)
+    clock = FakeClock(now.timestamp())
+    reloader = CertificateReloader(
+        tmp_path / "tls.crt", tmp_path / "tls.key", expiry_threshold=24 * 3600, wall_clock=clock
+    )
+    assert reloader.readiness() is None  # 48 h left
+    assert reloader.not_after == load_cert(tmp_path / "tls.crt").not_valid_after_utc.timestamp()
+    clock.now += 25 * 3600
+    reason = reloader.readiness()
+    assert reason is not None and "expires at" in reason and re.search(r"in 2[23]h\d\dm", reason)
+    assert "still being served" in reason and "renew" in reason
+    clock.now += 24 * 3600
+    reason = reloader.readiness()
+    assert reason is not None and "expired at" in reason
+
+    _half_renewal(tmp_path)  # the renewal cannot load: readiness says why the old one is still served
+    reason = reloader.readiness()
+    assert reason is not None and "expired" in reason and "cannot be loaded" in reason
+
+    _generate(tmp_path, days=365, now=dt.datetime.fromtimestamp(clock.now, dt.UTC))
+    assert reloader.readiness() is None
+
+
+def test_a_zero_threshold_fails_readiness_only_once_expired(tmp_path: Path) -> None:
+    now = dt.datetime.now(dt.UTC)
+    _generate(tmp_path, days=1, now=now)
+    clock = FakeClock(now.timestamp())
+    reloader = CertificateReloader(
+        tmp_path / "tls.crt", tmp_path / "tls.key", expiry_threshold=0, wall_clock=clock
+    )
+    clock.now += 23 * 3600
+    assert reloader.readiness() is None
+    clock.now += 2 * 3600
+    assert "expired at" in (reloader.readiness() or "")
+
+
+def test_the_expiry_of_the_certificate_in_use_is_a_metric(tmp_path: Path) -> None:
+    _generate(tmp_path, days=30)
+    reloader = CertificateReloader(tmp_path / "tls.crt", tmp_path / "tls.key")
+    reloader.readiness()
+    metrics = WebhookMetrics()
+    reloader.on_certificate(metrics.set_certificate_expiry)
+
+    def exported() -> float:
+        text = metrics.exposition().decode()
+        found = re.search(r"^fhpa_webhook_certificate_expiry_timestamp_seconds (\S+)$", text, re.M)
+        assert found, text
+        return float(found.group(1))
+
+    assert exported() == load_cert(tmp_path / "tls.crt").not_valid_after_utc.timestamp()
+    _half_renewal(tmp_path)  # not loaded: the metric keeps the certificate in use
+    reloader.context()
+    assert exported() == reloader.not_after
+    time.sleep(0.01)
+    _generate(tmp_path, days=90)
+    reloader.context()
+    assert exported() == load_cert(tmp_path / "tls.crt").not_valid_after_utc.timestamp() == reloader.not_after
