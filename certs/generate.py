@@ -8,6 +8,10 @@ cost a fraction of RSA's, which matters at admission latency.
 The CA key is kept beside the certificates (mode 0600) so that running the command again renews the
 serving certificate under the same CA: the caBundle in the webhook configurations then stays valid and a
 running server picks the new files up without anyone touching the API server.
+
+Renewal (review L9). Nothing renews these certificates by itself: `check` says when each one expires and
+whether regenerating is due (within `RENEW_BEFORE_DAYS`), and `fhpa certs generate` prints the same after
+writing. docs/certificates.md gives the procedure and the alert on the webhook's expiry metric.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ TLS_KEY = "tls.key"
 # Certificates are back-dated a little so that a node whose clock lags still accepts them.
 CLOCK_SKEW = dt.timedelta(minutes=5)
 CA_MIN_DAYS = 3650
+RENEW_BEFORE_DAYS = 30  # regenerate a serving certificate when it has fewer days than this left
 
 
 class CertificateError(ValueError):
@@ -47,6 +52,15 @@ class CertBundle:
     ca_cert_pem: bytes
     tls_cert_pem: bytes
     ca_reused: bool
+    ca_replaced: bool = False  # a CA was in out_dir but expired before the new certificate would
+
+    @property
+    def tls_not_after(self) -> dt.datetime:
+        return x509.load_pem_x509_certificate(self.tls_cert_pem).not_valid_after_utc
+
+    @property
+    def ca_not_after(self) -> dt.datetime:
+        return x509.load_pem_x509_certificate(self.ca_cert_pem).not_valid_after_utc
 
     @property
     def ca_bundle(self) -> str:
@@ -262,8 +276,9 @@ def generate(
     _validity(days, now)
     out_dir.mkdir(parents=True, exist_ok=True)
     existing = None if new_ca else _load_existing_ca(out_dir)
+    ca_replaced = False
     if existing and existing[0].not_valid_after_utc < now + dt.timedelta(days=days):
-        existing = None
+        existing, ca_replaced = None, True
     ca_cert, ca_key = existing or build_ca(f"{service}.{namespace} webhook CA", max(days, CA_MIN_DAYS), now)
     tls_cert, tls_key = build_serving_cert(ca_cert, ca_key, dns_names, ip_sans, days, now)
     if existing is None:
@@ -273,4 +288,52 @@ def generate(
     # and keeps serving the old one until both are in place.
     write_atomically(out_dir / TLS_KEY, _pem_key(tls_key), 0o600)
     write_atomically(out_dir / TLS_CERT, _pem_cert(tls_cert), 0o644)
-    return CertBundle(out_dir, _pem_cert(ca_cert), _pem_cert(tls_cert), ca_reused=existing is not None)
+    return CertBundle(
+        out_dir,
+        _pem_cert(ca_cert),
+        _pem_cert(tls_cert),
+        ca_reused=existing is not None,
+        ca_replaced=ca_replaced,
+    )
+
+
+@dataclass(frozen=True)
+class Expiry:
+    """When one certificate file expires, and whether it is time to regenerate it."""
+
+    name: str
+    not_after: dt.datetime
+    left: dt.timedelta
+    due: bool  # fewer than the renewal window's days left (or expired)
+
+    @property
+    def expired(self) -> bool:
+        return self.left <= dt.timedelta(0)
+
+    def describe(self) -> str:
+        when = self.not_after.isoformat(timespec="minutes")
+        if self.expired:
+            return f"{self.name} EXPIRED at {when}"
+        return f"{self.name} expires at {when} (in {self.left.days} days)"
+
+
+def check(
+    out_dir: Path, renew_before_days: int = RENEW_BEFORE_DAYS, now: dt.datetime | None = None
+) -> list[Expiry]:
+    """The expiry of tls.crt and ca.crt in `out_dir` (those present); raises CertificateError when a
+    file cannot be read or neither exists."""
+    now = now or dt.datetime.now(dt.UTC)
+    found = []
+    for name in (TLS_CERT, CA_CERT):
+        path = out_dir / name
+        if not path.exists():
+            continue
+        try:
+            not_after = x509.load_pem_x509_certificate(path.read_bytes()).not_valid_after_utc
+        except (OSError, ValueError) as exc:
+            raise CertificateError(f"cannot read {path}: {exc}") from exc
+        left = not_after - now
+        found.append(Expiry(name, not_after, left, left < dt.timedelta(days=renew_before_days)))
+    if not found:
+        raise CertificateError(f"{out_dir} holds neither {TLS_CERT} nor {CA_CERT}")
+    return found

@@ -9,6 +9,7 @@ import ssl
 import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from certs.generate import CertificateError, build_ca, generate, issue_certificate, service_dns_names
+from certs.generate import CertificateError, build_ca, check, generate, issue_certificate, service_dns_names
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -188,3 +189,67 @@ def test_a_client_certificate_carries_its_groups_and_client_usage_only() -> None
     with pytest.raises(x509.ExtensionNotFound):
         cert.extensions.get_extension_for_class(x509.SubjectAlternativeName)
     cert.verify_directly_issued_by(ca_cert)
+
+
+def run_certs(action: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "fhpa", "certs", action, *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_generate_says_when_the_certificate_expires_and_when_to_regenerate(tmp_path: Path) -> None:
+    """Review L9: a 365-day certificate with nothing that says when it runs out."""
+    result = run_cli("--out", str(tmp_path), "--service", "web", "--namespace", "ns")
+    assert result.returncode == 0, result.stderr
+    not_after = load(tmp_path / "tls.crt").not_valid_after_utc
+    renew_by = (not_after - dt.timedelta(days=30)).date().isoformat()
+    assert f"tls.crt expires at {not_after.isoformat(timespec='minutes')}" in result.stderr
+    assert f"regenerate it before {renew_by}" in result.stderr and "docs/certificates.md" in result.stderr
+    assert "WARNING" not in result.stderr
+    short = run_cli("--out", str(tmp_path), "--service", "web", "--namespace", "ns", "--days", "7")
+    assert short.returncode == 0 and "WARNING: tls.crt is valid for fewer than 30 days" in short.stderr
+
+
+def test_generate_warns_when_an_expiring_ca_was_replaced(tmp_path: Path) -> None:
+    long_ago = dt.datetime.now(dt.UTC) - dt.timedelta(days=3640)
+    generate(tmp_path, "web", "ns", days=1, now=long_ago)
+    result = run_cli("--out", str(tmp_path), "--service", "web", "--namespace", "ns")
+    assert result.returncode == 0
+    assert "a new CA was made and the caBundle changed" in result.stderr
+
+
+def test_check_warns_when_regenerating_is_due(tmp_path: Path) -> None:
+    fresh, soon, expired = tmp_path / "fresh", tmp_path / "soon", tmp_path / "expired"
+    generate(fresh, "web", "ns")
+    generate(soon, "web", "ns", days=10)
+    generate(expired, "web", "ns", days=1, now=dt.datetime.now(dt.UTC) - dt.timedelta(days=2))
+
+    ok = run_certs("check", "--dir", str(fresh))
+    assert ok.returncode == 0, ok.stderr
+    assert "tls.crt expires at" in ok.stdout and "(in 364 days)" in ok.stdout and not ok.stderr
+
+    due = run_certs("check", "--dir", str(soon))
+    assert due.returncode == 1
+    assert "WARNING: tls.crt expires within 30 days: regenerate it" in due.stderr
+    assert run_certs("check", "--dir", str(soon), "--renew-before-days", "5").returncode == 0
+
+    gone = run_certs("check", "--dir", str(expired))
+    assert gone.returncode == 1 and "tls.crt EXPIRED at" in gone.stdout and "has expired" in gone.stderr
+
+    empty = run_certs("check", "--dir", str(tmp_path / "nothing"))
+    assert empty.returncode == 2 and "holds neither" in empty.stderr
+
+
+def test_check_reports_both_files() -> None:
+    now = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
+    with tempfile.TemporaryDirectory() as directory:
+        generate(Path(directory), "web", "ns", days=40, now=now)
+        found = {e.name: e for e in check(Path(directory), now=now + dt.timedelta(days=9))}
+        later = {e.name: e for e in check(Path(directory), now=now + dt.timedelta(days=11))}
+    assert not found["tls.crt"].due and found["tls.crt"].left.days == 31
+    assert later["tls.crt"].due and later["tls.crt"].left.days == 29
+    assert not later["ca.crt"].due and later["ca.crt"].left.days > 3000
