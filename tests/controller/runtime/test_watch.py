@@ -180,19 +180,52 @@ def test_http_410_on_the_watch_request_relists() -> None:
     assert set(watcher.snapshot()) == {("ns", "a")}
 
 
+class RecordingStop(threading.Event):
+    """The watcher's stop event, whose ``wait`` (the watcher's only sleep: backoff and the minimum watch
+    interval) records the delay asked for and returns at once, so real backoff delays cost no time."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waits: list[float] = []
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waits.append(float("inf") if timeout is None else timeout)
+        return self.is_set()
+
+
 def test_errors_back_off_and_resume_from_the_last_version_without_listing() -> None:
-    server, events, _ = run(
+    stop = RecordingStop()
+    server = FakeServer(
         [
             ListResponse([obj("a", "1")], "4"),
             ApiException(status=500, reason="Internal Server Error"),
             StreamResponse([{"type": "ERROR", "object": {"code": 500, "reason": "InternalError"}}]),
             ConnectionResetError("peer reset"),
+            ApiException(status=503, reason="Unavailable"),
             StreamResponse([{"type": "MODIFIED", "object": obj("a", "8")}]),
-        ]
+            ConnectionResetError("peer reset again"),  # after a success: the backoff starts over
+            StreamResponse([]),
+        ],
+        stop,
     )
-    assert [c.get("resource_version") for c in server.calls[1:5]] == ["4", "4", "4", "4"]
+    events: list[WatchEvent] = []
+    watcher = Watcher(
+        server,
+        events.append,
+        name="test",
+        backoff=ExponentialBackoff(base=0.5, maximum=3.0),  # real delays: only the fake wait skips them
+        min_watch_interval=0.0,
+    )
+    thread = threading.Thread(target=watcher.run, args=(stop,))
+    thread.start()
+    thread.join(10)
+    assert not thread.is_alive()
+    assert [c.get("resource_version") for c in server.calls[1:6]] == ["4", "4", "4", "4", "4"]
+    assert [bool(c.get("watch")) for c in server.calls].count(False) == 1  # one list, never again
     assert all(c.get("watch") for c in server.calls[1:])
     assert events[-1].type == "MODIFIED"
+    # each failure in a row waits twice as long (capped), and a successful watch resets the backoff
+    assert stop.waits == [0.5, 1.0, 2.0, 3.0, 0.5]
 
 
 def test_an_initial_list_failure_is_retried() -> None:
