@@ -18,7 +18,7 @@ from functools import partial
 from controller.errors import ClusterUnreachableError, ConflictError, NotFoundError, NotOwnedError, PortError
 from controller.planning.plan import HPAAction, Plan
 from controller.ports import ControlPlane, MemberCluster
-from fhpa_api.models import FederatedHPA
+from fhpa_api.models import FederatedHPA, FederatedHPAStatus
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,9 @@ def public_text(text: str, limit: int = PUBLIC_TEXT_LIMIT) -> str:
 class ExecutionResult:
     done: list[str] = field(default_factory=list)  # "create/member1", "scale/member2=3", ...
     failed: dict[str, str] = field(default_factory=dict)  # action -> error message
-    conflict: bool = False  # the FederatedHPA changed under us: re-read and re-plan
+    # member writes refused with 409: the object changed since the pass observed it (not applied)
+    stale: dict[str, str] = field(default_factory=dict)
+    conflict: bool = False  # the FederatedHPA or a member object changed under us: re-read and re-plan
     updated: FederatedHPA | None = None  # the object as stored after the status write
 
     @property
@@ -96,6 +98,18 @@ def _order(actions: list[HPAAction], current_max: Mapping[str, int]) -> list[HPA
     return sorted(actions, key=key)
 
 
+def _record_decisions(plan: Plan, applied: Mapping[str, str | None]) -> FederatedHPAStatus:
+    """The planned status with each cluster's row recording the decision key its member HPA holds after
+    this pass's writes (a failed or refused write leaves the key observed before it)."""
+    if not applied or not plan.status.clusters:
+        return plan.status
+    status = plan.status.model_copy(deep=True)
+    for row in status.clusters or []:
+        if row.name in applied:
+            row.decision_key = applied[row.name]
+    return status
+
+
 def execute(
     plan: Plan,
     fhpa: FederatedHPA,
@@ -112,7 +126,19 @@ def execute(
         label = f"{kind}/{cluster}"
         try:
             call()
-        except (ClusterUnreachableError, NotOwnedError, ConflictError, PortError) as exc:
+        except ConflictError as exc:
+            # changed since we looked: not applied, and never retried with a fresh read; the next pass
+            # replans from a fresh observation
+            result.stale[label] = public_text(str(exc))
+            result.conflict = True
+            log.info(
+                "member write refused: changed since observed",
+                extra={"object": ref, "action": label, "error": result.stale[label]},
+            )
+            if on_action:
+                on_action(kind, cluster, False)
+            return False
+        except (ClusterUnreachableError, NotOwnedError, PortError) as exc:
             error = public_text(str(exc))
             result.failed[label] = error
             log.warning("member action failed", extra={"object": ref, "action": label, "error": error})
@@ -124,15 +150,21 @@ def execute(
             on_action(kind, cluster, True)
         return True
 
+    applied: dict[str, str | None] = {}  # cluster -> the decision key its member HPA now holds
     for action in _order(plan.hpa_actions, current_max or {}):
         member = members.get(action.cluster)
         if member is None:
             result.failed[f"{action.op}/{action.cluster}"] = "cluster is no longer registered"
             continue
         if action.op == "delete":
-            attempt("delete", action.cluster, partial(member.delete_hpa, fhpa))
+            if attempt("delete", action.cluster, partial(member.delete_hpa, fhpa, observed=action.observed)):
+                applied[action.cluster] = None
         else:
-            attempt(action.op, action.cluster, partial(member.apply_hpa, fhpa, action.spec or {}))
+            call = partial(
+                member.apply_hpa, fhpa, action.spec or {}, observed=action.observed, decision=action.decision
+            )
+            if attempt(action.op, action.cluster, call):
+                applied[action.cluster] = action.decision
 
     for write in plan.replica_writes:
         member = members.get(write.cluster)
@@ -140,11 +172,12 @@ def execute(
             result.failed[f"scale/{write.cluster}"] = "cluster is no longer registered"
             continue
         namespace = fhpa.metadata.namespace or "default"
-        scale = partial(member.scale_workload, namespace, fhpa.spec.scale_target_ref, write.replicas)
+        target = fhpa.spec.scale_target_ref
+        scale = partial(member.scale_workload, namespace, target, write.replicas, observed=write.observed)
         attempt("scale", write.cluster, scale)
 
     try:
-        result.updated = control_plane.update_federated_hpa_status(fhpa, plan.status)
+        result.updated = control_plane.update_federated_hpa_status(fhpa, _record_decisions(plan, applied))
     except ConflictError:
         result.conflict = True
     except NotFoundError:

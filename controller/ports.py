@@ -11,6 +11,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from controller.planning.observation import ClusterObservation, Taint
+from controller.planning.plan import Observed
 from fhpa_api.models import (
     CronFederatedHPA,
     CronFederatedHPAStatus,
@@ -68,19 +69,40 @@ class MemberCluster(Protocol):
         """
         ...
 
-    def apply_hpa(self, fhpa: FederatedHPA, spec: dict[str, object]) -> None:
+    def apply_hpa(
+        self,
+        fhpa: FederatedHPA,
+        spec: dict[str, object],
+        observed: Observed | None = None,
+        decision: str | None = None,
+    ) -> None:
         """Create or update the member HPA (autoscaling/v2 spec body) labelled as owned by ``fhpa``.
+
+        ``observed``: the HPA as the planning pass saw it. With no resourceVersion the HPA was absent: it
+        is created (one that exists now is a ConflictError); with one, it is replaced only at that version
+        (a change since is a ConflictError, never retried with a fresh read). None: unconditional, for
+        callers without an observation. ``decision`` (member_hpa.decision_key) is stamped on the HPA as
+        the annotation ``autoscaling.karmada.io/decision``; an HPA that already holds that decision with
+        that spec is not written again.
 
         Raises NotOwnedError when an HPA of that name exists and is not ours, ConflictError on a 409.
         """
         ...
 
-    def delete_hpa(self, fhpa: FederatedHPA) -> None:
-        """Delete the member HPA if it is ours; absent is fine."""
+    def delete_hpa(self, fhpa: FederatedHPA, observed: Observed | None = None) -> None:
+        """Delete the member HPA if it is ours; absent is fine. With ``observed``, only the HPA at that
+        resourceVersion (ConflictError otherwise)."""
         ...
 
-    def scale_workload(self, namespace: str, target: CrossVersionObjectReference, replicas: int) -> None:
-        """Set replicas through the scale subresource."""
+    def scale_workload(
+        self,
+        namespace: str,
+        target: CrossVersionObjectReference,
+        replicas: int,
+        observed: Observed | None = None,
+    ) -> None:
+        """Set replicas through the scale subresource; with ``observed``, only if the Scale is still at
+        that resourceVersion (ConflictError otherwise)."""
         ...
 
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from controller.errors import ClusterUnreachableError, PortError
 from controller.executor import ActionHook, ExecutionResult, execute
 from controller.planning.observation import ClusterObservation
-from controller.planning.plan import Plan
+from controller.planning.plan import Plan, bind
 from controller.planning.planner import PlannerConfig, plan
 from controller.ports import Clock, ControlPlane, MemberCluster
 from fhpa_api.models import FederatedHPA
@@ -47,7 +47,8 @@ def reconcile_federated_hpa(
     on_action: ActionHook | None = None,
 ) -> tuple[Plan, ExecutionResult]:
     observations = observe_all(fhpa, members)
-    the_plan = plan(fhpa, observations, clock.now(), config or PlannerConfig())
+    # every member write is conditional on the observation the plan was made from (resourceVersions)
+    the_plan = bind(plan(fhpa, observations, clock.now(), config or PlannerConfig()), fhpa, observations)
     current_max = {o.name: o.hpa.max_replicas for o in observations if o.hpa is not None}
     result = execute(the_plan, fhpa, members, control_plane, current_max, on_action)
     return the_plan, result

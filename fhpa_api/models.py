@@ -314,6 +314,9 @@ class ClusterStatus(ApiModel):
     max_trend: int | None = None  # +1 / -1: the direction of the last change of this cluster's max
     max_trend_time: datetime | None = None
     drained_at: datetime | None = None  # when its max was last lowered below what it ran (a drain)
+    # the decision key (annotation autoscaling.karmada.io/decision) of the member HPA as last applied by a
+    # write of this controller or observed on it: the idempotence record of member writes
+    decision_key: str | None = None
 
 
 class FederatedHPAStatus(ApiModel):

@@ -26,6 +26,7 @@ from typing import Any
 
 from controller.errors import ClusterUnreachableError, NotFoundError, NotOwnedError
 from controller.planning.member_hpa import (
+    ANNOTATION_DECISION,
     ANNOTATION_DIGEST,
     LABEL_OWNER_UID,
     hpa_name,
@@ -34,6 +35,7 @@ from controller.planning.member_hpa import (
 )
 from controller.planning.metric_ratio import metric_ratio
 from controller.planning.observation import ClusterObservation, MemberHPAObservation, Taint
+from controller.planning.plan import Observed
 from controller.ports import Clock, ClusterIdentity
 from fhpa_api.models import CrossVersionObjectReference, FederatedHPA
 from simulator.native_hpa import NativeHPA, SyncResult, current_metrics, spec_metrics
@@ -175,7 +177,14 @@ class SimulatedCluster:
             hpa=self._hpa_observation(fhpa),
         )
 
-    def apply_hpa(self, fhpa: FederatedHPA, spec: dict[str, object]) -> None:
+    def apply_hpa(
+        self,
+        fhpa: FederatedHPA,
+        spec: dict[str, object],
+        observed: Observed | None = None,
+        decision: str | None = None,
+    ) -> None:
+        # the simulator observes no resourceVersions (one writer, no concurrency): ``observed`` is None
         name = hpa_name(fhpa)
         existing = self.hpas.get(name)
         if self.down:
@@ -189,6 +198,8 @@ class SimulatedCluster:
             )
         labels = owner_labels(fhpa)
         annotations = {ANNOTATION_DIGEST: template_digest(fhpa)}
+        if decision is not None:
+            annotations[ANNOTATION_DECISION] = decision
         body: dict[str, Any] = dict(spec)
         if existing is None:
             self.hpas[name] = NativeHPA(name, body, labels, annotations)
@@ -197,7 +208,7 @@ class SimulatedCluster:
             existing.labels, existing.annotations = labels, annotations
         self.api_writes += 1
 
-    def delete_hpa(self, fhpa: FederatedHPA) -> None:
+    def delete_hpa(self, fhpa: FederatedHPA, observed: Observed | None = None) -> None:
         self._reachable()
         name = hpa_name(fhpa)
         existing = self.hpas.get(name)
@@ -208,7 +219,13 @@ class SimulatedCluster:
         del self.hpas[name]
         self.api_writes += 1
 
-    def scale_workload(self, namespace: str, target: CrossVersionObjectReference, replicas: int) -> None:
+    def scale_workload(
+        self,
+        namespace: str,
+        target: CrossVersionObjectReference,
+        replicas: int,
+        observed: Observed | None = None,
+    ) -> None:
         if self.down and replicas > self.replicas:
             self.raises_while_down += 1
         self._reachable()
@@ -318,6 +335,7 @@ class SimulatedCluster:
             current_replicas=hpa.status.current_replicas,
             desired_replicas=hpa.status.desired_replicas,
             template_digest=hpa.annotations.get(ANNOTATION_DIGEST),
+            decision=hpa.annotations.get(ANNOTATION_DECISION),
             conditions=hpa.status.condition_list(),
             metric_ratio=metric_ratio(spec_metrics(hpa), current_metrics(hpa.status)),
         )

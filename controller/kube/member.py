@@ -8,12 +8,16 @@ HorizontalPodAutoscalers of the namespace (autoscaling/v2, or v2beta2 on cluster
 
 What it writes, and how it stays safe with other writers:
 - the member HPA: created with POST (an existing one answers 409, so two writers never both
-  create), replaced with PUT carrying the resourceVersion it read (a change in between answers 409:
-  ConflictError, the caller re-reads and re-plans), deleted with uid and resourceVersion
-  preconditions. Every write names the field manager ``federated-hpa``.
+  create), replaced with PUT carrying the resourceVersion the planning pass OBSERVED, deleted with
+  uid and that resourceVersion as preconditions: a change since the pass looked answers 409
+  (ConflictError; the caller replans from a fresh observation, it never retries with a fresh read).
+  Each write stamps the plan's decision key (annotation ``autoscaling.karmada.io/decision``); an HPA
+  that already holds the same decision and spec is not written again, so a second controller carrying
+  out the same plan, or a replaced one, does not repeat it. Every write names the field manager
+  ``federated-hpa``.
 - an HPA we do not own is never written: not one under our name without our labels, and none of
   ours beside another HPA that targets the same workload (DESIGN §1): NotOwnedError.
-- workload replicas only through the scale subresource, with the Scale's resourceVersion.
+- workload replicas only through the scale subresource, with the Scale's resourceVersion as observed.
 """
 
 from __future__ import annotations
@@ -29,10 +33,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from controller.errors import ClusterUnreachableError, NotFoundError, NotOwnedError
+from controller.errors import ClusterUnreachableError, ConflictError, NotFoundError, NotOwnedError
 from controller.kube.clients import AccessDeniedError, KubeClient
 from controller.planning import capacity
 from controller.planning.member_hpa import (
+    ANNOTATION_DECISION,
     ANNOTATION_DIGEST,
     FIELD_MANAGER,
     LABEL_MANAGED_BY,
@@ -44,6 +49,7 @@ from controller.planning.member_hpa import (
 )
 from controller.planning.metric_ratio import metric_ratio
 from controller.planning.observation import ClusterObservation, MemberHPAObservation
+from controller.planning.plan import Observed
 from controller.ports import ClusterIdentity
 from fhpa_api.models import Condition, CrossVersionObjectReference, FederatedHPA
 
@@ -138,6 +144,9 @@ def hpa_observation(hpa: Mapping[str, Any], owned: bool) -> MemberHPAObservation
         template_digest=(meta.get("annotations") or {}).get(ANNOTATION_DIGEST),
         conditions=_conditions(status.get("conditions")),
         metric_ratio=metric_ratio(spec.get("metrics") or [], status.get("currentMetrics") or []),
+        resource_version=meta.get("resourceVersion"),
+        uid=meta.get("uid"),
+        decision=(meta.get("annotations") or {}).get(ANNOTATION_DECISION),
     )
 
 
@@ -335,6 +344,7 @@ class KubeMemberCluster:
             ready_replicas=ready,
             pending_replicas=pending,
             available_replicas=self._available(template, running),
+            scale_resource_version=(scale.get("metadata") or {}).get("resourceVersion"),
         )
 
     def _observe_hpa(self, fhpa: FederatedHPA, namespace: str) -> MemberHPAObservation | None:
@@ -397,7 +407,13 @@ class KubeMemberCluster:
 
     # --- member HPA ------------------------------------------------------------------------------
 
-    def apply_hpa(self, fhpa: FederatedHPA, spec: dict[str, object]) -> None:
+    def apply_hpa(
+        self,
+        fhpa: FederatedHPA,
+        spec: dict[str, object],
+        observed: Observed | None = None,
+        decision: str | None = None,
+    ) -> None:
         namespace = fhpa.metadata.namespace or "default"
         name = hpa_name(fhpa)
         mine, foreign = self._hpas(fhpa, namespace)
@@ -414,8 +430,12 @@ class KubeMemberCluster:
         labels = {**(_labels(mine) if mine else {}), **owner_labels(fhpa)}
         annotations = {**((mine or {}).get("metadata", {}).get("annotations") or {})}
         annotations[ANNOTATION_DIGEST] = spec_template_digest(spec)
+        if decision is not None:
+            annotations[ANNOTATION_DECISION] = decision
         if mine is not None and _already_applied(mine, spec, labels, annotations):
-            return  # already as planned: no write, no new resourceVersion
+            # already as planned (with a decision key: this very decision, applied by us earlier, by
+            # another leader carrying out the same plan, or by the process we replaced): no write
+            return
         metadata: dict[str, Any] = {
             "name": name,
             "namespace": namespace,
@@ -428,15 +448,25 @@ class KubeMemberCluster:
             "metadata": metadata,
             "spec": spec,
         }
-        if mine is None:
+        # what the write is conditional on: the HPA as the planning pass observed it. The read above only
+        # refuses what is not ours, keeps others' labels and annotations and skips a repeat; its
+        # resourceVersion is never used, so a stale plan answers 409 instead of winning
+        create = mine is None if observed is None else observed.resource_version is None
+        if create:  # absent when observed: POST, and one that exists now answers 409 AlreadyExists
             self.client.request("POST", self._hpa_path(namespace), {"fieldManager": FIELD_MANAGER}, body)
             log.info("Created member HPA", extra={"cluster": self.name, "object": f"{namespace}/{name}"})
             return
-        metadata["resourceVersion"] = mine["metadata"]["resourceVersion"]
+        if observed is not None:
+            metadata["resourceVersion"] = observed.resource_version
+            if mine is None:
+                raise ConflictError(f"cluster {self.name}: HPA {namespace}/{name} was deleted since observed")
+        else:
+            assert mine is not None
+            metadata["resourceVersion"] = mine["metadata"]["resourceVersion"]
         self.client.request("PUT", self._hpa_path(namespace, name), {"fieldManager": FIELD_MANAGER}, body)
         log.info("Updated member HPA", extra={"cluster": self.name, "object": f"{namespace}/{name}"})
 
-    def delete_hpa(self, fhpa: FederatedHPA) -> None:
+    def delete_hpa(self, fhpa: FederatedHPA, observed: Observed | None = None) -> None:
         namespace = fhpa.metadata.namespace or "default"
         name = hpa_name(fhpa)
         existing = self.client.find(self._hpa_path(namespace, name))
@@ -452,7 +482,12 @@ class KubeMemberCluster:
         options = {
             "apiVersion": "v1",
             "kind": "DeleteOptions",
-            "preconditions": {"uid": meta["uid"], "resourceVersion": meta["resourceVersion"]},
+            "preconditions": {
+                "uid": (observed.uid if observed is not None else None) or meta["uid"],
+                # as observed when the deletion was planned (a change since answers 409), else as read
+                "resourceVersion": (observed.resource_version if observed is not None else None)
+                or meta["resourceVersion"],
+            },
         }
         try:
             self.client.request("DELETE", self._hpa_path(namespace, name), body=options)
@@ -462,7 +497,13 @@ class KubeMemberCluster:
 
     # --- scale -----------------------------------------------------------------------------------
 
-    def scale_workload(self, namespace: str, target: CrossVersionObjectReference, replicas: int) -> None:
+    def scale_workload(
+        self,
+        namespace: str,
+        target: CrossVersionObjectReference,
+        replicas: int,
+        observed: Observed | None = None,
+    ) -> None:
         if replicas < 0:
             raise ValueError(f"replicas must be >= 0, got {replicas}")
         kind = self._target(target)
@@ -481,7 +522,9 @@ class KubeMemberCluster:
             "metadata": {
                 "name": target.name,
                 "namespace": namespace,
-                "resourceVersion": scale["metadata"]["resourceVersion"],
+                # as observed when the write was planned (a change since answers 409), else as read
+                "resourceVersion": (observed.resource_version if observed is not None else None)
+                or scale["metadata"]["resourceVersion"],
             },
             "spec": {"replicas": replicas},
         }

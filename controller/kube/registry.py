@@ -70,6 +70,7 @@ from controller.kube.clients import (
 )
 from controller.kube.member import KubeMemberCluster
 from controller.planning.observation import ClusterObservation, Taint
+from controller.planning.plan import Observed
 from controller.ports import ClusterIdentity, MemberCluster
 from fhpa_api.models import CrossVersionObjectReference, FederatedHPA
 
@@ -239,13 +240,25 @@ class BrokenMember:
     def observe(self, fhpa: FederatedHPA) -> ClusterObservation:
         raise self._fail()
 
-    def apply_hpa(self, fhpa: FederatedHPA, spec: dict[str, object]) -> None:
+    def apply_hpa(
+        self,
+        fhpa: FederatedHPA,
+        spec: dict[str, object],
+        observed: Observed | None = None,
+        decision: str | None = None,
+    ) -> None:
         raise self._fail()
 
-    def delete_hpa(self, fhpa: FederatedHPA) -> None:
+    def delete_hpa(self, fhpa: FederatedHPA, observed: Observed | None = None) -> None:
         raise self._fail()
 
-    def scale_workload(self, namespace: str, target: CrossVersionObjectReference, replicas: int) -> None:
+    def scale_workload(
+        self,
+        namespace: str,
+        target: CrossVersionObjectReference,
+        replicas: int,
+        observed: Observed | None = None,
+    ) -> None:
         raise self._fail()
 
     def close(self) -> None:
@@ -288,14 +301,26 @@ class RegisteredMember:
             raise ClusterUnreachableError(self._name, f"failed its last health probe: {health.last_error}")
         return self._inner().observe(fhpa)
 
-    def apply_hpa(self, fhpa: FederatedHPA, spec: dict[str, object]) -> None:
-        self._inner().apply_hpa(fhpa, spec)
+    def apply_hpa(
+        self,
+        fhpa: FederatedHPA,
+        spec: dict[str, object],
+        observed: Observed | None = None,
+        decision: str | None = None,
+    ) -> None:
+        self._inner().apply_hpa(fhpa, spec, observed=observed, decision=decision)
 
-    def delete_hpa(self, fhpa: FederatedHPA) -> None:
-        self._inner().delete_hpa(fhpa)
+    def delete_hpa(self, fhpa: FederatedHPA, observed: Observed | None = None) -> None:
+        self._inner().delete_hpa(fhpa, observed=observed)
 
-    def scale_workload(self, namespace: str, target: CrossVersionObjectReference, replicas: int) -> None:
-        self._inner().scale_workload(namespace, target, replicas)
+    def scale_workload(
+        self,
+        namespace: str,
+        target: CrossVersionObjectReference,
+        replicas: int,
+        observed: Observed | None = None,
+    ) -> None:
+        self._inner().scale_workload(namespace, target, replicas, observed=observed)
 
 
 @dataclass

@@ -19,6 +19,7 @@ LABEL_OWNER_NAMESPACE = "autoscaling.karmada.io/federatedhpa-namespace"
 LABEL_OWNER_NAME = "autoscaling.karmada.io/federatedhpa-name"
 LABEL_OWNER_UID = "autoscaling.karmada.io/federatedhpa-uid"
 ANNOTATION_DIGEST = "autoscaling.karmada.io/template-digest"
+ANNOTATION_DECISION = "autoscaling.karmada.io/decision"
 DEFAULT_METRICS: list[dict[str, Any]] = [
     {
         "type": "Resource",
@@ -63,3 +64,24 @@ def template_digest(fhpa: FederatedHPA) -> str:
 def render_spec(fhpa: FederatedHPA, min_replicas: int, max_replicas: int) -> dict[str, Any]:
     """The full autoscaling/v2 HorizontalPodAutoscalerSpec for one cluster."""
     return {**template(fhpa), "minReplicas": min_replicas, "maxReplicas": max_replicas}
+
+
+def decision_key(fhpa: FederatedHPA, cluster: str, spec: dict[str, Any]) -> str:
+    """The idempotence key of one member HPA write: which decision the member holds.
+
+    A short hash (16 hex digits of SHA-256) of the FederatedHPA's uid, its metadata.generation, the
+    cluster's name and the full planned spec (scaleTargetRef, metrics, behavior, minReplicas,
+    maxReplicas), in canonical JSON. Two controllers planning the same generation to the same spec for a
+    cluster compute the same key; any other FederatedHPA, generation, cluster or spec gives another one.
+    """
+    raw = json.dumps(
+        {
+            "uid": fhpa.metadata.uid or "",
+            "generation": fhpa.metadata.generation or 0,
+            "cluster": cluster,
+            "spec": spec,
+        },
+        sort_keys=True,
+        separators=(",", ":"),
+    ).encode()
+    return hashlib.sha256(raw).hexdigest()[:16]

@@ -32,6 +32,10 @@ class MemberHPAObservation(BaseModel):
     template_digest: str | None = None  # digest of metrics/behavior/target we wrote (see member_hpa.py)
     metric_ratio: float | None = None  # largest current/target over its metrics (metric_ratio.py)
     conditions: list[Condition] = Field(default_factory=list)
+    # what a write is conditional on (DESIGN: member writes): the HPA as this pass saw it
+    resource_version: str | None = None  # None from adapters without versions (the simulator)
+    uid: str | None = None
+    decision: str | None = None  # its decision annotation (member_hpa.decision_key) when it has one
 
     def condition(self, type_: str) -> Condition | None:
         return next((c for c in self.conditions if c.type == type_), None)
@@ -67,6 +71,7 @@ class ClusterObservation(BaseModel):
         None  # replicas of this workload the cluster can hold; None: unknown/unlimited
     )
     hpa: MemberHPAObservation | None = None
+    scale_resource_version: str | None = None  # the workload's Scale as observed (a replica write's guard)
 
     @property
     def no_execute(self) -> bool:

@@ -176,7 +176,17 @@ def _row(
         max_trend=trend,
         max_trend_time=trend_time,
         drained_at=slot.drained_at if slot is not None else (row.drained_at if row is not None else None),
+        decision_key=_decision_key(cluster, row),
     )
+
+
+def _decision_key(cluster: ClusterObservation, row: ClusterStatus | None) -> str | None:
+    """The decision the member HPA holds as observed (the executor records the one it applies); a
+    cluster not observed this pass keeps the last one recorded."""
+    if not cluster.healthy:
+        return row.decision_key if row is not None else None
+    hpa = cluster.hpa
+    return hpa.decision if hpa is not None and hpa.owned else None
 
 
 def _max_trend(

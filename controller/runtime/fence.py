@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from controller.planning.observation import ClusterObservation
+from controller.planning.plan import Observed
 from controller.ports import ClusterIdentity, MemberCluster, NotLeaderError
 from fhpa_api.models import CrossVersionObjectReference, FederatedHPA
 
@@ -82,17 +83,29 @@ class FencedMember:
     def observe(self, fhpa: FederatedHPA) -> ClusterObservation:
         return self._inner.observe(fhpa)
 
-    def apply_hpa(self, fhpa: FederatedHPA, spec: dict[str, object]) -> None:
+    def apply_hpa(
+        self,
+        fhpa: FederatedHPA,
+        spec: dict[str, object],
+        observed: Observed | None = None,
+        decision: str | None = None,
+    ) -> None:
         self._fence.check(f"apply HPA in {self._inner.identity.name}")
-        self._inner.apply_hpa(fhpa, spec)
+        self._inner.apply_hpa(fhpa, spec, observed=observed, decision=decision)
 
-    def delete_hpa(self, fhpa: FederatedHPA) -> None:
+    def delete_hpa(self, fhpa: FederatedHPA, observed: Observed | None = None) -> None:
         self._fence.check(f"delete HPA in {self._inner.identity.name}")
-        self._inner.delete_hpa(fhpa)
+        self._inner.delete_hpa(fhpa, observed=observed)
 
-    def scale_workload(self, namespace: str, target: CrossVersionObjectReference, replicas: int) -> None:
+    def scale_workload(
+        self,
+        namespace: str,
+        target: CrossVersionObjectReference,
+        replicas: int,
+        observed: Observed | None = None,
+    ) -> None:
         self._fence.check(f"scale in {self._inner.identity.name}")
-        self._inner.scale_workload(namespace, target, replicas)
+        self._inner.scale_workload(namespace, target, replicas, observed=observed)
 
 
 __all__ = ["Fence", "FencedControlPlane", "FencedMember", "NotLeaderError"]

@@ -14,6 +14,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from controller.planning.observation import ClusterObservation
+from controller.planning.plan import Observed
 from controller.ports import ClusterIdentity, MemberCluster
 from fhpa_api.models import CrossVersionObjectReference, FederatedHPA
 
@@ -104,14 +105,26 @@ class TimedMember:
         with self._metrics.time_member(self._inner.identity.name, "observe"):
             return self._inner.observe(fhpa)
 
-    def apply_hpa(self, fhpa: FederatedHPA, spec: dict[str, object]) -> None:
+    def apply_hpa(
+        self,
+        fhpa: FederatedHPA,
+        spec: dict[str, object],
+        observed: Observed | None = None,
+        decision: str | None = None,
+    ) -> None:
         with self._metrics.time_member(self._inner.identity.name, "apply_hpa"):
-            self._inner.apply_hpa(fhpa, spec)
+            self._inner.apply_hpa(fhpa, spec, observed=observed, decision=decision)
 
-    def delete_hpa(self, fhpa: FederatedHPA) -> None:
+    def delete_hpa(self, fhpa: FederatedHPA, observed: Observed | None = None) -> None:
         with self._metrics.time_member(self._inner.identity.name, "delete_hpa"):
-            self._inner.delete_hpa(fhpa)
+            self._inner.delete_hpa(fhpa, observed=observed)
 
-    def scale_workload(self, namespace: str, target: CrossVersionObjectReference, replicas: int) -> None:
+    def scale_workload(
+        self,
+        namespace: str,
+        target: CrossVersionObjectReference,
+        replicas: int,
+        observed: Observed | None = None,
+    ) -> None:
         with self._metrics.time_member(self._inner.identity.name, "scale"):
-            self._inner.scale_workload(namespace, target, replicas)
+            self._inner.scale_workload(namespace, target, replicas, observed=observed)

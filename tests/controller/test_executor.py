@@ -134,10 +134,9 @@ def test_apply_gets_the_rendered_spec_and_scale_the_target() -> None:
     [
         ClusterUnreachableError("b", "timeout"),
         NotOwnedError("not ours"),
-        ConflictError("409"),
         PortError("boom"),
     ],
-    ids=["unreachable", "not-owned", "conflict", "port"],
+    ids=["unreachable", "not-owned", "port"],
 )
 def test_a_failing_member_action_does_not_stop_the_others(error: PortError) -> None:
     world = World("a", "b", "c")
@@ -300,3 +299,20 @@ def test_member_error_text_in_events_and_logs_is_trimmed_and_scrubbed(
 )
 def test_public_text(text: str, expected: str | None) -> None:
     assert public_text(text) == (text if expected is None else expected)
+
+
+def test_a_member_409_is_reported_stale_and_requeued_not_failed() -> None:
+    """A member write refused with 409 (changed since the pass observed it) is not applied and not
+    retried: the result says which write went stale and asks for a re-plan; the others go on, the status
+    is written, and no Warning is raised for what the next pass corrects by itself."""
+    world = World("a", "b")
+    world.members["b"].fail_next("apply_hpa", ConflictError("cluster b: the object has been modified"))
+    plan = Plan(hpa_actions=[update("a", 9), update("b", 8)], status=STATUS)
+    result = world.run(plan)
+    assert world.member_calls() == ["apply/a", "apply/b"]
+    assert result.done == ["update/a"]
+    assert result.stale == {"update/b": "cluster b: the object has been modified"}
+    assert result.failed == {} and result.conflict and not result.ok
+    assert result.updated is not None
+    assert not [e for e in world.control_plane.events if e.reason == "MemberActionFailed"]
+    assert world.hooked == [("update", "a", True), ("update", "b", False)]

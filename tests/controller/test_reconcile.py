@@ -116,7 +116,17 @@ def test_a_down_cluster_keeps_its_affinity_through_the_planner() -> None:
     the_plan, result = reconcile_federated_hpa(fleet.fhpa, fleet.ports(), fleet.control_plane, FixedClock())
     assert the_plan.status.clusters is not None
     assert [row.name for row in the_plan.status.clusters] == ["a", "b"]
-    assert result.updated is not None and result.updated.status == the_plan.status
+    assert result.updated is not None and result.updated.status == written(the_plan)
+
+
+def written(the_plan: Plan) -> FederatedHPAStatus:
+    """The plan's status with the decision keys of the member writes it applied (all succeed here)."""
+    status = the_plan.status.model_copy(deep=True)
+    decisions = {a.cluster: a.decision for a in the_plan.hpa_actions}
+    for row in status.clusters or []:
+        if row.name in decisions:
+            row.decision_key = decisions[row.name]
+    return status
 
 
 def test_the_plan_is_executed() -> None:
@@ -140,7 +150,10 @@ def test_the_plan_is_executed() -> None:
     assert "status" in fleet.calls
     assert ("create", "a", True) in hooked and ("create", "b", True) in hooked
     stored = fleet.control_plane.fhpas[("shop", "web")]
-    assert stored.status == the_plan.status
+    assert stored.status == written(the_plan)
+    # each row records the decision key its member HPA now holds: the one each create stamped
+    keys = {row.name: row.decision_key for row in stored.status.clusters or []}
+    assert keys == {a.cluster: a.decision for a in the_plan.hpa_actions} and None not in keys.values()
     assert stored.status is not None and stored.status.last_scale_time == NOW
 
 
@@ -189,10 +202,11 @@ def test_current_max_is_passed_from_the_observed_hpas(monkeypatch: pytest.Monkey
     the_plan, result = reconcile_federated_hpa(
         fleet.fhpa, fleet.ports(), fleet.control_plane, FixedClock(), on_action=hook
     )
-    assert the_plan is spy.plan and result.done == ["spy"]
+    # bound to the observations (member writes made conditional on them): equal here, nothing was versioned
+    assert the_plan == spy.plan and result.done == ["spy"]
     [call] = spy.executed
     assert call["current_max"] == {"a": 7, "c": 0}
-    assert call["plan"] is spy.plan and call["on_action"] is hook
+    assert call["plan"] is the_plan and call["on_action"] is hook
     assert set(call["members"]) == {"a", "b", "c", "d"}
 
 

@@ -501,17 +501,19 @@ class CrashingMember:
             raise Crash()
         self.budget["left"] -= 1
 
-    def apply_hpa(self, fhpa: FederatedHPA, spec: dict[str, object]) -> None:
+    def apply_hpa(self, fhpa: FederatedHPA, spec: dict[str, object], **conditions: Any) -> None:
         self._spend()
-        self.inner.apply_hpa(fhpa, spec)
+        self.inner.apply_hpa(fhpa, spec, **conditions)
 
-    def delete_hpa(self, fhpa: FederatedHPA) -> None:
+    def delete_hpa(self, fhpa: FederatedHPA, **conditions: Any) -> None:
         self._spend()
-        self.inner.delete_hpa(fhpa)
+        self.inner.delete_hpa(fhpa, **conditions)
 
-    def scale_workload(self, namespace: str, target: CrossVersionObjectReference, replicas: int) -> None:
+    def scale_workload(
+        self, namespace: str, target: CrossVersionObjectReference, replicas: int, **conditions: Any
+    ) -> None:
         self._spend()
-        self.inner.scale_workload(namespace, target, replicas)
+        self.inner.scale_workload(namespace, target, replicas, **conditions)
 
 
 def member_state(fake: FakeKube) -> tuple[Any, ...]:
