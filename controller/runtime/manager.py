@@ -29,6 +29,12 @@ Namespaces (security review M5): an object in a namespace ``ManagerConfig.namesp
 finalizer is added, no cron rule runs; its status says Ready=False (NamespaceNotAllowed) with a Warning
 Event, once.
 
+Member Secrets that need attention (``registry.problems()``: unusable; ``registry.warnings()``: an opt-in
+insecure setting in use) get a Warning Event (``MemberUnusable``, ``InsecureMemberCredentials``) on the
+member's Secret, since a member cluster has no object of its own on the management cluster: once per
+change of what is wrong, from the probe loop (never from the watch handler, which must stay quick). The
+message is the registry's text, which never quotes the kubeconfig, with any URL credentials masked.
+
 Keys are ``(kind, namespace, name)``. The queue guarantees one reconcile per key at a time; several
 workers reconcile different objects in parallel. Every reconcile reads the object fresh from the API
 (the watch only says *which* object to look at), so a stale watch cache never drives an action.
@@ -47,6 +53,7 @@ slows the turns (every call has a timeout), so it never fails liveness.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -83,6 +90,11 @@ from fhpa_api import CRON_FEDERATED_HPA, FEDERATED_HPA
 from fhpa_api.models import FederatedHPA, FederatedHPAStatus
 
 log = logging.getLogger(__name__)
+
+REASON_MEMBER_UNUSABLE = "MemberUnusable"
+REASON_INSECURE_MEMBER = "InsecureMemberCredentials"
+MAX_MEMBER_EVENT_MESSAGE = 512
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]*@")
 
 MEMBER_SECRET_LABEL = "autoscaling.karmada.io/member-cluster"
 Key = tuple[str, str, str]  # (kind, namespace, name)
@@ -141,6 +153,32 @@ class Registry(Protocol):
     def probe_all(self) -> Mapping[str, Any]:
         """Probe every cluster (GET /readyz, short timeout); the reconcile reads the results."""
         ...
+
+
+@dataclass(frozen=True)
+class _SecretMeta:
+    name: str
+    namespace: str
+    uid: str | None = None
+    resource_version: str | None = None
+
+
+@dataclass(frozen=True)
+class SecretRef:
+    """A member's Secret as the involved object of an Event (what ``emit_event`` reads of an object:
+    kind, apiVersion and metadata; never the Secret's data)."""
+
+    metadata: _SecretMeta
+    api_version: str = "v1"
+    kind: str = "Secret"
+
+
+def member_event_message(cluster: str, what: str) -> str:
+    """The Event text for a member's problem: URL credentials masked, bounded."""
+    text = _URL_USERINFO.sub(r"\1***@", f"member cluster {cluster}: {what}")
+    if len(text) > MAX_MEMBER_EVENT_MESSAGE:
+        text = text[: MAX_MEMBER_EVENT_MESSAGE - 1] + "…"
+    return text
 
 
 class SystemClock:
@@ -219,6 +257,9 @@ class Manager:
         self.heartbeats = Heartbeats()
         self._contact_lock = threading.Lock()
         self._last_contact = float("-inf")
+        self._members_lock = threading.Lock()
+        self._member_secrets: dict[str, SecretRef] = {}  # from the Secret watch: the Events' objects
+        self._member_reported: dict[str, tuple[str, str]] = {}  # cluster -> (reason, message) sent
 
     # -- lifecycle ----------------------------------------------------------------------------------
 
@@ -427,6 +468,20 @@ class Manager:
         self.queue.add(key)
 
     def _on_secret(self, event: WatchEvent) -> None:
+        meta = event.obj.get("metadata") or {}
+        name = event.key[1]
+        with self._members_lock:
+            if event.type == "DELETED":
+                self._member_secrets.pop(name, None)
+            else:
+                self._member_secrets[name] = SecretRef(
+                    _SecretMeta(
+                        name,
+                        event.key[0] or self.config.namespace,
+                        meta.get("uid"),
+                        meta.get("resourceVersion"),
+                    )
+                )
         change = self.registry.apply_event(event.type, event.obj)
         if change.changed:
             log.info(
@@ -468,7 +523,40 @@ class Manager:
             if now != before:
                 self._enqueue_all(FEDERATED_HPA)
             before = now
+            self._report_member_secrets()
             stop.wait(self.config.probe_seconds)
+
+    def _report_member_secrets(self) -> None:
+        """A Warning Event on the Secret of each member that is unusable or uses an insecure opt-in, once
+        per change of what is wrong (an Event that could not be sent is tried again next turn)."""
+        try:
+            problems = dict(getattr(self.registry, "problems", dict)())
+            warnings = dict(getattr(self.registry, "warnings", dict)())
+        except Exception:  # reporting must never end the probe loop
+            log.exception("cannot read the member registry's problems")
+            return
+        wanted = {
+            name: (REASON_MEMBER_UNUSABLE, member_event_message(name, p)) for name, p in problems.items()
+        }
+        for name, warning in warnings.items():
+            wanted.setdefault(name, (REASON_INSECURE_MEMBER, member_event_message(name, warning)))
+        with self._members_lock:
+            for name in [n for n in self._member_reported if n not in wanted]:
+                del self._member_reported[name]  # fixed or gone: a later problem is news again
+            todo = [
+                (name, self._member_secrets.get(name), reason, message)
+                for name, (reason, message) in sorted(wanted.items())
+                if self._member_reported.get(name) != (reason, message)
+            ]
+        for name, ref, reason, message in todo:
+            ref = ref or SecretRef(_SecretMeta(name, self.config.namespace))
+            try:
+                self.writer.emit_event(ref, "Warning", reason, message)
+            except Exception as exc:  # best effort (and fenced: only the leader reports)
+                log.info("event not recorded", extra={"cluster": name, "error": str(exc)})
+                continue
+            with self._members_lock:
+                self._member_reported[name] = (reason, message)
 
     def _timer_loop(self, stop: threading.Event) -> None:
         while not stop.is_set():

@@ -3,6 +3,8 @@ CRDs registered as plain resources) and two FakeKube member clusters, the real p
 
 from __future__ import annotations
 
+import base64
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -11,11 +13,12 @@ from typing import Any
 import pytest
 from kubernetes import config as kube_config
 
+from controller.kube.clients import OPT_IN_INSECURE_TLS
 from controller.kube.control_plane import KubeControlPlane
 from controller.planning.member_hpa import LABEL_OWNER_UID
 from controller.planning.planner import PlannerConfig
 from controller.runtime.leader import LeaderConfig, LeaseClient
-from controller.runtime.manager import Manager, ManagerConfig
+from controller.runtime.manager import MEMBER_SECRET_LABEL, Manager, ManagerConfig, member_event_message
 from tests.support.fakekube import FakeKube, Resource
 from tests.support.members import member_cluster, member_secret, registry
 
@@ -422,3 +425,108 @@ def test_a_partitioned_leader_abandons_its_reconcile_and_writes_nothing_after_th
     finally:
         for fake in (cp, *members.values()):
             fake.stop()
+
+
+SECRET_TOKEN = "s3cr3t-t0ken-value"
+
+
+def kubeconfig_secret(name: str, cluster: dict[str, Any], user: dict[str, Any], **annotations: str) -> dict:
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "c", "cluster": cluster}],
+        "users": [{"name": "u", "user": user}],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+        "current-context": "x",
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": name,
+            "namespace": SYSTEM,
+            "labels": {MEMBER_SECRET_LABEL: "true"},
+            "annotations": annotations,
+        },
+        "type": "Opaque",
+        "data": {"kubeconfig": base64.b64encode(json.dumps(config).encode()).decode()},
+    }
+
+
+def secret_events(cp: FakeKube) -> list[dict[str, Any]]:
+    return [e for e in cp.store.list_objects("events", SYSTEM)[0] if e["involvedObject"]["kind"] == "Secret"]
+
+
+@pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
+def test_unusable_and_insecure_member_secrets_get_one_warning_event_per_change(world: dict[str, Any]) -> None:
+    """The registry's problems() and warnings() were only logged: each is now a Warning Event on the
+    member's Secret (a member has no object on the management cluster), once per change, with no
+    Secret content in it."""
+    cp: FakeKube = world["cp"]
+    leaky = cp.store.create(
+        "secrets",
+        kubeconfig_secret(
+            "leaky",
+            {"server": "https://127.0.0.1:1"},
+            {"tokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token"},
+        ),
+    )
+    insecure = cp.store.create(
+        "secrets",
+        kubeconfig_secret(
+            "insecure",
+            {"server": "https://127.0.0.1:1", "insecure-skip-tls-verify": True},
+            {"token": SECRET_TOKEN},
+            **{OPT_IN_INSECURE_TLS: "true"},
+        ),
+    )
+
+    def by_secret() -> dict[str, list[dict[str, Any]]]:
+        found: dict[str, list[dict[str, Any]]] = {}
+        for event in secret_events(cp):
+            found.setdefault(event["involvedObject"]["name"], []).append(event)
+        return found
+
+    events = wait_for(lambda: (lambda f: f if {"leaky", "insecure"} <= set(f) else None)(by_secret()))
+    (unusable,), (opted_in,) = events["leaky"], events["insecure"]
+    assert (unusable["type"], unusable["reason"]) == ("Warning", "MemberUnusable")
+    assert (
+        "tokenFile" in unusable["message"] and unusable["involvedObject"]["uid"] == leaky["metadata"]["uid"]
+    )
+    assert (opted_in["type"], opted_in["reason"]) == ("Warning", "InsecureMemberCredentials")
+    assert "insecure-skip-tls-verify" in opted_in["message"]
+    assert opted_in["involvedObject"] == {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "name": "insecure",
+        "namespace": SYSTEM,
+        "uid": insecure["metadata"]["uid"],
+        "resourceVersion": insecure["metadata"]["resourceVersion"],
+    }
+    assert not any("member1" in n or "member2" in n for n in by_secret())  # healthy members: no Event
+
+    time.sleep(2.0)  # four probe turns: nothing new to say, so no new Event and no count raised
+    assert [(e["involvedObject"]["name"], e.get("count")) for e in secret_events(cp)] == [
+        (e["involvedObject"]["name"], 1) for e in secret_events(cp)
+    ]
+    assert len(secret_events(cp)) == 2
+
+    # a change of what is wrong is news: the Secret now carries an exec plugin instead
+    changed = kubeconfig_secret(
+        "leaky", {"server": "https://127.0.0.1:1"}, {"exec": {"command": "cat", "apiVersion": "v1"}}
+    )
+    cp.store.update("secrets", changed)
+    later = wait_for(lambda: (lambda f: f if len(f.get("leaky", [])) == 2 else None)(by_secret()))
+    assert {e["reason"] for e in later["leaky"]} == {"MemberUnusable"}
+    assert len(secret_events(cp)) == 3
+    for event in secret_events(cp):
+        assert SECRET_TOKEN not in json.dumps(event) and "serviceaccount/token" not in event["message"]
+
+
+def test_member_event_messages_mask_url_credentials_and_are_bounded() -> None:
+    text = member_event_message(
+        "m", "server https://admin:hunter2@10.0.0.1:6443 refused; proxy http://u:p@proxy"
+    )
+    assert "hunter2" not in text and ":p@" not in text
+    assert "https://***@10.0.0.1:6443" in text and "http://***@proxy" in text
+    assert len(member_event_message("m", "x" * 5000)) == 512
