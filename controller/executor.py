@@ -4,6 +4,12 @@ Order matters while capacity moves between clusters: member HPAs whose max rises
 those whose max falls (the fleet never dips below what it had), creations before deletions, replica
 writes after the HPAs that bound them, and status last, so that a crash part-way leaves the previous
 status in the API and the next pass redoes what is missing (every action is idempotent).
+
+Every member write is conditional on the observation the plan was made from (plan.bind: the observed
+resourceVersion; a create, that the HPA was absent). A 409 means the object changed since the pass
+looked: the write is reported stale (``ExecutionResult.stale``) and the object requeued to be replanned
+from a fresh observation, never retried here with a fresh read. The status records, per cluster, the
+decision key (member_hpa.decision_key) its member HPA holds after this pass's writes.
 """
 
 from __future__ import annotations
