@@ -18,8 +18,16 @@ from controller.planning.member_hpa import ANNOTATION_DECISION, decision_key, re
 from controller.planning.observation import ClusterObservation
 from controller.planning.plan import HPAAction, Plan, ReplicaWrite, bind
 from controller.ports import ControlPlane
+from controller.reconcile import reconcile_federated_hpa
 from fhpa_api.models import ClusterStatus, FederatedHPA, FederatedHPAStatus
-from tests.controller.kube.test_member import HPAS, RecordingControlPlane, make_fhpa, make_member, populate
+from tests.controller.kube.test_member import (
+    HPAS,
+    FixedClock,
+    RecordingControlPlane,
+    make_fhpa,
+    make_member,
+    populate,
+)
 from tests.support.fakekube import FakeKube
 
 
@@ -159,3 +167,25 @@ def test_a_scale_write_is_conditional_on_the_observed_scale(fake: FakeKube) -> N
     fresh = member.observe(fhpa)  # the next pass replans from a fresh observation, and writes
     assert run(plan, fhpa, member, fresh).done == ["scale/m1"]
     assert fake.store.get("deployments", "default", "web")["spec"]["replicas"] == 4
+
+
+def test_the_status_row_records_the_decision_through_reconciles(fake: FakeKube) -> None:
+    """Through the real planner: the pass that creates the HPA records the key it stamped; a pass with
+    nothing to write records the key observed on the HPA; a pass that cannot see the cluster keeps it."""
+    member, fhpa = make_member(fake), make_fhpa()
+    cp = cast(ControlPlane, RecordingControlPlane())
+    members: dict[str, Any] = {"m1": member}
+    first_plan, first = reconcile_federated_hpa(fhpa, members, cp, FixedClock())
+    [action] = first_plan.hpa_actions
+    assert action.op == "create" and action.decision is not None
+    stored = fake.store.get(HPAS, "default", "web")["metadata"]["annotations"][ANNOTATION_DECISION]
+    assert stored == action.decision == decision_row(first)
+
+    assert first.updated is not None
+    second_plan, second = reconcile_federated_hpa(first.updated, members, cp, FixedClock())
+    assert not second_plan.hpa_actions and decision_row(second) == action.decision
+
+    assert second.updated is not None
+    fake.faults.add("GET", HPAS, status=500)  # the cluster cannot be observed
+    _, third = reconcile_federated_hpa(second.updated, members, cp, FixedClock())
+    assert decision_row(third) == action.decision
