@@ -55,7 +55,7 @@ class ServeOptions:
     first_byte_wait: float = 0.05
     log_level: str = "info"
     access_log: bool = False
-    cert_expiry_threshold: float = 24 * 3600.0
+    cert_expiry_threshold: float = 0.0
 
     def problems(self) -> list[str]:
         """What is wrong with these options, in words; empty when they can be served."""
@@ -118,9 +118,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cert-expiry-threshold",
         type=float,
-        default=24 * 3600.0,
+        default=0.0,
         help="/readyz fails once the serving certificate expires within this many seconds "
-        "(default 86400; 0: only once it has expired)",
+        "(default 0: only once it has expired; every replica reads the same certificate, so a "
+        "positive value makes them all unready together that much earlier)",
     )
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     parser.add_argument("--access-log", action="store_true", help="log every request (off by default)")
