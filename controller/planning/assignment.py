@@ -147,7 +147,7 @@ def finalize(
     maxes = _room_for_the_floor(mins, maxes, federated_min, capacity or {})
     ceiling = {n: min_ceiling(m, (capacity or {}).get(n)) for n, m in maxes.items()}
     bounds = {n: finalize_one(min(mins.get(n, 0), ceiling[n]), m) for n, m in maxes.items()}
-    return raise_mins(bounds, federated_min, ceiling)
+    return raise_mins(bounds, federated_min, ceiling, capacity)
 
 
 def _room_for_the_floor(
@@ -197,13 +197,22 @@ def min_ceiling(max_replicas: int, available: int | None) -> int:
 
 
 def raise_mins(
-    bounds: Mapping[str, Bounds], federated_min: int, ceiling: Mapping[str, int] | None = None
+    bounds: Mapping[str, Bounds],
+    federated_min: int,
+    ceiling: Mapping[str, int] | None = None,
+    capacity: Mapping[str, int | None] | None = None,
 ) -> dict[str, Bounds]:
     """Raise mins (never past max, nor past ``ceiling``) until they sum to at least ``federated_min``
-    or no room is left."""
+    or no room is left.
+
+    A min counts only as far as its cluster can hold it (``capacity``, None: unknown): a min of 1 on a
+    cluster that can hold nothing keeps no replica running, so the others' mins cover it (promise 1).
+    """
     result = dict(bounds)
     top = {n: min(b.max_replicas, (ceiling or {}).get(n, b.max_replicas)) for n, b in result.items()}
-    short = federated_min - sum(b.min_replicas for b in result.values() if b.has_hpa)
+    short = federated_min - sum(
+        _held_min(b.min_replicas, (capacity or {}).get(n)) for n, b in result.items() if b.has_hpa
+    )
     while short > 0:
         room = {n: top[n] - b.min_replicas for n, b in result.items() if b.has_hpa}
         room = {n: r for n, r in room.items() if r > 0}
@@ -215,6 +224,10 @@ def raise_mins(
         result[name] = Bounds(old.min_replicas + take, old.max_replicas)
         short -= take
     return result
+
+
+def _held_min(min_replicas: int, available: int | None) -> int:
+    return min_replicas if available is None else min(min_replicas, max(available, 0))
 
 
 def initial_replicas(bounds: Bounds, current: int, scaling_to_zero: bool) -> int | None:

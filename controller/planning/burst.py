@@ -107,6 +107,9 @@ def assist(fleet: Fleet, settle_seconds: float, replacing: int = 0) -> list[Slot
     for name in preference_order(fleet.fhpa, [s.cluster for s in fleet.slots.values()]):
         slot = fleet.slots[name]
         room = slot.max_replicas - slot.current
+        capacity = slot.cluster.available_replicas
+        if capacity is not None:  # pods started beyond what the cluster can hold only pend there
+            room = min(room, capacity - slot.current)
         if not slot.can_receive or slot.saturated or room <= 0 or not slot.cluster.workload_found:
             continue
         if _written_lately(fleet, slot, settle_seconds):

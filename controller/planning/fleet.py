@@ -153,6 +153,7 @@ def normalize(fleet: Fleet) -> None:
     held_mins = sum(s.min_replicas for s in fleet.slots.values() if s.held and not s.held_long)
     free = {n: s.bounds for n, s in fleet.slots.items() if not s.held}
     ceilings = {n: min_ceiling(s.max_replicas, s.cluster.available_replicas) for n, s in fleet.slots.items()}
-    raised = raise_mins(free, fleet.fhpa.spec.effective_min - held_mins, ceilings)
+    capacity = {n: s.cluster.available_replicas for n, s in fleet.slots.items() if not s.held}
+    raised = raise_mins(free, fleet.fhpa.spec.effective_min - held_mins, ceilings, capacity)
     for name, bounds in raised.items():
         fleet.slots[name].min_replicas = bounds.min_replicas

@@ -849,6 +849,37 @@ KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
         "and left m2 max 11 (capacity 13); m1 flapped, and past the flag's grace m2's min could not pass "
         "its max: 11 < 13 for m1's grown grace",
     ),
+    "a-min-on-a-cluster-that-holds-nothing-counts-for-nothing": (
+        Fleet(
+            (_m("m1", 0), _m("m2", 0), _m("m3", 4), _m("m4", 6)),
+            Spec("StaticWeighted", 1, 1, weights=(1, 0, 0, 0, 0)),
+            0,
+        ),
+        (("wait", {"steps": 1}), ("change_bounds", {"extra": 1, "fmin": 10, "then": 6})),
+        FloorBreach,
+        "bench run of the state machine: F 10..11; m1 (weight 1, capacity 0) kept min 1 and the mins summed "
+        "to F.min on paper (1 + 3 + 6), so m3's min stayed 3 of the 4 it can hold: 9 < 10 for good",
+    ),
+    "max-that-fits-nowhere-moves-each-period": (
+        Fleet(
+            (_m("m1", 0), _m("m2", 0), _m("m3", 4), _m("m4", 9)),
+            Spec("StaticWeighted", 1, 1, weights=(1, 0, 0, 0, 0)),
+            0,
+        ),
+        (
+            ("flap", {"down_steps": 5, "times": 3, "up_steps": 11, "which": 3}),
+            ("change_bounds", {"extra": 16, "fmin": 44, "then": 1}),
+            ("cluster_outage", {"then": 8, "which": 3}),
+            ("wait", {"steps": 9}),
+            ("flap", {"down_steps": 9, "times": 1, "up_steps": 11, "which": 0}),
+            ("flap", {"down_steps": 12, "times": 4, "up_steps": 5, "which": 1}),
+        ),
+        ChurnBreach,
+        "F 44..60 over clusters that hold 13: the max no cluster can hold is handed out by the policy's "
+        "split each period and at every failover's reassignment, so it lands on a different cluster each "
+        "time (m2, capacity 0: 0->23->1->0->28->1). Same root as failover-reassignment-undoes-the-"
+        "optimization: where max above the fleet's capacity sits is a DESIGN §3/§4 call",
+    ),
     "weighted-cluster-with-no-room": (
         Fleet((_m("m1", 0), _m("m2", 1)), Spec("StaticWeighted", 1, 1, weights=(1, 0, 0, 0, 0)), 0),
         (("wait", {"steps": 10}),),
@@ -894,6 +925,7 @@ FIXED_BREACHES = frozenset(
         "trigger-bounces-max-no-cluster-can-hold",
         "scaling-to-zero-start-counts-pending-pods-as-held",
         "held-flapper-keeps-the-max-the-floor-needs",
+        "a-min-on-a-cluster-that-holds-nothing-counts-for-nothing",
     }
 )
 """Breaches this machine found that the planner now keeps: each is replayed as a regression test."""

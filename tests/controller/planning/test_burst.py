@@ -83,3 +83,13 @@ def test_one_wake_up_a_pass_burst_first_then_not_also_from_zero() -> None:
     fleet = overloaded(fleet, "a", 1.5)
     p = run(f, fleet, T0 + 61 * S)
     assert set(writes(p)) == {"b"}  # b, preferred, takes what a cannot run; c stays at 0 this pass
+
+
+def test_a_burst_starts_no_more_than_the_receiving_cluster_can_hold() -> None:
+    # found by the fleet state machine: a cluster that could hold nothing got 22 replicas started, all
+    # pending, while its max was handed round the fleet
+    f = fhpa("Prioritized", 2, 60, priorities={"onprem": 2, "cloud": 1})
+    f, fleet, p = settle(f, [obs("onprem", 10, 10), obs("cloud", 0, 100)])
+    fleet = update(fleet, "cloud", available_replicas=4, current_replicas=1, ready_replicas=1)
+    p = run(f, overloaded(fleet, "onprem", 2.0), T0 + 61 * S)
+    assert writes(p) == {"cloud": 4}
