@@ -271,9 +271,11 @@ def test_scalable_builtin_kinds_are_accepted() -> None:
 
 
 def _seconds(call: Callable[[], Any]) -> float:
-    started = time.perf_counter()
+    """CPU seconds of this thread: what the parser costs, whatever else the machine is doing (wall
+    time would make these checks fail on a loaded machine)."""
+    started = time.thread_time()
     call()
-    return time.perf_counter() - started
+    return time.thread_time() - started
 
 
 ADVERSARIAL_PARSERS: dict[str, Callable[[int], Any]] = {
@@ -302,7 +304,7 @@ def test_every_parser_on_the_admission_path_is_linear(name: str) -> None:
     small = min(_seconds(lambda: parse(BIG // 4)) for _ in range(3))
     large = min(_seconds(lambda: parse(BIG)) for _ in range(3))
     assert large < 1.0
-    assert large < 10 * small + 0.01
+    assert large < 10 * small + 0.05
 
 
 @pytest.mark.parametrize(
@@ -321,18 +323,18 @@ def test_every_parser_on_the_admission_path_is_linear(name: str) -> None:
 )
 def test_a_100kb_value_in_any_field_is_refused_fast_and_not_echoed(path: str) -> None:
     obj = with_field(fhpa(), path, "1" * BIG + "x")
-    started = time.perf_counter()
+    started = time.thread_time()  # CPU time: a loaded machine cannot make it fail
     result = validate(obj)
-    assert time.perf_counter() - started < 1.0
+    assert time.thread_time() - started < 1.0
     assert not result.ok
     assert all(len(str(error)) < 600 for error in result.errors), result.errors
 
 
 def test_a_100kb_schedule_and_rule_name_are_refused_fast_and_not_echoed() -> None:
     obj = cron(rules=[_rule(0, schedule="0," * (BIG // 2) + "0 * * * *", name="n" * BIG, timeZone="x" * BIG)])
-    started = time.perf_counter()
+    started = time.thread_time()  # CPU time: a loaded machine cannot make it fail
     result = validate(obj)
-    assert time.perf_counter() - started < 1.0
+    assert time.thread_time() - started < 1.0
     assert {"spec.rules[0].schedule", "spec.rules[0].name", "spec.rules[0].timeZone"} <= set(paths(result))
     assert all(len(str(error)) < 600 for error in result.errors)
 

@@ -157,11 +157,11 @@ ADVERSARIAL = [
 def test_a_100kb_adversarial_quantity_is_refused_in_well_under_a_second(text: str) -> None:
     """H2: the old pattern took minutes on a 100 KB digit run (quadratic backtracking); the length cap
     refuses it at once, and the pattern itself is linear even without the cap."""
-    started = time.perf_counter()
+    started = time.thread_time()  # CPU time: a loaded machine cannot make it fail
     with pytest.raises(QuantityError):
         parse_quantity(text)
     assert _PATTERN.fullmatch(text) is None
-    assert time.perf_counter() - started < 1.0
+    assert time.thread_time() - started < 1.0
 
 
 def test_is_quantity_accepts_good_values() -> None:

@@ -33,7 +33,12 @@ JSON_VALUES = st.recursive(
 )
 # A generous per-request budget: a loaded CI machine stays far below it, while the old quantity pattern
 # took minutes on the long strings below.
-REQUEST_BUDGET_SECONDS = 2.0
+REQUEST_BUDGET_SECONDS = 1.0
+"""Per request, in process: CPU seconds of the test's thread (the Flask test client answers in it), so
+a loaded machine cannot make it fail."""
+TLS_BUDGET_SECONDS = 5.0
+"""Per request over TLS to the gunicorn server: wall time (the work is in another process), generous for
+a loaded machine, and still far below what the old quantity pattern took on these bodies (minutes)."""
 LONG_STRINGS = st.builds(
     lambda unit, count, tail: unit * count + tail,
     st.sampled_from(["1", "9.", "a", "0,", "a.", "-", "<", "é", " "]),
@@ -161,9 +166,11 @@ def _dumps(value: Any) -> bytes:
     return text.encode()
 
 
-def check_answer(status: int, raw: bytes, sent: bytes, seconds: float = 0.0) -> None:
+def check_answer(
+    status: int, raw: bytes, sent: bytes, seconds: float = 0.0, budget: float = REQUEST_BUDGET_SECONDS
+) -> None:
     assert status in (200, 400), raw[:500]
-    assert seconds < REQUEST_BUDGET_SECONDS, f"{seconds:.1f} s for a {len(sent)}-byte body"
+    assert seconds < budget, f"{seconds:.1f} s for a {len(sent)}-byte body"
     assert len(raw) < 20_000, f"a {len(raw)}-byte answer echoes too much"
     answer = json.loads(raw)
     assert "Traceback" not in raw.decode()
@@ -183,9 +190,9 @@ def client() -> FlaskClient:
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(path=st.sampled_from(["/mutate", "/validate"]), body=admission_bodies())
 def test_any_body_gets_200_or_400(client: FlaskClient, path: str, body: bytes) -> None:
-    started = time.perf_counter()
+    started = time.thread_time()
     resp = client.post(path, data=body, content_type="application/json")
-    check_answer(resp.status_code, resp.get_data(), body, time.perf_counter() - started)
+    check_answer(resp.status_code, resp.get_data(), body, time.thread_time() - started)
 
 
 @pytest.fixture(scope="module")
@@ -205,7 +212,7 @@ def test_any_body_over_tls_gets_200_or_400(server: RunningWebhook, path: str, bo
         started = time.perf_counter()
         conn.request("POST", path, body=body, headers={"Content-Type": "application/json"})
         resp = conn.getresponse()
-        check_answer(resp.status, resp.read(), body, time.perf_counter() - started)
+        check_answer(resp.status, resp.read(), body, time.perf_counter() - started, TLS_BUDGET_SECONDS)
     finally:
         conn.close()
     SENT_OVER_TLS.append(len(body))
