@@ -674,7 +674,12 @@ class Manager:
             fhpa, members, writer, self.clock, self.config.planner, on_action=self.metrics.on_action
         )
         if result.conflict:
-            raise ConflictError(f"FederatedHPA {namespace}/{name} changed during the reconcile")
+            where = (
+                "member objects changed since they were observed: " + ", ".join(sorted(result.stale))
+                if result.stale
+                else "it changed during the reconcile"
+            )
+            raise ConflictError(f"FederatedHPA {namespace}/{name}: {where}; replanning")
         if result.failed:
             raise PortError("; ".join(f"{k}: {v}" for k, v in sorted(result.failed.items())))
         return the_plan.requeue_after_seconds
