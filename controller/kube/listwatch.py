@@ -1,0 +1,414 @@
+"""Paginated list, then watch, of one resource of a member cluster, kept trimmed in a local store.
+
+``controller.runtime.watch.Watcher`` does the same for the control plane, but ``controller/kube`` may not
+import ``controller.runtime`` (tests/test_import_contract.py), and that Watcher neither paginates nor
+trims: it holds whole objects. This is the member-side loop, with the API's rules (kubernetes.io "API
+Concepts", efficient detection of changes; retrieving large results sets in chunks):
+
+- the list is read in pages (``limit``/``continue``); the last page's ``metadata.resourceVersion`` is the
+  snapshot's version. A continue token that expired (410) restarts the list from its first page;
+- each item is trimmed as it is read (``trim``), so a page's full objects are garbage at once and the
+  store holds only what the caller asked to keep;
+- the watch starts from exactly that version with ``allowWatchBookmarks=true``; every event (bookmarks
+  included) advances the version; a watch the server ends (``timeoutSeconds``) is resumed from the last
+  version without a relist;
+- 410 Gone (as an HTTP status or as an ERROR event) means the version was compacted: list again and diff
+  the new list against the store, so objects deleted meanwhile are reported as deleted;
+- any other failure backs off exponentially with jitter and resumes from the last version (no relist);
+  a watch that carried anything resets the backoff;
+- a watch that ends early without a line waits ``min_watch_interval``: no hot loop against a proxy that
+  ends streams at once;
+- ``close()`` shuts the socket of an open watch down so a blocked read returns at once.
+
+The transport is a small protocol (``Transport``) so the loop is tested against a stub as well as over
+HTTP; ``KubeTransport`` is the real one, on a ``KubeClient``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import random
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from kubernetes.client.exceptions import ApiException
+from kubernetes.watch.watch import iter_resp_lines
+
+from controller.errors import GoneError, PortError
+from controller.kube.clients import KubeClient, map_error
+
+log = logging.getLogger(__name__)
+
+ObjectKey = tuple[str, str]
+"""(namespace, name); namespace is "" for cluster-scoped objects."""
+
+Trim = Callable[[Mapping[str, Any]], dict[str, Any]]
+
+DEFAULT_PAGE_SIZE = 500
+DEFAULT_WATCH_TIMEOUT_SECONDS = 300
+HTTP_GONE = 410
+
+
+class WatchError(PortError):
+    """The server ended a watch with an ERROR event other than 410, or sent an unreadable line."""
+
+
+class WatchStream(Protocol):
+    def lines(self) -> Iterable[str]: ...
+
+    def close(self) -> None:
+        """Unblock a read in progress (may be called from another thread); idempotent."""
+
+    def release(self) -> None:
+        """The stream was read to its end (or abandoned): give the connection back or drop it."""
+
+
+class Transport(Protocol):
+    def list_page(self, path: str, query: Mapping[str, Any]) -> Mapping[str, Any]:
+        """One list request; raises controller.errors types (GoneError for 410)."""
+
+    def open_watch(self, path: str, query: Mapping[str, Any], read_timeout: float) -> WatchStream:
+        """Start a watch request; raises controller.errors types when the server refuses it."""
+
+
+def object_key(obj: Mapping[str, Any]) -> ObjectKey:
+    meta = obj.get("metadata") or {}
+    return (meta.get("namespace") or "", meta.get("name") or "")
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Exponential delay with jitter: ``base * 2**(failures-1)``, capped at ``maximum``."""
+
+    base: float = 0.5
+    maximum: float = 30.0
+    jitter: float = 0.2
+
+    def delay(self, failures: int) -> float:
+        raw = min(self.maximum, self.base * (2 ** max(0, failures - 1)))
+        return max(0.0, raw * (1 + random.uniform(-self.jitter, self.jitter)))
+
+
+class ListWatch:
+    """Keeps a trimmed copy of one resource equal to the server's view and reports each change.
+
+    ``handler(type, key, old, new)`` is called for every change of the TRIMMED object (ADDED, MODIFIED,
+    DELETED; an update that changes nothing kept is not reported); it must be quick, and an exception in
+    it is logged and does not end the loop. Reads (``get``, ``items``) may come from any thread.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        path: str,
+        trim: Trim,
+        *,
+        name: str,
+        handler: Callable[[str, ObjectKey, dict[str, Any] | None, dict[str, Any] | None], None] | None = None,
+        page_size: int = DEFAULT_PAGE_SIZE,
+        timeout_seconds: int = DEFAULT_WATCH_TIMEOUT_SECONDS,
+        read_slack_seconds: float = 30.0,
+        backoff: Backoff | None = None,
+        min_watch_interval: float = 1.0,
+    ) -> None:
+        self.name = name
+        self.path = path
+        self._transport = transport
+        self._trim = trim
+        self._handler = handler
+        self._page_size = page_size
+        self._timeout_seconds = timeout_seconds
+        self._read_slack = read_slack_seconds
+        self._backoff = backoff or Backoff()
+        self._min_watch_interval = min_watch_interval
+        self._lock = threading.Lock()
+        self._store: dict[ObjectKey, dict[str, Any]] = {}
+        self._resource_version: str | None = None
+        self._stream: WatchStream | None = None
+        self._closing = threading.Event()
+        self.synced = threading.Event()  # set after the first complete list
+        # counters, for tests and metrics
+        self.lists = 0  # complete lists (the first included)
+        self.relists = 0  # complete lists after the first (410 Gone)
+        self.pages = 0  # list requests that answered
+        self.watches = 0  # watch requests that opened
+        self.failures = 0  # failed requests (any cause but 410)
+        self.last_error: str | None = None
+
+    # -- reads --------------------------------------------------------------------------------------
+
+    @property
+    def resource_version(self) -> str | None:
+        return self._resource_version
+
+    def get(self, key: ObjectKey) -> dict[str, Any] | None:
+        with self._lock:
+            return self._store.get(key)
+
+    def items(self) -> list[dict[str, Any]]:
+        """The trimmed objects (shared, not copied: callers must not change them)."""
+        with self._lock:
+            return list(self._store.values())
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    # -- loop ---------------------------------------------------------------------------------------
+
+    def run(self, stop: threading.Event) -> None:
+        """List and watch until ``stop`` is set."""
+        need_list = True
+        failures = 0
+        while not stop.is_set() and not self._closing.is_set():
+            try:
+                if need_list:
+                    self._list(stop)
+                    need_list = False
+                    failures = 0
+                started = time.monotonic()
+                lines = self._watch_once(stop)
+                if lines:
+                    failures = 0
+                short = self._min_watch_interval - (time.monotonic() - started)
+                if not lines and short > 0:
+                    stop.wait(short)
+            except GoneError:
+                log.info("watch expired; listing again", extra={"watch": self.name})
+                need_list = True
+            except Exception as exc:
+                if stop.is_set() or self._closing.is_set():
+                    break
+                failures += 1
+                self.failures += 1
+                self.last_error = _describe(exc)
+                delay = self._backoff.delay(failures)
+                log.warning(
+                    "list/watch failed; retrying",
+                    extra={"watch": self.name, "error": self.last_error, "retry_in_seconds": round(delay, 3)},
+                )
+                stop.wait(delay)
+        self.close()
+
+    def close(self) -> None:
+        """Unblock a watch read in progress at once; never waits for the reading thread."""
+        self._closing.set()
+        stream = self._stream
+        if stream is not None:
+            stream.close()
+
+    # -- list ---------------------------------------------------------------------------------------
+
+    def _list(self, stop: threading.Event) -> None:
+        fresh: dict[ObjectKey, dict[str, Any]] = {}
+        token: str | None = None
+        version: str | None = None
+        while True:
+            query: dict[str, Any] = {"limit": self._page_size}
+            if token:
+                query["continue"] = token
+            try:
+                body = self._transport.list_page(self.path, query)
+            except GoneError:
+                if token is None:
+                    raise
+                # the continue token expired mid-list: start the list again from its first page
+                log.info("list continue token expired; listing from the start", extra={"watch": self.name})
+                fresh, token = {}, None
+                continue
+            self.pages += 1
+            for item in body.get("items") or ():
+                trimmed = self._trim(item)
+                fresh[object_key(trimmed)] = trimmed
+            meta = body.get("metadata") or {}
+            version = str(meta.get("resourceVersion") or "") or None
+            token = meta.get("continue") or None
+            if not token:
+                break
+            if stop.is_set():
+                return
+        with self._lock:
+            old = self._store
+            self._store = fresh
+            self._resource_version = version
+        self.lists += 1
+        if self.synced.is_set():
+            self.relists += 1
+        for key, item in fresh.items():
+            before = old.get(key)
+            if before is None:
+                self._emit("ADDED", key, None, item)
+            elif before != item:
+                self._emit("MODIFIED", key, before, item)
+        for key, item in old.items():
+            if key not in fresh:
+                self._emit("DELETED", key, item, None)
+        self.synced.set()
+
+    # -- watch --------------------------------------------------------------------------------------
+
+    def _watch_once(self, stop: threading.Event) -> int:
+        """One watch request, read to its end; returns how many lines (events, bookmarks) it carried."""
+        query: dict[str, Any] = {
+            "watch": True,
+            "allowWatchBookmarks": True,
+            "timeoutSeconds": self._timeout_seconds,
+        }
+        if self._resource_version:
+            query["resourceVersion"] = self._resource_version
+        stream = self._transport.open_watch(self.path, query, self._timeout_seconds + self._read_slack)
+        self.watches += 1
+        self._stream = stream
+        if self._closing.is_set() or stop.is_set():
+            stream.close()  # close() ran while the request was being opened
+        lines = 0
+        try:
+            for line in stream.lines():
+                if stop.is_set() or self._closing.is_set():
+                    return lines
+                if line:
+                    lines += 1
+                    self._handle_line(line)
+        finally:
+            self._stream = None
+            stream.release()
+        return lines
+
+    def _handle_line(self, line: str) -> None:
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise WatchError(f"unreadable watch event: {exc}") from exc
+        kind = event.get("type")
+        obj = event.get("object") or {}
+        if kind == "ERROR":
+            code = obj.get("code")
+            if code == HTTP_GONE:
+                raise GoneError(str(obj.get("message") or "resourceVersion too old"))
+            raise WatchError(f"{code} {obj.get('reason')}: {obj.get('message')}")
+        rv = (obj.get("metadata") or {}).get("resourceVersion")
+        if kind == "BOOKMARK":
+            if rv:
+                self._resource_version = str(rv)
+            return
+        if kind not in ("ADDED", "MODIFIED", "DELETED"):
+            log.warning("unknown watch event type skipped", extra={"watch": self.name, "event_type": kind})
+            return
+        trimmed = self._trim(obj)
+        key = object_key(trimmed)
+        with self._lock:
+            before = self._store.get(key)
+            if kind == "DELETED":
+                self._store.pop(key, None)
+            else:
+                self._store[key] = trimmed
+            if rv:
+                self._resource_version = str(rv)
+        if kind == "DELETED":
+            if before is not None:
+                self._emit("DELETED", key, before, None)
+        elif before is None:
+            self._emit("ADDED", key, None, trimmed)
+        elif before != trimmed:
+            self._emit("MODIFIED", key, before, trimmed)
+
+    def _emit(
+        self, kind: str, key: ObjectKey, old: dict[str, Any] | None, new: dict[str, Any] | None
+    ) -> None:
+        if self._handler is None:
+            return
+        try:
+            self._handler(kind, key, old, new)
+        except Exception:
+            log.exception("list/watch handler failed", extra={"watch": self.name, "object": "/".join(key)})
+
+
+# --- the HTTP transport -------------------------------------------------------------------------------
+
+
+class _HTTPWatchStream:
+    def __init__(self, resp: Any) -> None:
+        self._resp = resp  # a streaming urllib3 response
+        self._closed = False
+
+    def lines(self) -> Iterator[str]:
+        return iter_resp_lines(self._resp)
+
+    def close(self) -> None:
+        self._closed = True
+        _shutdown_socket(self._resp)
+
+    def release(self) -> None:
+        with contextlib.suppress(Exception):
+            if self._closed:
+                self._resp.close()  # a shut-down socket must not go back to the pool
+            else:
+                self._resp.release_conn()
+
+
+class KubeTransport:
+    """Lists through ``KubeClient.request`` (errors mapped to controller.errors); watches as a stream."""
+
+    def __init__(self, client: KubeClient) -> None:
+        self.client = client
+
+    def list_page(self, path: str, query: Mapping[str, Any]) -> Mapping[str, Any]:
+        body = self.client.request("GET", path, query)
+        if not isinstance(body, Mapping):
+            raise WatchError(f"list of {path} answered something other than a JSON object")
+        return body
+
+    def open_watch(self, path: str, query: Mapping[str, Any], read_timeout: float) -> WatchStream:
+        client = self.client
+        what = f"WATCH {path}"
+        started = time.monotonic()
+        outcome = "ok"
+        try:
+            params = [
+                (k, "true" if v is True else "false" if v is False else str(v)) for k, v in query.items()
+            ]
+            serialized = client.api.param_serialize(
+                "GET",
+                path,
+                query_params=params,
+                header_params={"Accept": "application/json"},
+                auth_settings=["BearerToken"],
+            )
+            resp = client.api.call_api(*serialized, _request_timeout=(client.timeouts.connect, read_timeout))
+            raw: Any = getattr(resp, "response", resp)
+            if not 200 <= resp.status <= 299:
+                data = resp.read()
+                with contextlib.suppress(Exception):
+                    raw.release_conn()
+                raise ApiException(status=resp.status, reason=resp.reason, body=data.decode(errors="replace"))
+            return _HTTPWatchStream(raw)
+        except Exception as exc:
+            outcome = type(exc).__name__
+            raise map_error(client.cluster, exc, what) from None
+        finally:
+            if client.observer is not None:
+                client.observer(client.cluster, "WATCH", time.monotonic() - started, outcome)
+
+
+def _shutdown_socket(resp: Any) -> None:
+    """Shut down the socket under a streaming urllib3 response, so a read blocked on it returns."""
+    sock = getattr(getattr(resp, "_connection", None), "sock", None)
+    if sock is None:  # the connection may already be detached: reach the socket through the reader
+        raw = getattr(getattr(getattr(resp, "_fp", None), "fp", None), "raw", None)
+        sock = getattr(raw, "_sock", None)
+    if sock is None:
+        with contextlib.suppress(Exception):
+            resp.close()
+        return
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+def _describe(exc: BaseException) -> str:
+    """A short, log-safe description (controller.errors messages are already scrubbed)."""
+    return f"{type(exc).__name__}: {exc}"[:300]
