@@ -5,11 +5,18 @@ The mutating webhook returns these operations to the API server; `fhpa validate`
 DESIGN §2 and the autoscaling/v2 HPA defaults (behavior only when present: a user's field wins over
 the default field, a user's policies replace the default policies). Status is never touched. Parts of
 the object with the wrong shape are left alone: validation reports them.
+
+One rewrite that is not a default: a bare number in ``behavior.scaleUp/scaleDown.tolerance`` (``0.05``)
+becomes the quantity string ``"50m"``. A native HPA takes the number (its JSON decoding makes a
+Quantity of it) and manifests written for one carry it over; the CRD schema, an int-or-string, would
+refuse a float. Mutating admission runs before the schema check, so the webhook can keep that habit.
 """
 
 from __future__ import annotations
 
 import copy
+import math
+from decimal import Decimal
 from typing import Any
 
 from fhpa_api import CRON_FEDERATED_HPA, FEDERATED_HPA
@@ -100,7 +107,27 @@ def _behavior_ops(behavior: Any) -> list[dict[str, Any]]:
             ops.append(_add(base, defaults))
         elif isinstance(rules, dict):
             ops.extend(_add(f"{base}/{key}", value) for key, value in defaults.items() if _unset(rules, key))
+            tolerance = rules.get("tolerance")
+            if isinstance(tolerance, float) and math.isfinite(tolerance):
+                ops.append(_add(f"{base}/tolerance", quantity_text(tolerance)))
     return ops
+
+
+# (factor, suffix) from the largest unit down: the first that makes the number whole names it
+_SUFFIXES = ((Decimal(1), ""), (Decimal(1000), "m"), (Decimal(10**6), "u"), (Decimal(10**9), "n"))
+
+
+def quantity_text(number: float) -> str:
+    """A number as the canonical quantity string the API server would write for it: 0.05 -> "50m",
+    2.0 -> "2", 0.0000015 -> "1500n". The float's shortest decimal form is used (0.05, not
+    0.05000000000000000277), and a number finer than nano keeps that decimal form ("1e-10" is not
+    written; the validation then decides)."""
+    exact = Decimal(repr(number))
+    for factor, suffix in _SUFFIXES:
+        scaled = exact * factor
+        if scaled == scaled.to_integral_value():
+            return f"{int(scaled)}{suffix}"
+    return format(exact, "f")
 
 
 def _assignment_ops(spec: dict[str, Any]) -> list[dict[str, Any]]:

@@ -176,6 +176,18 @@ def test_updates_go_through_both_webhooks(cluster: RealAPIServer, webhook: Runni
     assert updated["spec"]["metrics"] == apply_defaults(fhpa())["spec"]["metrics"]
 
 
+def test_a_bare_number_tolerance_is_stored_as_a_quantity_string(
+    cluster: RealAPIServer, webhook: RunningWebhook
+) -> None:
+    """As a native HPA takes `tolerance: 0.05`, so does a FederatedHPA: the mutating webhook rewrites it
+    before the schema (int-or-string) would refuse the float."""
+    obj = unique(fhpa(behavior={"scaleUp": {"tolerance": 0.05}, "scaleDown": {"tolerance": 0.1}}))
+    status, stored = create(cluster, obj)
+    assert status == 201, stored
+    assert stored["spec"]["behavior"]["scaleUp"]["tolerance"] == "50m"
+    assert stored["spec"]["behavior"]["scaleDown"]["tolerance"] == "100m"
+
+
 def test_python_client_sees_the_denial(cluster: RealAPIServer, webhook: RunningWebhook) -> None:
     from kubernetes import client
     from kubernetes.client.rest import ApiException
