@@ -175,11 +175,17 @@ def available_replicas(
 ) -> int:
     """DESIGN §3 ``available``: ``running`` replicas of the workload plus the new ones that fit,
     node by node, on the nodes that admit the template. ``pods`` are all pods in the cluster."""
+    return running + fit_on_nodes(nodes, used_by_node(pods), template_spec)
+
+
+def fit_on_nodes(
+    nodes: Iterable[NodeInfo], used: Mapping[str, Mapping[str, Decimal]], template_spec: Mapping[str, Any]
+) -> int:
+    """New pods of the template that fit, node by node, given what is already bound to each node
+    (``used``: a watch-backed cache keeps it as pods come and go, instead of summing every pod again)."""
     request = pod_requests(template_spec)
-    used = used_by_node(pods)
-    fit = sum(
+    return sum(
         replicas_that_fit(free_on(node, used.get(node.name, {})), request)
         for node in nodes
         if node_admits(node, template_spec)
     )
-    return running + fit
