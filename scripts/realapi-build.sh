@@ -105,15 +105,13 @@ if [ -f "$MANIFEST" ] && [ -d "$ROOT/usr/share/gocode/src/k8s.io/apiextensions-a
 fi
 
 if [ "$need_sources" = 1 ]; then
-  # The machine's own Debian mirror (first URIs: of the deb822 sources, else sources.list).
-  MIRROR=""
-  if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-    MIRROR="$(awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/debian.sources)"
+  # The machine's own Debian mirror (scripts/debian-mirror.sh reads its apt sources); no
+  # fallback host: without a configured mirror the tier cannot be built, and the message says so.
+  MIRROR="${FHPA_REALAPI_MIRROR:-}"
+  if [ -z "$MIRROR" ]; then
+    MIRROR="$(bash "$REPO/scripts/debian-mirror.sh")" \
+      || fail "no Debian mirror in the machine's apt sources (see the message above)"
   fi
-  if [ -z "$MIRROR" ] && [ -f /etc/apt/sources.list ]; then
-    MIRROR="$(awk '$1=="deb"{for(i=2;i<=NF;i++) if ($i ~ /^https?:/) {print $i; exit}}' /etc/apt/sources.list)"
-  fi
-  MIRROR="${FHPA_REALAPI_MIRROR:-${MIRROR:-http://deb.debian.org/debian}}"
   echo "deb $MIRROR $SUITE main" > "$APT/sources.list"
   APT_OPTS=(-o Dir::Etc::SourceList="$APT/sources.list" -o Dir::Etc::SourceParts=/dev/null
             -o Dir::State::Lists="$APT/lists" -o Dir::Cache="$APT/cache"

@@ -130,6 +130,22 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 
 # ================================================================================================
+# kube tier: real Kubernetes v1.20.2 member clusters (etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler, a kubelet stand-in, a metrics.k8s.io server). Owner: the kube harness
+# (tests/support/kubemember.py). Build: `bash scripts/kube-build.sh` (`make kube`).
+# Fixtures (kube_members, kube_namespace, kube_member_factory, ...) live in the plugin below, which
+# has its own terminal summary; like the realapi tier they SKIP when the build is missing and FAIL
+# under CI=true.
+# ================================================================================================
+
+pytest_plugins = ["tests.support.kube_fixtures"]
+
+# ================================================================================================
+# end of the kube tier section
+# ================================================================================================
+
+
+# ================================================================================================
 # logging: for tests of code that configures the root logger (``pytest.mark.usefixtures``)
 # ================================================================================================
 

@@ -1,0 +1,145 @@
+"""pytest fixtures of the kube tier (real v1.20.2 member clusters), loaded by tests/conftest.py.
+
+A plugin module rather than conftest code so that the tier has its own terminal-summary hook.
+
+  kube_binaries        session: the four binaries (skips, or under CI=true FAILS, when missing)
+  kube_load            session: the LoadModel the session members share
+  kube_members         session: two members, "m1" (one 2-CPU node) and "m2" (nodes of 1 and
+                       1.5 CPU), started once and reused by every test: ~20 s of start-up paid once
+  kube_namespace       a fresh namespace on every session member; at the end of the test it is
+                       deleted and its pods waited for, so the next test finds empty nodes
+  kube_member_factory  more members for one test (own LoadModel unless given), stopped after it
+
+Logs: a member is stopped with its work directory kept (path printed) when a test using it failed,
+or always with FHPA_KUBE_KEEP=1.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from tests.support.kube_load import LoadModel
+from tests.support.kubemember import (
+    BUILD_SCRIPT,
+    KubeBinaries,
+    KubeMember,
+    NodeSpec,
+    availability,
+    wait_for,
+)
+
+_SKIP_TAG = "KUBE TIER UNAVAILABLE"
+_FAILED_KEY = pytest.StashKey[bool]()
+
+SESSION_NODES = {
+    "m1": (NodeSpec("m1-node-a", cpu="2"),),
+    "m2": (NodeSpec("m2-node-a", cpu="1"), NodeSpec("m2-node-b", cpu="1500m")),
+}
+
+
+def _binaries_or_skip() -> KubeBinaries:
+    binaries, reason = availability()
+    if binaries is not None:
+        return binaries
+    message = f"{_SKIP_TAG}: {reason}."
+    if os.environ.get("CI") == "true":
+        pytest.fail(
+            message + " CI=true: the kube tier is required in CI, so this is a failure.", pytrace=False
+        )
+    pytest.skip(message)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Any:
+    """Remember that a kube test failed, so the session members keep their logs."""
+    report = yield
+    if report.failed and item.get_closest_marker("kube") is not None:
+        item.session.stash[_FAILED_KEY] = True
+    return report
+
+
+@pytest.fixture(scope="session")
+def kube_binaries() -> KubeBinaries:
+    return _binaries_or_skip()
+
+
+@pytest.fixture(scope="session")
+def kube_load() -> LoadModel:
+    return LoadModel()
+
+
+@pytest.fixture(scope="session")
+def kube_members(
+    request: pytest.FixtureRequest, kube_binaries: KubeBinaries, kube_load: LoadModel
+) -> Iterator[dict[str, KubeMember]]:
+    members: dict[str, KubeMember] = {}
+    try:
+        for name, nodes in SESSION_NODES.items():
+            members[name] = KubeMember(name, binaries=kube_binaries, nodes=nodes, model=kube_load).start()
+        yield members
+    finally:
+        failed = request.session.stash.get(_FAILED_KEY, False)
+        for member in members.values():
+            member.stop(keep_logs=failed)
+
+
+def delete_namespace(member: KubeMember, name: str, timeout: float = 60) -> None:
+    """Delete a namespace and wait until none of its pods is left (their node resources are free)."""
+    if not member.started:
+        return
+    member.request("DELETE", f"/api/v1/namespaces/{name}")
+    wait_for(
+        lambda: member.request("GET", f"/api/v1/namespaces/{name}/pods")[1].get("items") == [],
+        timeout,
+        f"{member.name}: pods of namespace {name} gone",
+    )
+
+
+@pytest.fixture
+def kube_namespace(kube_members: dict[str, KubeMember]) -> Iterator[str]:
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    for member in kube_members.values():
+        member.create_namespace(name)
+    yield name
+    for member in kube_members.values():
+        delete_namespace(member, name)
+
+
+@pytest.fixture
+def kube_member_factory(
+    request: pytest.FixtureRequest, kube_binaries: KubeBinaries
+) -> Iterator[Callable[..., KubeMember]]:
+    """``factory(name, **kwargs) -> KubeMember`` (started); kwargs go to ``KubeMember``."""
+    started: list[KubeMember] = []
+
+    def make(name: str, **kwargs: Any) -> KubeMember:
+        member = KubeMember(name, binaries=kube_binaries, **kwargs)
+        started.append(member)
+        return member.start()
+
+    yield make
+    failed = request.session.stash.get(_FAILED_KEY, False)
+    for member in reversed(started):
+        member.stop(keep_logs=failed)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Repeat the kube-tier skip loudly at the end of the run."""
+    skipped = [
+        report
+        for report in terminalreporter.stats.get("skipped", [])
+        if _SKIP_TAG in str(getattr(report, "longrepr", ""))
+    ]
+    if not skipped:
+        return
+    reason = str(skipped[0].longrepr[-1]) if isinstance(skipped[0].longrepr, tuple) else ""
+    terminalreporter.section("kube tier SKIPPED", sep="!", red=True, bold=True)
+    terminalreporter.line(f"{len(skipped)} test(s) did not run against real member clusters.", red=True)
+    if reason:
+        terminalreporter.line(reason, red=True)
+    terminalreporter.line(f"Run `bash {BUILD_SCRIPT}` (or `make kube`) and re-run the tests.", red=True)
