@@ -14,7 +14,16 @@ from collections.abc import Sequence
 SIGPIPE_EXIT = 141
 
 # In the order `fhpa --help` lists them. `simulate` is the main job and the default.
-COMMANDS = ("simulate", "validate", "assign", "cron", "controller", "webhook", "certs")
+COMMANDS = (
+    "simulate",
+    "validate",
+    "assign",
+    "cron",
+    "controller",
+    "webhook",
+    "certs",
+    "cluster",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,475 @@
+"""`fhpa cluster join`, `fhpa cluster list` and `fhpa cluster unjoin`: register member clusters without
+hand-writing a kubeconfig into a Secret (as ``karmadactl join`` or ``kubefedctl join`` do).
+
+join, with the operator's own kubeconfig for the member (``--kubeconfig``, any credential kubectl takes):
+in the member it creates the controller's identity from ``manifests/member`` (``fhpa.member_access``):
+the namespace, the ServiceAccount, its ClusterRole and binding (or Roles in ``--namespaces``) and a
+ServiceAccount token Secret (``kubernetes.io/service-account-token``: long-lived, and served by every
+Kubernetes version the controller supports, where a TokenRequest token would expire and need renewing).
+It waits for the token controller to fill the token in, and writes on the management cluster the
+labelled member Secret with a kubeconfig of inline credentials only, which it first checks with the
+controller's own ``build_configuration``. Running it again changes only what differs.
+
+The token is never printed: ``--dry-run`` shows a placeholder in its place and makes no request.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import datetime as dt
+import json
+import sys
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from controller.errors import ConflictError, NotFoundError, PortError
+from controller.kube.clients import (
+    KubeClient,
+    KubeconfigError,
+    Timeouts,
+    build_api_client,
+    build_configuration,
+)
+from controller.kube.member import KubeMemberCluster
+from controller.kube.registry import (
+    ANNOTATION_CONTEXT,
+    MEMBER_LABEL,
+    identity_of,
+    policy_of,
+    read_secret,
+)
+from fhpa import member_access as access
+from fhpa.member_access import JoinError, MemberAccess
+
+DEFAULT_NAMESPACE = "federated-hpa-system"
+TOKEN_PLACEHOLDER = "<the token of {ns}/{name}, filled in by the member's token controller>"
+MANAGEMENT_TIMEOUTS = Timeouts(connect=5.0, read=30.0, probe=5.0)
+PROBE_TIMEOUTS = Timeouts(connect=3.0, read=5.0, probe=3.0)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("cluster", help="join, list and unjoin member clusters")
+    actions = parser.add_subparsers(dest="cluster_command", metavar="ACTION", required=True)
+    _register_join(actions)
+    _register_list(actions)
+    _register_unjoin(actions)
+
+
+def _management_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("management cluster")
+    group.add_argument(
+        "--management-kubeconfig",
+        metavar="FILE",
+        help="kubeconfig of the management cluster (default: $KUBECONFIG or ~/.kube/config)",
+    )
+    group.add_argument("--management-context", metavar="CTX", help="its context (default: current)")
+    group.add_argument(
+        "--namespace",
+        default=DEFAULT_NAMESPACE,
+        help=f"the controller's namespace, where member Secrets live (default {DEFAULT_NAMESPACE})",
+    )
+
+
+def _member_flags(parser: argparse.ArgumentParser, required: bool) -> None:
+    group = parser.add_argument_group("member cluster")
+    group.add_argument(
+        "--kubeconfig",
+        required=required,
+        metavar="FILE",
+        help="your kubeconfig for the member cluster (any credential kubectl accepts: it is used here "
+        "only, never copied into the Secret)",
+    )
+    group.add_argument("--context", metavar="CTX", help="its context (default: current)")
+    group.add_argument(
+        "--member-manifests",
+        type=Path,
+        default=access.MANIFEST_DIR,
+        metavar="DIR",
+        help="the manifests/member directory whose objects are created (default: the repository's)",
+    )
+
+
+def _register_join(actions: argparse._SubParsersAction) -> None:
+    join = actions.add_parser(
+        "join",
+        help="give the controller access to a member cluster and register it",
+        description="Creates the controller's ServiceAccount, its RBAC (manifests/member) and a token in "
+        "the member cluster, then the labelled member Secret on the management cluster. Idempotent.",
+    )
+    join.add_argument("name", help="the cluster's name (the member Secret's name)")
+    _member_flags(join, required=True)
+    join.add_argument("--labels", metavar="K=V,...", help="the cluster's labels, for labelSelector")
+    join.add_argument("--provider", help="for clusterAffinity.fieldSelector")
+    join.add_argument("--region", help="for clusterAffinity.fieldSelector")
+    join.add_argument("--zone", help="for clusterAffinity.fieldSelector")
+    join.add_argument(
+        "--namespaces",
+        metavar="A,B",
+        help="grant access in these namespaces only (Roles; run the controller with the same "
+        "--allow-namespaces); default: every namespace (a ClusterRole)",
+    )
+    join.add_argument(
+        "--token-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long to wait for the member's token controller to fill the token in (default 60)",
+    )
+    join.add_argument("--dry-run", action="store_true", help="print the objects; change nothing")
+    _management_flags(join)
+    join.set_defaults(func=run_join)
+
+
+def _register_list(actions: argparse._SubParsersAction) -> None:
+    listing = actions.add_parser(
+        "list",
+        help="the member clusters, probed now",
+        description="Lists the member Secrets and probes each member from here with the Secret's own "
+        "kubeconfig (GET /readyz, /version, autoscaling discovery), in parallel.",
+    )
+    listing.add_argument("-o", "--output", choices=["table", "json"], default="table")
+    _management_flags(listing)
+    listing.set_defaults(func=run_list)
+
+
+def _register_unjoin(actions: argparse._SubParsersAction) -> None:
+    unjoin = actions.add_parser(
+        "unjoin",
+        help="remove a member cluster: its Secret, and with --kubeconfig its access in the member",
+        description="Deletes the member Secret on the management cluster and, given the member's "
+        "kubeconfig, the RBAC, token and ServiceAccount join created there (the namespace is kept).",
+    )
+    unjoin.add_argument("name", help="the cluster's name")
+    _member_flags(unjoin, required=False)
+    _management_flags(unjoin)
+    unjoin.set_defaults(func=run_unjoin)
+
+
+# --- clients ----------------------------------------------------------------------------------------
+
+
+def connect(name: str, config_file: str | None, context: str | None, timeouts: Timeouts) -> KubeClient:
+    """A client from a kubeconfig the operator gave: any credential kubectl takes (it is theirs)."""
+    from kubernetes import config as kube_config
+    from kubernetes.config.config_exception import ConfigException
+
+    try:
+        api = kube_config.new_client_from_config(config_file=config_file, context=context)
+    except (ConfigException, OSError, ValueError, TypeError) as exc:
+        where = config_file or "the default kubeconfig"
+        raise JoinError(f"cannot use {where} for the {name} cluster: {exc}") from None
+    return KubeClient(name, api, timeouts)
+
+
+def server_of(client: KubeClient) -> tuple[str, bytes | None, str | None]:
+    """The member's URL, its CA (PEM) and TLS server name, as the operator's kubeconfig has them."""
+    conf = client.api.configuration
+    ca: bytes | None = None
+    if conf.ssl_ca_cert:
+        ca = Path(conf.ssl_ca_cert).read_bytes()
+    return str(conf.host), ca, getattr(conf, "tls_server_name", None) or None
+
+
+# --- join -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class JoinReport:
+    """What join did, one line per object (never a credential)."""
+
+    lines: list[str] = field(default_factory=list)
+
+    def add(self, side: str, what: str, outcome: str) -> None:
+        self.lines.append(f"{side:<10} {what}: {outcome}")
+
+
+def run_join(args: argparse.Namespace) -> int:
+    try:
+        return _join(args)
+    except JoinError as exc:
+        print(f"fhpa cluster join: {exc}", file=sys.stderr)
+        return 2
+    except PortError as exc:
+        print(f"fhpa cluster join: {exc}", file=sys.stderr)
+        return 1
+
+
+def _join(args: argparse.Namespace) -> int:
+    name = access.check_cluster_name(args.name)
+    labels = access.parse_labels(args.labels)
+    namespaces = access.parse_namespaces(args.namespaces)
+    plan = access.member_objects(args.member_manifests, namespaces)
+    member = connect("member", args.kubeconfig, args.context, MANAGEMENT_TIMEOUTS)
+    server, ca, tls_name = server_of(member)
+
+    def secret_with(token: str, ca_pem: bytes) -> dict[str, Any]:
+        user = plan.service_account[1]
+        config = access.member_kubeconfig(name, server, ca_pem, token, user, tls_name)
+        return access.member_secret(
+            name,
+            args.namespace,
+            access.kubeconfig_text(config),
+            labels,
+            provider=args.provider,
+            region=args.region,
+            zone=args.zone,
+            joined_namespaces=namespaces,
+        )
+
+    if args.dry_run:
+        placeholder = TOKEN_PLACEHOLDER.format(ns=plan.token_secret[0], name=plan.token_secret[1])
+        secret = access.redacted(secret_with("x", ca or b""), placeholder)
+        print(render_dry_run(plan, secret, server))
+        return 0
+
+    management = connect(
+        "management", args.management_kubeconfig, args.management_context, MANAGEMENT_TIMEOUTS
+    )
+    report = JoinReport()
+    for obj in plan.objects:
+        report.add("member", access.describe(obj), apply_object(member, obj))
+    token, token_ca = wait_for_token(member, plan.token_secret, args.token_timeout)
+    ca_pem = ca or token_ca
+    if not ca_pem:
+        raise JoinError(
+            "no CA for the member: neither your kubeconfig nor the token Secret carries one, and the "
+            "controller accepts no kubeconfig without verified TLS"
+        )
+    secret = secret_with(token, ca_pem)
+    check_kubeconfig(secret)
+    report.add("management", access.describe(secret), apply_secret(management, secret))
+    print("\n".join(report.lines))
+    return 0
+
+
+def render_dry_run(plan: MemberAccess, secret: Mapping[str, Any], server: str) -> str:
+    """The objects join would create, as YAML: the member's, then the management cluster's."""
+    member = yaml.safe_dump_all(plan.objects, sort_keys=False)
+    management = yaml.safe_dump(dict(secret), sort_keys=False)
+    return f"# in the MEMBER cluster ({server})\n{member}---\n# in the MANAGEMENT cluster\n{management}"
+
+
+def apply_object(client: KubeClient, obj: Mapping[str, Any]) -> str:
+    """Create ``obj`` when missing, else bring its rules or subjects in step: created, updated, unchanged."""
+    path = access.path_of(obj)
+    existing = client.find(path)
+    if existing is None:
+        collection = access.object_path(obj["kind"], None, obj["metadata"].get("namespace"))
+        try:
+            client.request("POST", collection, body=dict(obj))
+        except ConflictError:  # created meanwhile (a second join): compare with it on the next run
+            return "exists"
+        return "created"
+    update = access.update_of(existing, obj)
+    if update is None:
+        return "unchanged"
+    client.request("PUT", path, body=update)
+    return "updated"
+
+
+def apply_secret(client: KubeClient, secret: Mapping[str, Any]) -> str:
+    path = access.path_of(secret)
+    existing = client.find(path)
+    if existing is None:
+        client.request(
+            "POST", access.object_path("Secret", None, secret["metadata"]["namespace"]), body=dict(secret)
+        )
+        return "created"
+    update = access.secret_update(existing, secret)
+    if update is None:
+        return "unchanged"
+    client.request("PUT", path, body=update)
+    return "updated"
+
+
+def wait_for_token(
+    client: KubeClient,
+    where: tuple[str, str],
+    timeout: float,
+    sleep: Callable[[float], None] = time.sleep,
+    monotonic: Callable[[], float] = time.monotonic,
+) -> tuple[str, bytes | None]:
+    """The token (and ca.crt) the member's token controller puts into the token Secret."""
+    namespace, name = where
+    deadline = monotonic() + timeout
+    while True:
+        secret = client.find(access.object_path("Secret", name, namespace)) or {}
+        data = secret.get("data") or {}
+        if data.get("token"):
+            token = base64.b64decode(data["token"]).decode()
+            ca = base64.b64decode(data["ca.crt"]) if data.get("ca.crt") else None
+            return token, ca
+        if monotonic() >= deadline:
+            raise JoinError(
+                f"Secret {namespace}/{name} in the member has no token after {timeout:.0f}s: is the "
+                "token controller (kube-controller-manager) running there?"
+            )
+        sleep(0.5)
+
+
+def check_kubeconfig(secret: Mapping[str, Any]) -> None:
+    """Refuse to write a Secret the controller would refuse (security review H1)."""
+    view = read_secret(secret)
+    try:
+        build_configuration(view.kubeconfig or "", None, policy_of(view))
+    except KubeconfigError as exc:
+        raise JoinError(f"the member kubeconfig would be refused by the controller: {exc}") from None
+
+
+# --- unjoin -----------------------------------------------------------------------------------------
+
+
+def run_unjoin(args: argparse.Namespace) -> int:
+    try:
+        return _unjoin(args)
+    except JoinError as exc:
+        print(f"fhpa cluster unjoin: {exc}", file=sys.stderr)
+        return 2
+    except PortError as exc:
+        print(f"fhpa cluster unjoin: {exc}", file=sys.stderr)
+        return 1
+
+
+def _unjoin(args: argparse.Namespace) -> int:
+    name = access.check_cluster_name(args.name)
+    management = connect(
+        "management", args.management_kubeconfig, args.management_context, MANAGEMENT_TIMEOUTS
+    )
+    path = access.object_path("Secret", name, args.namespace)
+    secret = management.find(path)
+    report = JoinReport()
+    if secret is not None and (secret["metadata"].get("labels") or {}).get(MEMBER_LABEL) != "true":
+        raise JoinError(f"Secret {args.namespace}/{name} is not a member Secret; left alone")
+    namespaces = access.joined_namespaces(secret) if secret is not None else None
+    if args.kubeconfig:
+        member = connect("member", args.kubeconfig, args.context, MANAGEMENT_TIMEOUTS)
+        plan = access.member_objects(args.member_manifests, namespaces)
+        for obj in reversed(plan.objects):
+            if obj["kind"] == "Namespace":
+                report.add("member", access.describe(obj), "kept (it may hold other things)")
+                continue
+            report.add("member", access.describe(obj), delete(member, access.path_of(obj)))
+    if secret is None:
+        report.add("management", f"Secret {args.namespace}/{name}", "not found")
+    else:
+        report.add("management", f"Secret {args.namespace}/{name}", delete(management, path))
+    print("\n".join(report.lines))
+    if not args.kubeconfig:
+        print(
+            "the member cluster still grants the controller's ServiceAccount its access: run again with "
+            "--kubeconfig for that cluster to remove it",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def delete(client: KubeClient, path: str) -> str:
+    try:
+        client.request("DELETE", path)
+    except NotFoundError:
+        return "not found"
+    return "deleted"
+
+
+# --- list -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class MemberRow:
+    name: str
+    labels: dict[str, str]
+    health: str  # Healthy, Unhealthy, Unusable (the Secret cannot be used)
+    kubernetes_version: str | None = None
+    hpa_api_version: str | None = None
+    last_probe: str | None = None
+    error: str | None = None
+
+
+def run_list(args: argparse.Namespace) -> int:
+    try:
+        management = connect(
+            "management", args.management_kubeconfig, args.management_context, MANAGEMENT_TIMEOUTS
+        )
+        listed = management.get(
+            access.object_path("Secret", None, args.namespace), labelSelector=f"{MEMBER_LABEL}=true"
+        )
+    except (JoinError, PortError) as exc:
+        print(f"fhpa cluster list: {exc}", file=sys.stderr)
+        return 1
+    secrets = sorted(listed.get("items") or [], key=lambda s: s["metadata"]["name"])
+    with ThreadPoolExecutor(max_workers=max(1, min(8, len(secrets)))) as pool:
+        rows = list(pool.map(probe_member, secrets))
+    if args.output == "json":
+        print(json.dumps([_camel(asdict(r)) for r in rows], indent=2))
+    else:
+        print(render_table(rows))
+    return 0
+
+
+def probe_member(secret: Mapping[str, Any], timeouts: Timeouts = PROBE_TIMEOUTS) -> MemberRow:
+    """Probe one member with its Secret's own kubeconfig, as the controller would reach it."""
+    view = read_secret(secret)
+    identity, _ = identity_of(view)
+    row = MemberRow(name=view.name, labels=dict(identity.labels), health="Unusable")
+    if view.kubeconfig is None:
+        row.error = view.problem
+        return row
+    try:
+        api = build_api_client(
+            view.kubeconfig, view.annotations.get(ANNOTATION_CONTEXT), policy=policy_of(view)
+        )
+    except KubeconfigError as exc:
+        row.error = str(exc)
+        return row
+    client = KubeClient(view.name, api, timeouts)
+    try:
+        row.last_probe = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        ok, message = client.probe()
+        row.health = "Healthy" if ok else "Unhealthy"
+        if not ok:
+            row.error = message
+            return row
+        version = client.get("/version")
+        row.kubernetes_version = version.get("gitVersion") if isinstance(version, dict) else None
+        row.hpa_api_version = "autoscaling/" + KubeMemberCluster(identity, client).hpa_version()
+    except PortError as exc:
+        row.health, row.error = "Unhealthy", str(exc)
+    finally:
+        client.close()
+    return row
+
+
+def render_table(rows: list[MemberRow]) -> str:
+    header = ("NAME", "LABELS", "HEALTH", "KUBERNETES", "HPA API", "LAST PROBE")
+    table = [header] + [
+        (
+            r.name,
+            ",".join(f"{k}={v}" for k, v in sorted(r.labels.items())) or "<none>",
+            r.health,
+            r.kubernetes_version or "-",
+            r.hpa_api_version or "-",
+            r.last_probe or "-",
+        )
+        for r in rows
+    ]
+    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in table
+    ]
+    lines += [f"{r.name}: {r.error}" for r in rows if r.error]
+    return "\n".join(lines) if rows else "no member clusters registered"
+
+
+def _camel(row: dict[str, Any]) -> dict[str, Any]:
+    def camel(key: str) -> str:
+        head, *rest = key.split("_")
+        return head + "".join(part.upper() if part in ("hpa", "api") else part.title() for part in rest)
+
+    return {camel(k): v for k, v in row.items()}
