@@ -287,6 +287,15 @@ class FederatedHPASpec(ApiModel):
         return self.autoscale_multi_cluster_delay or 0
 
 
+class MemberMetricTarget(ApiModel):
+    """The target one member HPA got for an External or Object metric with an AverageValue target:
+    the FederatedHPA's averageValue divided by the cluster's share of the metric (metricShare)."""
+
+    type: str  # External or Object
+    name: str  # the metric's name
+    average_value: Quantity
+
+
 class ClusterStatus(ApiModel):
     """One member cluster's row in a FederatedHPA's status.
 
@@ -317,6 +326,10 @@ class ClusterStatus(ApiModel):
     # the decision key (annotation autoscaling.karmada.io/decision) of the member HPA as last applied by a
     # write of this controller or observed on it: the idempotence record of member writes
     decision_key: str | None = None
+    # the cluster's share of External/Object AverageValue metrics as last written to its member HPA (a
+    # quantity: "500m" is half the fleet's queue), and the targets it holds (controller.planning.external_share)
+    metric_share: Quantity | None = None
+    metric_targets: list[MemberMetricTarget] | None = None
 
 
 class FederatedHPAStatus(ApiModel):

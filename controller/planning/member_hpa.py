@@ -11,6 +11,7 @@ import hashlib
 import json
 from typing import Any
 
+from controller.planning.external_share import member_metrics
 from fhpa_api.models import FederatedHPA, to_json
 
 FIELD_MANAGER = "federated-hpa"
@@ -57,13 +58,29 @@ def template(fhpa: FederatedHPA) -> dict[str, Any]:
 
 
 def template_digest(fhpa: FederatedHPA) -> str:
-    raw = json.dumps(template(fhpa), sort_keys=True, separators=(",", ":")).encode()
+    """The digest of the template as copied unchanged (no metric share): ``spec_digest`` of such a spec."""
+    return spec_digest(template(fhpa))
+
+
+def spec_digest(spec: dict[str, Any]) -> str:
+    """The digest of a member spec's template part (target, metrics, behavior), as the member adapters
+    stamp it (annotation ``ANNOTATION_DIGEST``): a member HPA whose digest and bounds match holds the plan."""
+    part = {k: spec[k] for k in ("scaleTargetRef", "metrics", "behavior") if k in spec}
+    raw = json.dumps(part, sort_keys=True, separators=(",", ":")).encode()
     return hashlib.sha256(raw).hexdigest()[:16]
 
 
-def render_spec(fhpa: FederatedHPA, min_replicas: int, max_replicas: int) -> dict[str, Any]:
-    """The full autoscaling/v2 HorizontalPodAutoscalerSpec for one cluster."""
-    return {**template(fhpa), "minReplicas": min_replicas, "maxReplicas": max_replicas}
+def render_spec(
+    fhpa: FederatedHPA, min_replicas: int, max_replicas: int, metric_share: int | None = None
+) -> dict[str, Any]:
+    """The full autoscaling/v2 HorizontalPodAutoscalerSpec for one cluster.
+
+    ``metric_share`` (thousandths of the fleet, controller.planning.external_share): External and Object
+    AverageValue targets divided by it; None copies every target unchanged."""
+    body = template(fhpa)
+    if metric_share is not None:
+        body["metrics"] = member_metrics(body["metrics"], metric_share)
+    return {**body, "minReplicas": min_replicas, "maxReplicas": max_replicas}
 
 
 def decision_key(fhpa: FederatedHPA, cluster: str, spec: dict[str, Any]) -> str:

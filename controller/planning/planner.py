@@ -19,12 +19,12 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, Field
 
-from controller.planning import burst, optimization, priority, zero
+from controller.planning import burst, external_share, optimization, priority, zero
 from controller.planning.affinity import affinity_matches
 from controller.planning.assignment import initial_assignment, initial_replicas
 from controller.planning.failover import Health, HealthPolicy, Role, assess, due_at
 from controller.planning.fleet import FAILED_OVER, SATURATED, Fleet, Slot, normalize
-from controller.planning.member_hpa import render_spec, template_digest
+from controller.planning.member_hpa import render_spec, spec_digest
 from controller.planning.observation import ClusterObservation
 from controller.planning.plan import HPAAction, Plan, ReplicaWrite
 from controller.planning.plan_events import action_events, object_events, transition_events
@@ -76,7 +76,8 @@ def plan(
         lost = sum((rows[n].ready_replicas or 0) for n, h in health.items() if h.failed_now and n in rows)
         last_optimization = _adjust(fleet, last_optimization, config, replacing=lost)
     normalize(fleet)
-    hpa_actions = _hpa_actions(fleet, registered, health, conflicting)
+    shares = _metric_shares(fleet, rows, review=last_optimization == now or _writes_replicas(fleet))
+    hpa_actions = _hpa_actions(fleet, registered, health, conflicting, shares)
     replica_writes = _replica_writes(fleet)
     status = planned_status(
         fleet,
@@ -88,6 +89,7 @@ def plan(
         key=key,
         assigned_at=now if reassign else previous.last_assignment_time,
         optimized_at=last_optimization,
+        shares=shares,
     )
     events = transition_events(fleet, selected, rows, health, conflicting) + fleet.events
     events += object_events(previous.conditions, status.conditions)
@@ -323,14 +325,33 @@ def _adjust(
     return last_optimization
 
 
+def _writes_replicas(fleet: Fleet) -> bool:
+    return any(s.replicas is not None for s in fleet.slots.values())
+
+
+def _metric_shares(fleet: Fleet, rows: Mapping[str, ClusterStatus], review: bool) -> dict[str, int]:
+    """Each member HPA's share of External/Object AverageValue metrics (controller.planning.external_share),
+    over the clusters that hold an HPA after this pass; an Event when they are rewritten."""
+    holders = [
+        external_share.Holder(cluster=s.cluster, current=s.current, max_replicas=s.max_replicas)
+        for s in fleet.ordered()
+        if s.max_replicas > 0
+    ]
+    recorded = {n: external_share.parse_share(r.metric_share) for n, r in rows.items()}
+    decision = external_share.decide(fleet.fhpa, holders, recorded, review)
+    if decision.changed:
+        fleet.event("MetricSharesUpdated", decision.message())
+    return decision.shares
+
+
 def _hpa_actions(
     fleet: Fleet,
     registered: list[ClusterObservation],
     health: Mapping[str, Health],
     conflicting: set[str],
+    shares: Mapping[str, int],
 ) -> list[HPAAction]:
     """Create, update or delete member HPAs; an HPA that already matches gets nothing (fixed point)."""
-    digest = template_digest(fleet.fhpa)
     actions: list[HPAAction] = []
     for cluster in registered:
         if not cluster.healthy or cluster.name in conflicting:
@@ -345,7 +366,8 @@ def _hpa_actions(
                 actions.append(HPAAction(cluster=cluster.name, op="delete"))
             continue
         lo, hi = slot.hpa_min, slot.max_replicas
-        spec = render_spec(fleet.fhpa, lo, hi)
+        spec = render_spec(fleet.fhpa, lo, hi, shares.get(cluster.name))
+        digest = spec_digest(spec)
         if observed is None:
             actions.append(
                 HPAAction(cluster=cluster.name, op="create", min_replicas=lo, max_replicas=hi, spec=spec)

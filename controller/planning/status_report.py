@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from controller.planning.conditions import condition
+from controller.planning.external_share import format_share, member_targets
 from controller.planning.failover import Health, Role
 from controller.planning.fleet import FAILED_OVER, SATURATED, Fleet, Slot
 from controller.planning.observation import ClusterObservation
@@ -29,13 +30,29 @@ def planned_status(
     key: str,
     assigned_at: datetime | None,
     optimized_at: datetime | None,
+    shares: Mapping[str, int] | None = None,
 ) -> FederatedHPAStatus:
-    """The FederatedHPA status after this pass: selected clusters, plus any other holding our HPA."""
+    """The FederatedHPA status after this pass: selected clusters, plus any other holding our HPA.
+
+    ``shares``: each member's share of External/Object AverageValue metrics (external_share), shown
+    with the targets it got and remembered for the next pass's threshold."""
+    shares = shares or {}
     rows = {r.name: r for r in previous.clusters or []}
     selected_names = {o.name for o in selected}
     reported = selected + [o for o in registered if o.name not in selected_names and o.hpa and o.hpa.owned]
     table = [
-        _row(fleet, o, rows.get(o.name), health.get(o.name), o.name in conflicting, o.name in selected_names)
+        _with_share(
+            fleet,
+            _row(
+                fleet,
+                o,
+                rows.get(o.name),
+                health.get(o.name),
+                o.name in conflicting,
+                o.name in selected_names,
+            ),
+            shares.get(o.name),
+        )
         for o in sorted(reported, key=lambda o: o.name)
     ]
     slots = fleet.ordered()
@@ -55,6 +72,14 @@ def planned_status(
         assignment_key=key,
         last_assignment_time=assigned_at,
         last_optimization_time=optimized_at,
+    )
+
+
+def _with_share(fleet: Fleet, row: ClusterStatus, share: int | None) -> ClusterStatus:
+    if share is None:
+        return row
+    return row.model_copy(
+        update={"metric_share": format_share(share), "metric_targets": member_targets(fleet.fhpa, share)}
     )
 
 
