@@ -23,6 +23,7 @@ COMMANDS = (
     "webhook",
     "certs",
     "cluster",
+    "explain",
 )
 
 

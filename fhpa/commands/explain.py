@@ -1,0 +1,90 @@
+"""`fhpa explain NAMESPACE/NAME` (and `kubectl fhpa explain NAMESPACE/NAME`): why each member cluster of a
+FederatedHPA has its bounds, what the controller did last and what it will do next.
+
+This half only reads: the FederatedHPA (its spec and status) and the Events on it, from the management
+cluster, with the kubeconfig kubectl would use. Everything it says is worked out by the pure
+``fhpa.explanation`` module, so nothing here needs access to a member cluster or its Secret.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import ValidationError
+
+from controller.errors import NotFoundError, PortError
+from controller.kube.clients import KubeClient, Timeouts
+from fhpa.commands.cluster import connect
+from fhpa.explanation import explain, render
+from fhpa.member_access import JoinError
+from fhpa_api import API_VERSION, FEDERATED_HPA
+from fhpa_api.models import FederatedHPA
+
+TIMEOUTS = Timeouts(connect=5.0, read=30.0, probe=5.0)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "explain",
+        help="why each member cluster of a FederatedHPA has its bounds, and what happens next",
+        description="Reads the FederatedHPA's status and its Events on the management cluster (no member "
+        "access needed) and explains, per member cluster, its bounds and their reason, the last actions "
+        "and what the controller does next. Also a kubectl plugin: `kubectl fhpa explain shop/web`.",
+    )
+    parser.add_argument(
+        "target", metavar="NAMESPACE/NAME", help="the FederatedHPA (NAME alone: -n or default)"
+    )
+    parser.add_argument("-n", "--namespace", help="its namespace when NAMESPACE/ is left out")
+    parser.add_argument("-o", "--output", choices=["text", "json"], default="text")
+    parser.add_argument(
+        "--kubeconfig", metavar="FILE", help="management cluster kubeconfig (default as kubectl)"
+    )
+    parser.add_argument("--context", metavar="CTX", help="its context (default: current)")
+    parser.set_defaults(func=run)
+
+
+def split_target(target: str, namespace: str | None) -> tuple[str, str]:
+    """NAMESPACE/NAME, or NAME in ``namespace`` (default "default")."""
+    if "/" in target:
+        ns, _, name = target.partition("/")
+        if not ns or not name or "/" in name:
+            raise JoinError(f"{target!r} is not NAMESPACE/NAME")
+        return ns, name
+    return namespace or "default", target
+
+
+def read(client: KubeClient, namespace: str, name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The FederatedHPA as stored and the Events whose involvedObject is it (by name and kind)."""
+    obj = client.get(f"/apis/{API_VERSION}/namespaces/{namespace}/federatedhpas/{name}")
+    events = client.get(
+        f"/api/v1/namespaces/{namespace}/events",
+        fieldSelector=f"involvedObject.name={name},involvedObject.kind={FEDERATED_HPA}",
+    )
+    return obj, list((events or {}).get("items") or [])
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        namespace, name = split_target(args.target, args.namespace)
+        client = connect("management", args.kubeconfig, args.context, TIMEOUTS)
+        obj, events = read(client, namespace, name)
+        fhpa = FederatedHPA.model_validate(obj)
+    except NotFoundError:
+        print(f"fhpa explain: FederatedHPA {args.target} not found", file=sys.stderr)
+        return 1
+    except (JoinError, PortError) as exc:
+        print(f"fhpa explain: {exc}", file=sys.stderr)
+        return 1
+    except ValidationError as exc:
+        print(f"fhpa explain: the stored object cannot be read ({exc.error_count()} errors)", file=sys.stderr)
+        return 1
+    explanation = explain(fhpa, events, datetime.now(UTC))
+    if args.output == "json":
+        print(json.dumps(explanation.to_dict(), indent=2))
+    else:
+        print(render(explanation))
+    return 0
