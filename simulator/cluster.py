@@ -19,7 +19,7 @@ controller-manager comes back with empty HPA histories (they lived only in its m
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -31,7 +31,7 @@ from controller.planning.member_hpa import (
     LABEL_OWNER_UID,
     hpa_name,
     owner_labels,
-    template_digest,
+    spec_digest,
 )
 from controller.planning.metric_ratio import metric_ratio
 from controller.planning.observation import ClusterObservation, MemberHPAObservation, Taint
@@ -197,7 +197,7 @@ class SimulatedCluster:
                 f"cluster {self.name}: HPA {name} exists and is not owned by this FederatedHPA"
             )
         labels = owner_labels(fhpa)
-        annotations = {ANNOTATION_DIGEST: template_digest(fhpa)}
+        annotations = {ANNOTATION_DIGEST: spec_digest(dict(spec))}  # as the kube adapter stamps it
         if decision is not None:
             annotations[ANNOTATION_DECISION] = decision
         body: dict[str, Any] = dict(spec)
@@ -277,8 +277,11 @@ class SimulatedCluster:
             request_per_pod=CPU_REQUEST_MILLI,
         )
 
-    def sync_hpas(self, now: datetime, usage_per_pod_milli: int) -> list[SyncResult]:
-        """One 15 s pass of the cluster's HPA controller over every HPA targeting the workload."""
+    def sync_hpas(
+        self, now: datetime, usage_per_pod_milli: int, external: Mapping[str, float] | None = None
+    ) -> list[SyncResult]:
+        """One 15 s pass of the cluster's HPA controller over every HPA targeting the workload.
+        ``external``: the External metrics' values by name (the whole fleet's, read alike everywhere)."""
         if self.down or self.workload is None:
             return []
         targeting = [h for h in self.hpas.values() if self._spec_targets(h.spec)]
@@ -288,7 +291,7 @@ class SimulatedCluster:
             return []
         results = []
         for hpa in targeting:
-            result = hpa.sync(now, self.replicas, self.readings(usage_per_pod_milli))
+            result = hpa.sync(now, self.replicas, self.readings(usage_per_pod_milli), external)
             if result.rescaled:
                 self._set_replicas(result.replicas)
             results.append(result)

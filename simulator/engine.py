@@ -139,6 +139,10 @@ class Simulation:
         ]
         self.config = PlannerConfig(**spec.planner.model_dump(exclude_none=True))
         self.trace = Trace.from_points([(p.at, p.rps) for p in spec.load.trace])
+        self.external = {
+            name: Trace.from_points([(p.at, p.value) for p in points])
+            for name, points in spec.load.external.items()
+        }
         self._cron_module: Any = _cron_module() if self.cron_keys else None
         self._cron: Any = None
         self._cron_due: dict[tuple[str, str], datetime | None] = {}
@@ -198,9 +202,10 @@ class Simulation:
             cluster.advance(now)
         demand = self.trace.at(t)
         share = share_load(demand, self._serving(), self.scenario.file.load.pod_capacity)
+        external = {name: trace.at(t) for name, trace in self.external.items()}
         desired = {}
         for name, cluster in self.clusters.items():
-            for result in cluster.sync_hpas(now, share.usage_per_pod_milli):
+            for result in cluster.sync_hpas(now, share.usage_per_pod_milli, external):
                 desired[name] = result.replicas
         after = share_load(demand, self._serving(), self.scenario.file.load.pod_capacity)
         controller_up = not any(w.covers(t) for w in self.scenario.file.controller_outages)

@@ -13,6 +13,8 @@ HPA is deleted or when the cluster's controller-manager restarts (:meth:`NativeH
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -30,6 +32,8 @@ from simulator.replica_calculator import (
     PodReadings,
     Tolerances,
     average_value_replicas,
+    per_pod_metric_replicas,
+    usage_ratio_replicas,
     utilization_replicas,
 )
 
@@ -89,6 +93,8 @@ class HPAStatus:
     desired_replicas: int = 0
     last_scale_time: datetime | None = None
     current_utilization: int | None = None
+    # status.currentMetrics entries of the External and Object metrics read at the last sync
+    shared_metrics: list[dict[str, Any]] = field(default_factory=list)
     conditions: dict[str, Condition] = field(default_factory=dict)
 
     def condition_list(self) -> list[Condition]:
@@ -211,6 +217,7 @@ class NativeHPA:
         self._up_events: list[_ScaleEvent] = []
         self._down_events: list[_ScaleEvent] = []
         self._seen = False
+        self._external: Mapping[str, float] = {}
         self.set_spec(spec)
 
     # --- the object -------------------------------------------------------------------------------
@@ -238,8 +245,16 @@ class NativeHPA:
 
     # --- one sync ---------------------------------------------------------------------------------
 
-    def sync(self, now: datetime, current: int, pods: PodReadings) -> SyncResult:
-        """reconcileAutoscaler for one sync period. ``current`` is the target's scale.spec.replicas."""
+    def sync(
+        self,
+        now: datetime,
+        current: int,
+        pods: PodReadings,
+        external: Mapping[str, float] | None = None,
+    ) -> SyncResult:
+        """reconcileAutoscaler for one sync period. ``current`` is the target's scale.spec.replicas;
+        ``external`` the External (and Object) metrics' values by metric name at this instant."""
+        self._external = external or {}
         self._set(
             "AbleToScale",
             "True",
@@ -298,14 +313,18 @@ class NativeHPA:
         tolerances = _tolerances(self.behavior)
         best: int | None = None
         first_error: tuple[str, str] | None = None
+        self.status.shared_metrics = []
         for metric in self.metrics or _default_metrics():
             try:
-                replicas, reading = _one_metric(metric, current, pods, tolerances)
+                if metric.type in ("External", "Object"):
+                    replicas, entry = _shared_metric(metric, current, pods, tolerances, self._external)
+                    self.status.shared_metrics.append(entry)
+                else:
+                    replicas, reading = _one_metric(metric, current, pods, tolerances)
+                    self.status.current_utilization = reading
             except MetricsUnavailableError as exc:
                 first_error = first_error or (f"FailedGet{metric.type}Metric", str(exc))
                 continue
-            if metric.type in ("Resource", "ContainerResource"):
-                self.status.current_utilization = reading
             best = replicas if best is None else max(best, replicas)
         if best is None or (first_error is not None and best < current):
             reason, message = first_error or ("FailedGetResourceMetric", "no metrics")
@@ -472,11 +491,13 @@ def spec_metrics(hpa: NativeHPA) -> list[dict[str, Any]]:
 
 
 def current_metrics(status: HPAStatus) -> list[dict[str, Any]]:
-    """status.currentMetrics as the real HPA reports it: the simulator's pods report CPU only."""
+    """status.currentMetrics as the real HPA reports it: CPU from the pods, and the External and Object
+    metrics read from the scenario's traces."""
+    entries = list(status.shared_metrics)
     if status.current_utilization is None:
-        return []
+        return entries
     current = {"averageUtilization": status.current_utilization}
-    return [{"type": "Resource", "resource": {"name": "cpu", "current": current}}]
+    return [{"type": "Resource", "resource": {"name": "cpu", "current": current}}, *entries]
 
 
 def _default_metrics() -> list[MetricSpec]:
@@ -490,10 +511,54 @@ def _default_metrics() -> list[MetricSpec]:
     ]
 
 
+def _milli(value: Any) -> int:
+    """A quantity in milli-units, rounded up (Kubernetes' MilliValue())."""
+    return math.ceil(parse_quantity(value) * 1000)
+
+
+def _shared_metric(
+    metric: MetricSpec,
+    current: int,
+    pods: PodReadings,
+    tolerances: Tolerances,
+    values: Mapping[str, float],
+) -> tuple[int, dict[str, Any]]:
+    """An External or Object metric: its value by name from the scenario's ``load.external`` traces.
+
+    Returns the proposal and the status.currentMetrics entry the real HPA reports (the average per
+    replica for an AverageValue target, the value itself for a Value target)."""
+    source = metric.external if metric.type == "External" else metric.object
+    if source is None:
+        raise MetricsUnavailableError(f"the {metric.type} metric has no {metric.type.lower()} source")
+    name = source.metric.name
+    if name not in values:
+        raise MetricsUnavailableError(f"no {metric.type} metric {name!r} in the scenario's load.external")
+    usage = math.ceil(values[name] * 1000)
+    target = source.target
+    entry: dict[str, Any] = {"metric": {"name": name}}
+    if metric.type == "Object" and metric.object is not None:
+        entry["describedObject"] = metric.object.described_object.to_json()
+    if target.type == "AverageValue" and target.average_value is not None:
+        replicas, average = per_pod_metric_replicas(current, usage, _milli(target.average_value), tolerances)
+        entry["current"] = {"averageValue": f"{average}m"}
+    elif target.type == "Value" and target.value is not None:
+        wanted = _milli(target.value)
+        if wanted <= 0:
+            raise MetricsUnavailableError("the Value target must be above 0")
+        replicas = usage_ratio_replicas(current, usage / wanted, pods, tolerances)
+        entry["current"] = {"value": f"{usage}m"}
+    else:
+        raise MetricsUnavailableError(
+            f"the {metric.type} metric {name!r} has no AverageValue or Value target"
+        )
+    return replicas, {"type": metric.type, metric.type.lower(): entry}
+
+
 def _one_metric(
     metric: MetricSpec, current: int, pods: PodReadings, tolerances: Tolerances
 ) -> tuple[int, int]:
-    """One metric's proposal. The simulator's pods report CPU only; anything else has no samples."""
+    """One Resource metric's proposal. The simulator's pods report CPU only: Pods metrics and other
+    resources have no samples."""
     source = (
         metric.resource
         if metric.type == "Resource"

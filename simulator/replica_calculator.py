@@ -128,3 +128,34 @@ def average_value_replicas(
         counted += pods.unready
     new_ratio, _ = _average_ratio(usage, counted, target_average)
     return _finish(current, ratio, new_ratio, counted, tolerances), average
+
+
+def per_pod_metric_replicas(
+    current: int, usage_milli: int, target_per_pod_milli: int, tolerances: Tolerances
+) -> tuple[int, int]:
+    """An External or Object metric with an AverageValue target (GetExternalPerPodMetricReplicas,
+    GetObjectPerPodMetricReplicas): (replicas, current average per replica, in milli-units).
+
+    The metric is one number for the whole target (a queue's length), not a per-pod sample: the
+    proposal is ceil(usage / target) whatever the pods' readiness, and the replicas it is compared with
+    are the target's current replicas. This is why N member HPAs reading one queue with the same
+    target each want the whole fleet's count (controller.planning.external_share)."""
+    if current <= 0:
+        raise MetricsUnavailableError("the target has no replicas to average the metric over")
+    if target_per_pod_milli <= 0:
+        raise MetricsUnavailableError("the AverageValue target must be above 0")
+    ratio = usage_milli / (target_per_pod_milli * current)
+    replicas = current if tolerances.is_within(ratio) else math.ceil(usage_milli / target_per_pod_milli)
+    return replicas, math.ceil(usage_milli / current)
+
+
+def usage_ratio_replicas(current: int, ratio: float, pods: PodReadings, tolerances: Tolerances) -> int:
+    """An External or Object metric with a Value target (getUsageRatioReplicaCount): the ratio of the
+    value to the target scales the ready pods."""
+    if current == 0:
+        return math.ceil(ratio)
+    if tolerances.is_within(ratio):
+        return current
+    if pods.pod_count == 0:
+        raise MetricsUnavailableError("no pods returned by selector while calculating replica count")
+    return math.ceil(ratio * pods.ready)

@@ -109,17 +109,39 @@ class TracePoint(_Model):
     rps: float = Field(ge=0)
 
 
+class MetricPoint(_Model):
+    at: Duration
+    value: float = Field(ge=0)
+
+
+def _strictly_increasing(times: list[float], what: str) -> None:
+    if times != sorted(times) or len(set(times)) != len(times):
+        raise ValueError(f"{what} must be in strictly increasing `at` order")
+
+
 class LoadSpec(_Model):
     pod_capacity: float = Field(gt=0, description="rps one pod serves at 100% CPU")
     trace: list[TracePoint] = Field(min_length=1)
+    # External metrics by name (a queue's length...): the whole fleet's value, which every member HPA
+    # with an External (or Object) metric of that name reads; linear in between, flat before and after
+    external: dict[str, list[MetricPoint]] = Field(default_factory=dict)
 
     @field_validator("trace")
     @classmethod
     def _increasing(cls, trace: list[TracePoint]) -> list[TracePoint]:
-        times = [p.at for p in trace]
-        if times != sorted(times) or len(set(times)) != len(times):
-            raise ValueError("trace points must be in strictly increasing `at` order")
+        _strictly_increasing([p.at for p in trace], "trace points")
         return trace
+
+    @field_validator("external")
+    @classmethod
+    def _metric_traces(cls, external: dict[str, list[MetricPoint]]) -> dict[str, list[MetricPoint]]:
+        for name, points in external.items():
+            if not name:
+                raise ValueError("an external metric needs a name")
+            if not points:
+                raise ValueError(f"external metric {name!r}: needs at least one point")
+            _strictly_increasing([p.at for p in points], f"external metric {name!r}: points")
+        return external
 
 
 class PlannerSpec(_Model):

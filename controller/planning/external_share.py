@@ -20,9 +20,10 @@ Shares are counted in thousandths of the fleet (``SHARE_UNITS``) and always sum 
 targets are exact integers of milli-units (never floats). They are written only when they matter, so
 member HPAs do not churn: at once when the set of clusters sharing changes (an HPA created or deleted, a
 cluster woken or sent to zero); otherwise on review (the period optimization, or a pass that writes
-replicas) and only when some share moved by more than ``SHARE_THRESHOLD`` of what was last written. The
-last written share lives in the FederatedHPA's status row (``metricShare``), so the decision is a pure
-function of the object, the observations and the clock.
+replicas) and only when some share moved by more than ``SHARE_THRESHOLD_PERCENT`` of what was last
+written (and by more than ``SHARE_THRESHOLD_UNITS``). The last written share lives in the FederatedHPA's
+status row (``metricShare``), so the decision is a pure function of the object, the observations and
+the clock.
 
 The annotation ``autoscaling.karmada.io/per-cluster-metrics: "true"`` opts out: the metrics are already
 per cluster (a cluster-local queue) and are copied unchanged.
@@ -50,8 +51,12 @@ SHARE_UNITS = 1000
 SHARE_FLOOR = 1
 """A cluster with no share is written the target of a 1/1000 share: it asks for next to nothing."""
 SHARE_THRESHOLD_PERCENT = 10
+SHARE_THRESHOLD_UNITS = 20
 """On review, the shares are rewritten only when one moved by more than 10% of its last written value
-(the native HPA's own tolerance: a smaller move would hardly change what a member wants)."""
+(the native HPA's own tolerance: a smaller move would hardly change what a member wants) and by more
+than 20 thousandths of the fleet (so a cluster holding a sliver does not rewrite every HPA each period
+as the others grow). Stale shares still sum to the whole: a member may take a little more or less of
+the queue than its policy says, the fleet never more or less than one HPA would."""
 SHARED_SOURCES = {"External": "external", "Object": "object"}
 """The metric types whose value is the same whole number wherever it is read."""
 
@@ -198,12 +203,17 @@ def member_targets(fhpa: FederatedHPA, share: int | None) -> list[MemberMetricTa
 
 
 def weight(fhpa: FederatedHPA, holder: Holder) -> int:
-    """The policy's weight for a cluster's share; 0 when it runs nothing (or lacks the workload)."""
-    if holder.current <= 0 or not holder.cluster.workload_found:
+    """The policy's weight for a cluster's share; 0 when it runs nothing (or lacks the workload).
+
+    What a cluster runs counts up to its max: a max lowered under it in this pass (a drain) brings its
+    replicas down to it at the HPA's next sync, and a share for the replicas it had would leave its HPA
+    pressing against the new max for load it no longer takes."""
+    runs = min(holder.current, holder.max_replicas)
+    if runs <= 0 or not holder.cluster.workload_found:
         return 0
     policy = fhpa.spec.assignment_type
     if policy == PRIORITIZED:
-        return holder.current
+        return runs
     if policy == DUPLICATED:
         return 1
     if policy == STATIC_WEIGHTED:
@@ -260,8 +270,9 @@ def fresh_shares(fhpa: FederatedHPA, holders: Sequence[Holder]) -> dict[str, int
 
 
 def moved(before: int, after: int) -> bool:
-    """Did a share move by more than the threshold, relative to its last written value?"""
-    return abs(after - before) * 100 > SHARE_THRESHOLD_PERCENT * before
+    """Did a share move past the threshold (relative to its last written value, and absolute)?"""
+    change = abs(after - before)
+    return change * 100 > SHARE_THRESHOLD_PERCENT * before and change > SHARE_THRESHOLD_UNITS
 
 
 def decide(

@@ -271,8 +271,10 @@ def test_the_decision_is_a_fixed_point_and_does_not_depend_on_listing_order(
 # --- the threshold --------------------------------------------------------------------------------
 
 
-def test_a_share_moved_by_ten_percent_or_less_is_not_rewritten_on_review() -> None:
+def test_a_share_moved_by_ten_percent_or_two_points_or_less_is_not_rewritten_on_review() -> None:
     assert not moved(500, 550) and moved(500, 551) and not moved(500, 450) and moved(500, 449)
+    assert not moved(100, 120) and moved(100, 121)  # and by more than 2% of the fleet: a sliver holds
+    assert not moved(35, 50) and moved(35, 56)
     f = queue_fhpa("DynamicWeighted", max_replicas=100)
     hs = [holder("a", 2, 100, available=52), holder("b", 2, 100, available=48)]  # fresh: 520 / 480
     kept = decide(f, hs, {"a": 500, "b": 500}, review=True)
