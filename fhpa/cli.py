@@ -27,9 +27,9 @@ COMMANDS = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "fhpa") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="fhpa",
+        prog=prog,
         description="Federated Horizontal Pod Autoscaling across Kubernetes clusters.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -46,10 +46,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
         argv = ["simulate", *argv]  # the main job is the default: `fhpa`, `fhpa scenario.yaml`
+    return _dispatch(build_parser(), argv)
+
+
+def kubectl_main(argv: Sequence[str] | None = None) -> int:
+    """`kubectl fhpa ...`: kubectl runs the executable kubectl-fhpa found on PATH with the words after
+    `fhpa`. The same commands, named as kubectl users type them; with no command it prints the help
+    rather than running the simulator (`fhpa`'s default), which a kubectl user never means."""
+    return _dispatch(build_parser("kubectl fhpa"), list(sys.argv[1:] if argv is None else argv))
+
+
+def _dispatch(parser: argparse.ArgumentParser, argv: list[str]) -> int:
     args = parser.parse_args(argv)
     func = getattr(args, "func", None)
     if func is None:

@@ -40,3 +40,14 @@ def test_a_closed_pipe_ends_quietly_without_a_traceback() -> None:
     stderr = reader.stderr.read().decode()
     assert reader.wait(timeout=60) in (0, cli.SIGPIPE_EXIT)
     assert "Traceback" not in stderr, stderr
+
+
+def test_the_kubectl_plugin_runs_the_same_commands_and_never_the_simulator_by_default(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert cli.kubectl_main([]) == 2
+    out = capsys.readouterr().out
+    assert out.startswith("usage: kubectl fhpa") and "explain" in out
+    with pytest.raises(SystemExit):
+        cli.kubectl_main(["explain", "--help"])
+    assert capsys.readouterr().out.startswith("usage: kubectl fhpa explain")

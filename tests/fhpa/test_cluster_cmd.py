@@ -256,6 +256,7 @@ def test_join_refuses_to_take_over_a_secret_that_is_not_a_member_secret(
         (("ok", "--labels", "tier"), "is not key=value"),
         (("ok", "--labels", f"{MEMBER_LABEL}=false"), "is set by join itself"),
         (("ok", "--namespaces", "Shop"), "is not a namespace name"),
+        (("ok", "--member-manifests", "/nonexistent"), "pass --member-manifests with the repository's"),
     ],
 )
 def test_bad_arguments_are_refused_before_any_request(
