@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from simulator.baselines import baseline_scenarios
+from controller.planning.external_share import member_value, parse_share
+from simulator.baselines import baseline_scenarios, pooled_scenario
 from simulator.builtin import builtin_scenario
 from simulator.engine import RunResult, StepSample, simulate
 from simulator.report import summarize
@@ -30,6 +31,11 @@ EXAMPLES = (
     "promise-unmanaged-aggregated-max-zero",
     "promise-ceiling-flapping-cluster",
     "promise-calm-prioritized-spill-bounce",
+    "external-static-weighted",
+    "external-dynamic-weighted",
+    "external-aggregated",
+    "external-prioritized",
+    "external-duplicated",
 )  # the example scenarios each promise: no violation, near the oracle
 BROKEN: dict[str, str] = {}
 """Examples the planner still breaks, as ``name: "planner breaks promise N: <violation detail>; issue 11"``.
@@ -190,3 +196,33 @@ def test_builtin_prioritized_beats_the_static_split_and_nears_the_oracle():
     assert ours["violations"] == []
     assert ours["served_vs_oracle"] >= 0.95
     assert ours["served_fraction"] > static["served_fraction"]
+
+
+EXTERNAL = sorted(p.stem for p in SCENARIOS.glob("external-*.yaml"))
+
+
+def test_every_policy_has_a_queue_driven_example():
+    policies = {load_scenario(SCENARIOS / f"{n}.yaml").federated_hpa.spec.assignment_type for n in EXTERNAL}
+    assert policies == {"Duplicated", "StaticWeighted", "DynamicWeighted", "Aggregated", "Prioritized"}
+    assert set(EXTERNAL) <= set(EXAMPLES)
+
+
+@pytest.mark.parametrize("name", EXTERNAL)
+def test_a_queue_driven_fleet_runs_within_15_percent_of_one_hpa(name):
+    """Issue 16: with each member's target divided by its share of the queue, the fleet's
+    replica-seconds are those of one HPA over the pooled fleet reading the same queue, within 15%."""
+    result = run(name)
+    single = summarize(pooled_scenario(result.scenario).run())
+    ratio = summarize(result)["replica_seconds_total"] / single["replica_seconds_total"]
+    assert 0.85 <= ratio <= 1.15, ratio
+    # every member HPA holds the queue's target divided by its share, as the status row says
+    final = result.final
+    assert final is not None and final.status is not None
+    shares = {row.name: parse_share(row.metric_share) for row in final.status.clusters or []}
+    assert sum(s or 0 for s in shares.values()) == 1000
+    for row in final.status.clusters or []:
+        [held] = row.metric_targets or []
+        assert (held.name, held.average_value) == (
+            "queue_messages",
+            member_value("100", shares[row.name] or 0),
+        )
