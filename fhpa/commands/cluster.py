@@ -124,7 +124,7 @@ def _register_join(actions: argparse._SubParsersAction) -> None:
     )
     join.add_argument("--dry-run", action="store_true", help="print the objects; change nothing")
     _management_flags(join)
-    join.set_defaults(func=run_join)
+    join.set_defaults(func=guarded("join", _join))
 
 
 def _register_list(actions: argparse._SubParsersAction) -> None:
@@ -136,7 +136,7 @@ def _register_list(actions: argparse._SubParsersAction) -> None:
     )
     listing.add_argument("-o", "--output", choices=["table", "json"], default="table")
     _management_flags(listing)
-    listing.set_defaults(func=run_list)
+    listing.set_defaults(func=guarded("list", _list))
 
 
 def _register_unjoin(actions: argparse._SubParsersAction) -> None:
@@ -149,10 +149,31 @@ def _register_unjoin(actions: argparse._SubParsersAction) -> None:
     unjoin.add_argument("name", help="the cluster's name")
     _member_flags(unjoin, required=False)
     _management_flags(unjoin)
-    unjoin.set_defaults(func=run_unjoin)
+    unjoin.set_defaults(func=guarded("unjoin", _unjoin))
 
 
 # --- clients ----------------------------------------------------------------------------------------
+
+
+def guarded(action: str, body: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """``body`` with its failures as one line on stderr: exit 2 when the arguments must change
+    (JoinError), 1 when a cluster refused or did not answer (PortError)."""
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return body(args)
+        except JoinError as exc:
+            print(f"fhpa cluster {action}: {exc}", file=sys.stderr)
+            return 2
+        except PortError as exc:
+            print(f"fhpa cluster {action}: {exc}", file=sys.stderr)
+            return 1
+
+    return run
+
+
+def management_client(args: argparse.Namespace) -> KubeClient:
+    return connect("management", args.management_kubeconfig, args.management_context, MANAGEMENT_TIMEOUTS)
 
 
 def connect(name: str, config_file: str | None, context: str | None, timeouts: Timeouts) -> KubeClient:
@@ -190,17 +211,6 @@ class JoinReport:
         self.lines.append(f"{side:<10} {what}: {outcome}")
 
 
-def run_join(args: argparse.Namespace) -> int:
-    try:
-        return _join(args)
-    except JoinError as exc:
-        print(f"fhpa cluster join: {exc}", file=sys.stderr)
-        return 2
-    except PortError as exc:
-        print(f"fhpa cluster join: {exc}", file=sys.stderr)
-        return 1
-
-
 def _join(args: argparse.Namespace) -> int:
     name = access.check_cluster_name(args.name)
     labels = access.parse_labels(args.labels)
@@ -229,9 +239,7 @@ def _join(args: argparse.Namespace) -> int:
         print(render_dry_run(plan, secret, server))
         return 0
 
-    management = connect(
-        "management", args.management_kubeconfig, args.management_context, MANAGEMENT_TIMEOUTS
-    )
+    management = management_client(args)
     report = JoinReport()
     for obj in plan.objects:
         report.add("member", access.describe(obj), apply_object(member, obj))
@@ -326,22 +334,9 @@ def check_kubeconfig(secret: Mapping[str, Any]) -> None:
 # --- unjoin -----------------------------------------------------------------------------------------
 
 
-def run_unjoin(args: argparse.Namespace) -> int:
-    try:
-        return _unjoin(args)
-    except JoinError as exc:
-        print(f"fhpa cluster unjoin: {exc}", file=sys.stderr)
-        return 2
-    except PortError as exc:
-        print(f"fhpa cluster unjoin: {exc}", file=sys.stderr)
-        return 1
-
-
 def _unjoin(args: argparse.Namespace) -> int:
     name = access.check_cluster_name(args.name)
-    management = connect(
-        "management", args.management_kubeconfig, args.management_context, MANAGEMENT_TIMEOUTS
-    )
+    management = management_client(args)
     path = access.object_path("Secret", name, args.namespace)
     secret = management.find(path)
     report = JoinReport()
@@ -392,17 +387,10 @@ class MemberRow:
     error: str | None = None
 
 
-def run_list(args: argparse.Namespace) -> int:
-    try:
-        management = connect(
-            "management", args.management_kubeconfig, args.management_context, MANAGEMENT_TIMEOUTS
-        )
-        listed = management.get(
-            access.object_path("Secret", None, args.namespace), labelSelector=f"{MEMBER_LABEL}=true"
-        )
-    except (JoinError, PortError) as exc:
-        print(f"fhpa cluster list: {exc}", file=sys.stderr)
-        return 1
+def _list(args: argparse.Namespace) -> int:
+    listed = management_client(args).get(
+        access.object_path("Secret", None, args.namespace), labelSelector=f"{MEMBER_LABEL}=true"
+    )
     secrets = sorted(listed.get("items") or [], key=lambda s: s["metadata"]["name"])
     with ThreadPoolExecutor(max_workers=max(1, min(8, len(secrets)))) as pool:
         rows = list(pool.map(probe_member, secrets))

@@ -266,3 +266,13 @@ def test_bad_arguments_are_refused_before_any_request(
     code, _, err = cli.join(capsys, name, member1, *more)
     assert code == 2 and message in err
     assert member1.requests == []
+
+
+def test_an_unreachable_management_cluster_is_one_line_and_exit_1(
+    cli: Cli, management: FakeKube, capsys: pytest.CaptureFixture[str]
+) -> None:
+    management.vanish()
+    code, _, err = cli.run(capsys, "cluster", "list")
+    assert code == 1
+    assert err.startswith("fhpa cluster list: ") and err.count("\n") == 1 and "Traceback" not in err
+    management.reappear()
