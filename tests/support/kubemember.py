@@ -204,8 +204,10 @@ class KubeMember:
         startup_delay: float = 2.0,
         ready_timeout: float = 120.0,
         keep_workdir: bool | None = None,
+        extra_apiserver_args: Sequence[str] = (),
     ) -> None:
         self.name = name
+        self.extra_apiserver_args = list(extra_apiserver_args)
         self._binaries = binaries
         self.node_specs = list(nodes)
         self.model = model or LoadModel()
@@ -453,6 +455,7 @@ class KubeMember:
             "--disable-admission-plugins=TaintNodesByCondition",
             "--profiling=false",
             "--v=1",
+            *self.extra_apiserver_args,
         ]
 
     def _kcm_args(self, binaries: KubeBinaries) -> list[str]:
