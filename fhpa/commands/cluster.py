@@ -148,6 +148,11 @@ def _register_unjoin(actions: argparse._SubParsersAction) -> None:
     )
     unjoin.add_argument("name", help="the cluster's name")
     _member_flags(unjoin, required=False)
+    unjoin.add_argument(
+        "--namespaces",
+        metavar="A,B",
+        help="the namespaces a namespace-scoped join granted (default: as recorded on the member Secret)",
+    )
     _management_flags(unjoin)
     unjoin.set_defaults(func=guarded("unjoin", _unjoin))
 
@@ -342,7 +347,9 @@ def _unjoin(args: argparse.Namespace) -> int:
     report = JoinReport()
     if secret is not None and (secret["metadata"].get("labels") or {}).get(MEMBER_LABEL) != "true":
         raise JoinError(f"Secret {args.namespace}/{name} is not a member Secret; left alone")
-    namespaces = access.joined_namespaces(secret) if secret is not None else None
+    namespaces = access.parse_namespaces(args.namespaces)
+    if namespaces is None and secret is not None:
+        namespaces = access.joined_namespaces(secret)
     if args.kubeconfig:
         member = connect("member", args.kubeconfig, args.context, MANAGEMENT_TIMEOUTS)
         plan = access.member_objects(args.member_manifests, namespaces)

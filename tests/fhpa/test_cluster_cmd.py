@@ -276,3 +276,21 @@ def test_an_unreachable_management_cluster_is_one_line_and_exit_1(
     assert code == 1
     assert err.startswith("fhpa cluster list: ") and err.count("\n") == 1 and "Traceback" not in err
     management.reappear()
+
+
+def test_unjoin_without_the_secret_removes_the_namespaces_given(
+    cli: Cli, management: FakeKube, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake = member(namespaces=("default", "kube-system", "shop"))
+    try:
+        with token_controller(fake):
+            assert cli.join(capsys, "member3", fake, "--namespaces", "shop")[0] == 0
+        management.store.delete("secrets", SYSTEM, "member3")  # someone removed it by hand
+        config = str(cli.tmp_path / "member3.kubeconfig")
+        code, out, _ = cli.run(
+            capsys, "cluster", "unjoin", "member3", "--kubeconfig", config, "--namespaces", "shop"
+        )
+        assert code == 0 and "Role shop/federated-hpa-member: deleted" in out
+        assert fake.store.list_objects(f"roles.{RBAC}")[0] == []
+    finally:
+        fake.stop()
