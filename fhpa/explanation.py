@@ -250,7 +250,7 @@ def _cluster(context: _Context, row: ClusterStatus, events: list[EventLine]) -> 
         state=_state(context, row),
         events=events,
     )
-    result.why = _why(context, row, result.state)
+    result.why = _why(context, row, result.state) + _rejoin(row, result.state, events)
     result.next = _next(context, row, result.state)
     return result
 
@@ -297,6 +297,22 @@ def _why(context: _Context, row: ClusterStatus, state: str) -> list[str]:
         lines.append(target.message or "the scale target does not exist in this cluster")
     lines += _history(row, context.now)
     return lines
+
+
+def _rejoin(row: ClusterStatus, state: str, events: list[EventLine]) -> list[str]:
+    """A cluster back from a failover: when, and that a new failover waits longer (from its Events)."""
+    if state in ("FailedOver", "Unreachable"):
+        return []
+    rejoined = next((e for e in events if e.reason == "Rejoined"), None)
+    if rejoined is None:
+        return []
+    flaps = (
+        f"; {row.failovers} failover{'s' if (row.failovers or 0) > 1 else ''} within the hour, so it is "
+        "failed over again only after a longer grace"
+        if (row.failovers or 0) > 0
+        else ""
+    )
+    return [f"rejoined at {rejoined.time or 'an unknown time'} after a failover, keeping what it ran{flaps}"]
 
 
 def _arithmetic(context: _Context, row: ClusterStatus) -> list[str]:

@@ -93,6 +93,15 @@ def test_an_unreachable_cluster_says_when_it_fails_over_and_then_that_it_did() -
     ]
     assert "FailedOver" in {ev.reason for ev in b.events}
 
+    f3 = f2.model_copy(update={"status": later.status})
+    back = run(f3, update(down, "b", healthy=True), T0 + 90 * S)
+    events = as_events(later, f2, T0 + 75 * S) + as_events(back, f3, T0 + 90 * S)
+    b = cluster(explain(f3.model_copy(update={"status": back.status}), events, T0 + 95 * S), "b")
+    assert b.state == "Assigned"
+    assert b.why[-1].startswith(
+        "rejoined at 2026-01-01T12:01:30Z after a failover, keeping what it ran; 1 failovers"
+    )
+
 
 def row(name: str, **fields: Any) -> ClusterStatus:
     fields.setdefault("min_replicas", 1)
