@@ -99,7 +99,7 @@ def test_an_unreachable_cluster_says_when_it_fails_over_and_then_that_it_did() -
     b = cluster(explain(f3.model_copy(update={"status": back.status}), events, T0 + 95 * S), "b")
     assert b.state == "Assigned"
     assert b.why[-1].startswith(
-        "rejoined at 2026-01-01T12:01:30Z after a failover, keeping what it ran; 1 failovers"
+        "rejoined at 2026-01-01T12:01:30Z after a failover, keeping what it ran; 1 failover within"
     )
 
 
