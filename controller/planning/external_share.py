@@ -20,10 +20,10 @@ Shares are counted in thousandths of the fleet (``SHARE_UNITS``) and always sum 
 targets are exact integers of milli-units (never floats). They are written only when they matter, so
 member HPAs do not churn: at once when the set of clusters sharing changes (an HPA created or deleted, a
 cluster woken or sent to zero); otherwise on review (the period optimization, or a pass that writes
-replicas) and only when some share moved by more than ``SHARE_THRESHOLD_PERCENT`` of what was last
-written (and by more than ``SHARE_THRESHOLD_UNITS``). The last written share lives in the FederatedHPA's
-status row (``metricShare``), so the decision is a pure function of the object, the observations and
-the clock.
+replicas or moves a max) and only when some share moved by more than ``SHARE_THRESHOLD_PERCENT`` of
+what was last written (and by more than ``SHARE_THRESHOLD_UNITS``). The last written share lives in
+the FederatedHPA's status row (``metricShare``), so the decision is a pure function of the object, the
+observations and the clock.
 
 The annotation ``autoscaling.karmada.io/per-cluster-metrics: "true"`` opts out: the metrics are already
 per cluster (a cluster-local queue) and are copied unchanged.
@@ -284,7 +284,7 @@ def decide(
     """The shares the member HPAs carry after this pass.
 
     ``recorded``: the shares last written, by cluster (status ``metricShare``). ``review``: this pass
-    runs the period optimization or writes replicas (then a share that moved past the threshold
+    runs the period optimization, writes replicas or moves a max (then a share that moved past the threshold
     rewrites them all, so they keep summing to the whole). A change in who shares (a cluster added or
     removed, or starting or stopping to run) rewrites them at once. Otherwise the recorded shares
     stand. All the shares are rewritten together, never one alone: they sum to exactly the whole.

@@ -76,7 +76,8 @@ def plan(
         lost = sum((rows[n].ready_replicas or 0) for n, h in health.items() if h.failed_now and n in rows)
         last_optimization = _adjust(fleet, last_optimization, config, replacing=lost)
     normalize(fleet)
-    shares = _metric_shares(fleet, rows, review=last_optimization == now or _writes_replicas(fleet))
+    review = last_optimization == now or _writes_replicas(fleet) or _maxes_moved(fleet, rows)
+    shares = _metric_shares(fleet, rows, review)
     hpa_actions = _hpa_actions(fleet, registered, health, conflicting, shares)
     replica_writes = _replica_writes(fleet)
     status = planned_status(
@@ -327,6 +328,15 @@ def _adjust(
 
 def _writes_replicas(fleet: Fleet) -> bool:
     return any(s.replicas is not None for s in fleet.slots.values())
+
+
+def _maxes_moved(fleet: Fleet, rows: Mapping[str, ClusterStatus]) -> bool:
+    """Did this pass move a member max (a spill, a drain, a trigger)? What a cluster can run changed,
+    and with it its share of External metrics (a drained cluster keeping its share would press against
+    its new max for load it no longer takes, and get the max straight back)."""
+    return any(
+        (rows[n].max_replicas if n in rows else None) != s.max_replicas for n, s in fleet.slots.items()
+    )
 
 
 def _metric_shares(fleet: Fleet, rows: Mapping[str, ClusterStatus], review: bool) -> dict[str, int]:
