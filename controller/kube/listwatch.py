@@ -18,7 +18,15 @@ Concepts", efficient detection of changes; retrieving large results sets in chun
   a watch that carried anything resets the backoff;
 - a watch that ends early without a line waits ``min_watch_interval``: no hot loop against a proxy that
   ends streams at once;
-- ``close()`` shuts the socket of an open watch down so a blocked read returns at once.
+- ``close()`` shuts the socket of an open watch down so a blocked read returns at once;
+- a list refused with 401/403 sets ``denied`` (the caller may fall back to a narrower scope, or count
+  what this resource would tell as unknown) and is retried only every ``denied_retry_seconds``, in case
+  the member's RBAC is fixed later;
+- ``last_contact`` (monotonic) is when the server last answered (a page, a watch opened, a line read)
+  and ``streaming`` whether a watch is open now: the member registry counts a member whose watches are
+  open and answering as healthy without a probe of its own. The HTTP transport turns TCP keepalive on
+  for watch sockets, so a member that vanishes without closing the connection is noticed in about
+  ``KEEPALIVE_IDLE + KEEPALIVE_INTERVAL * KEEPALIVE_COUNT`` seconds, not at the read timeout.
 
 The transport is a small protocol (``Transport``) so the loop is tested against a stub as well as over
 HTTP; ``KubeTransport`` is the real one, on a ``KubeClient``.
@@ -41,7 +49,7 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.watch.watch import iter_resp_lines
 
 from controller.errors import GoneError, PortError
-from controller.kube.clients import KubeClient, map_error
+from controller.kube.clients import AccessDeniedError, KubeClient, map_error
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +60,11 @@ Trim = Callable[[Mapping[str, Any]], dict[str, Any]]
 
 DEFAULT_PAGE_SIZE = 500
 DEFAULT_WATCH_TIMEOUT_SECONDS = 300
+DEFAULT_DENIED_RETRY_SECONDS = 300.0
 HTTP_GONE = 410
+KEEPALIVE_IDLE = 10
+KEEPALIVE_INTERVAL = 5
+KEEPALIVE_COUNT = 3
 
 
 class WatchError(PortError):
@@ -116,6 +128,7 @@ class ListWatch:
         read_slack_seconds: float = 30.0,
         backoff: Backoff | None = None,
         min_watch_interval: float = 1.0,
+        denied_retry_seconds: float = DEFAULT_DENIED_RETRY_SECONDS,
     ) -> None:
         self.name = name
         self.path = path
@@ -127,12 +140,16 @@ class ListWatch:
         self._read_slack = read_slack_seconds
         self._backoff = backoff or Backoff()
         self._min_watch_interval = min_watch_interval
+        self._denied_retry = denied_retry_seconds
         self._lock = threading.Lock()
         self._store: dict[ObjectKey, dict[str, Any]] = {}
         self._resource_version: str | None = None
         self._stream: WatchStream | None = None
         self._closing = threading.Event()
         self.synced = threading.Event()  # set after the first complete list
+        self.denied = threading.Event()  # the last list was refused (401/403)
+        self.last_contact = float("-inf")  # monotonic time the server last answered
+        self.failing = False  # the last list or watch request failed (not 410): backing off now
         # counters, for tests and metrics
         self.lists = 0  # complete lists (the first included)
         self.relists = 0  # complete lists after the first (410 Gone)
@@ -159,6 +176,15 @@ class ListWatch:
     def __len__(self) -> int:
         return len(self._store)
 
+    @property
+    def streaming(self) -> bool:
+        """A watch request is open now (its socket alive as far as TCP keepalive knows)."""
+        return self._stream is not None
+
+    def _contact(self) -> None:
+        self.last_contact = time.monotonic()
+        self.failing = False
+
     # -- loop ---------------------------------------------------------------------------------------
 
     def run(self, stop: threading.Event) -> None:
@@ -181,11 +207,25 @@ class ListWatch:
             except GoneError:
                 log.info("watch expired; listing again", extra={"watch": self.name})
                 need_list = True
+            except AccessDeniedError as exc:
+                if stop.is_set() or self._closing.is_set():
+                    break
+                self.failures += 1
+                self.last_error = _describe(exc)
+                need_list = True
+                if not self.denied.is_set():
+                    log.warning(
+                        "list/watch refused (RBAC); retrying rarely",
+                        extra={"watch": self.name, "error": self.last_error},
+                    )
+                self.denied.set()
+                stop.wait(self._denied_retry)
             except Exception as exc:
                 if stop.is_set() or self._closing.is_set():
                     break
                 failures += 1
                 self.failures += 1
+                self.failing = True
                 self.last_error = _describe(exc)
                 delay = self._backoff.delay(failures)
                 log.warning(
@@ -222,6 +262,7 @@ class ListWatch:
                 fresh, token = {}, None
                 continue
             self.pages += 1
+            self._contact()
             for item in body.get("items") or ():
                 trimmed = self._trim(item)
                 fresh[object_key(trimmed)] = trimmed
@@ -237,6 +278,7 @@ class ListWatch:
             self._store = fresh
             self._resource_version = version
         self.lists += 1
+        self.denied.clear()
         if self.synced.is_set():
             self.relists += 1
         for key, item in fresh.items():
@@ -263,6 +305,7 @@ class ListWatch:
             query["resourceVersion"] = self._resource_version
         stream = self._transport.open_watch(self.path, query, self._timeout_seconds + self._read_slack)
         self.watches += 1
+        self._contact()
         self._stream = stream
         if self._closing.is_set() or stop.is_set():
             stream.close()  # close() ran while the request was being opened
@@ -273,6 +316,7 @@ class ListWatch:
                     return lines
                 if line:
                     lines += 1
+                    self._contact()
                     self._handle_line(line)
         finally:
             self._stream = None
@@ -386,6 +430,7 @@ class KubeTransport:
                 with contextlib.suppress(Exception):
                     raw.release_conn()
                 raise ApiException(status=resp.status, reason=resp.reason, body=data.decode(errors="replace"))
+            _keepalive(raw)
             return _HTTPWatchStream(raw)
         except Exception as exc:
             outcome = type(exc).__name__
@@ -395,12 +440,29 @@ class KubeTransport:
                 client.observer(client.cluster, "WATCH", time.monotonic() - started, outcome)
 
 
-def _shutdown_socket(resp: Any) -> None:
-    """Shut down the socket under a streaming urllib3 response, so a read blocked on it returns."""
+def _socket_of(resp: Any) -> socket.socket | None:
     sock = getattr(getattr(resp, "_connection", None), "sock", None)
     if sock is None:  # the connection may already be detached: reach the socket through the reader
         raw = getattr(getattr(getattr(resp, "_fp", None), "fp", None), "raw", None)
         sock = getattr(raw, "_sock", None)
+    return sock
+
+
+def _keepalive(resp: Any) -> None:
+    """TCP keepalive on a watch's socket: a peer gone without a FIN or RST is noticed in seconds."""
+    sock = _socket_of(resp)
+    if sock is None:
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, KEEPALIVE_IDLE)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, KEEPALIVE_INTERVAL)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT, KEEPALIVE_COUNT)
+
+
+def _shutdown_socket(resp: Any) -> None:
+    """Shut down the socket under a streaming urllib3 response, so a read blocked on it returns."""
+    sock = _socket_of(resp)
     if sock is None:
         with contextlib.suppress(Exception):
             resp.close()

@@ -1,10 +1,23 @@
 """A member cluster (controller.ports.MemberCluster) on the official ``kubernetes`` client.
 
-What it reads: the workload through its scale subresource (replicas and the pod selector, for any
-kind that has one, found through discovery), the workload's pod template (for capacity), the pods
-the selector picks (ready, and unschedulable: PodScheduled False with reason Unschedulable), nodes
-and all pods (for the capacity estimate, cached briefly because every FederatedHPA asks), and the
-HorizontalPodAutoscalers of the namespace (autoscaling/v2, or v2beta2 on clusters without v2).
+What it reads: the workload's replicas, selector and pod template (for any kind with a scale
+subresource, found through discovery), the pods the selector picks (ready, and unschedulable:
+PodScheduled False with reason Unschedulable), nodes and every pod's requests (the capacity estimate),
+and the HorizontalPodAutoscalers (autoscaling/v2, or v2beta2 on clusters without v2).
+
+With a ``MemberCache`` (the controller's default, ``watch=True``) every read of ``observe`` comes from
+the member's watch-backed cache, shared by every FederatedHPA: no request per reconcile. A member whose
+cache has not synced is not observed at all (CacheNotSyncedError, a ClusterUnreachableError: unknown,
+never empty); a workload kind first referenced starts its watch and ``observe`` waits up to
+``cache_wait_seconds`` for it. Deployments, StatefulSets and ReplicaSets carry their Scale in the
+object (``spec.replicas``, ``spec.selector``, the same resourceVersion); another kind's Scale is read
+once per change of the object. Without a cache (tests, tools) each ``observe`` reads the API directly.
+
+Health: ``probe`` asks GET /readyz, unless the member's watches are all open and one of them carried
+a line (an event or a bookmark) within ``live_window_seconds`` (the probe period): the member has just
+answered, so a probe would tell nothing new. A member that stops sending (down, stalled, partitioned)
+gets a real probe at most one window later; a real API server sends a bookmark on each watch about
+every minute, so a quiet member is still probed most turns, and a busy one rarely.
 
 What it writes, and how it stays safe with other writers:
 - the member HPA: created with POST (an existing one answers 409, so two writers never both
@@ -35,6 +48,7 @@ from pydantic import ValidationError
 
 from controller.errors import ClusterUnreachableError, ConflictError, NotFoundError, NotOwnedError
 from controller.kube.clients import AccessDeniedError, KubeClient
+from controller.kube.member_cache import CacheNotSyncedError, MemberCache, WorkloadKind
 from controller.planning import capacity
 from controller.planning.member_hpa import (
     ANNOTATION_DECISION,
@@ -57,6 +71,7 @@ log = logging.getLogger(__name__)
 
 HPA_VERSIONS = ("v2", "v2beta2")  # preferred first
 _DEFAULT_API_VERSIONS = {"Deployment": "apps/v1", "StatefulSet": "apps/v1", "ReplicaSet": "apps/v1"}
+_SCALE_IN_OBJECT = {("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "ReplicaSet")}
 _TERMINAL = ("Succeeded", "Failed")
 
 
@@ -70,8 +85,12 @@ class ResolvedKind:
     namespaced: bool
     scalable: bool
 
+    @property
+    def api_prefix(self) -> str:
+        return f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+
     def path(self, namespace: str | None, name: str | None = None, sub: str | None = None) -> str:
-        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        base = self.api_prefix
         if self.namespaced and namespace:
             base += f"/namespaces/{namespace}"
         base += f"/{self.plural}"
@@ -225,6 +244,11 @@ class KubeMemberCluster:
         client: KubeClient,
         capacity_ttl_seconds: float = 10.0,
         monotonic: Callable[[], float] = time.monotonic,
+        *,
+        watch: bool = False,
+        cache_options: Mapping[str, Any] | None = None,
+        cache_wait_seconds: float = 5.0,
+        live_window_seconds: float = 10.0,
     ) -> None:
         self._identity = identity
         self.client = client
@@ -235,6 +259,20 @@ class KubeMemberCluster:
         self._hpa_version: str | None = None
         self._capacity: _CapacitySnapshot | None = None
         self.last_probe_error: str | None = None
+        self.cache_wait_seconds = cache_wait_seconds
+        self.live_window_seconds = live_window_seconds
+        self._capacity_unknown_logged = False
+        self._scales: dict[tuple[WorkloadKind, str, str], tuple[str | None, dict[str, Any] | None]] = {}
+        self.cache: MemberCache | None = None
+        if watch:
+            self.cache = MemberCache.for_client(
+                client, hpa_version=self.hpa_version, **dict(cache_options or {})
+            )
+
+    def start(self) -> None:
+        """Start the member cache's watches (nothing to do without a cache)."""
+        if self.cache is not None:
+            self.cache.start()
 
     @property
     def identity(self) -> ClusterIdentity:
@@ -249,11 +287,16 @@ class KubeMemberCluster:
         self._identity = identity
 
     def close(self) -> None:
+        if self.cache is not None:
+            self.cache.stop(timeout=2.0)
         self.client.close()
 
     # --- health ----------------------------------------------------------------------------------
 
     def probe(self) -> bool:
+        if self.cache is not None and self.cache.live(self.live_window_seconds):
+            self.last_probe_error = None
+            return True
         ok, detail = self.client.probe()
         self.last_probe_error = None if ok else detail
         return ok
@@ -317,6 +360,8 @@ class KubeMemberCluster:
     # --- observe ---------------------------------------------------------------------------------
 
     def observe(self, fhpa: FederatedHPA) -> ClusterObservation:
+        if self.cache is not None:
+            return self._observe_cached(fhpa, self.cache)
         namespace = fhpa.metadata.namespace or "default"
         ref = fhpa.spec.scale_target_ref
         hpa = self._observe_hpa(fhpa, namespace)
@@ -346,6 +391,97 @@ class KubeMemberCluster:
             available_replicas=self._available(template, running),
             scale_resource_version=(scale.get("metadata") or {}).get("resourceVersion"),
         )
+
+    def _observe_cached(self, fhpa: FederatedHPA, cache: MemberCache) -> ClusterObservation:
+        """``observe`` from the watch-backed cache: no request, unless a kind is seen for the first time
+        (discovery, once) or a kind whose Scale is not in the object changed (one GET of its Scale)."""
+        namespace = fhpa.metadata.namespace or "default"
+        ref = fhpa.spec.scale_target_ref
+        kind = self._target(ref)
+        wkind = (kind.group, ref.kind) if kind is not None else None
+        if kind is not None and wkind is not None:
+            cache.watch_workloads(wkind, kind.api_prefix, kind.plural)
+        if not cache.ready_for(namespace, wkind, timeout=self.cache_wait_seconds):
+            cache.hpas(namespace)  # raises CacheNotSyncedError naming what is missing
+            if wkind is not None:
+                cache.workload(wkind, namespace, ref.name)
+            raise CacheNotSyncedError(self.name, "member cache not synced")
+        hpa = self._observe_hpa_cached(fhpa, namespace, cache)
+        ident = self._identity
+        workload = cache.workload(wkind, namespace, ref.name) if kind is not None and wkind else None
+        if kind is None or wkind is None or workload is None:
+            return ident.observed(healthy=True, hpa=hpa, workload_found=False)
+        scale = self._scale_of(kind, wkind, namespace, ref.name, workload)
+        if scale is None:
+            return ident.observed(healthy=True, hpa=hpa, workload_found=False)
+        replicas, selector, scale_rv = scale
+        pods = cache.pods_matching(namespace, selector) if selector else []
+        ready, pending, running = pod_counts(pods)
+        template = ((workload.get("spec") or {}).get("template") or {}).get("spec")
+        return ident.observed(
+            healthy=True,
+            hpa=hpa,
+            workload_found=True,
+            current_replicas=replicas,
+            ready_replicas=ready,
+            pending_replicas=pending,
+            available_replicas=self._available_cached(cache, template, running),
+            scale_resource_version=scale_rv,
+        )
+
+    def _scale_of(
+        self, kind: ResolvedKind, wkind: WorkloadKind, namespace: str, name: str, workload: Mapping[str, Any]
+    ) -> tuple[int, Any, str | None] | None:
+        """(replicas, selector, the Scale's resourceVersion); None when the Scale is not there."""
+        rv = (workload.get("metadata") or {}).get("resourceVersion")
+        spec = workload.get("spec") or {}
+        if wkind in _SCALE_IN_OBJECT:
+            return int(spec.get("replicas") or 0), spec.get("selector"), rv
+        key = (wkind, namespace, name)
+        memo = self._scales.get(key)
+        if memo is None or memo[0] != rv:
+            scale = self.client.find(kind.path(namespace, name, "scale"))
+            memo = (rv, scale if isinstance(scale, dict) else None)
+            self._scales[key] = memo
+        scale = memo[1]
+        if scale is None:
+            return None
+        selector = (scale.get("status") or {}).get("selector") or spec.get("selector")
+        replicas = int((scale.get("spec") or {}).get("replicas") or 0)
+        return replicas, selector, (scale.get("metadata") or {}).get("resourceVersion")
+
+    def _available_cached(
+        self, cache: MemberCache, template: Mapping[str, Any] | None, running: int
+    ) -> int | None:
+        if not isinstance(template, Mapping):
+            return None
+        try:
+            fit = cache.fit(template)
+        except ValueError as exc:  # a quantity the cluster reports but we cannot read
+            log.warning("Capacity unknown: bad quantity", extra={"cluster": self.name, "error": str(exc)})
+            return None
+        if fit is None:
+            if not self._capacity_unknown_logged:  # once per member, not once per observation
+                log.warning(
+                    "Capacity unknown: nodes or pods not readable in every namespace (RBAC)",
+                    extra={"cluster": self.name},
+                )
+                self._capacity_unknown_logged = True
+            return None
+        self._capacity_unknown_logged = False
+        return running + fit
+
+    def _observe_hpa_cached(
+        self, fhpa: FederatedHPA, namespace: str, cache: MemberCache
+    ) -> MemberHPAObservation | None:
+        ref = fhpa.spec.scale_target_ref
+        name = hpa_name(fhpa)
+        group = _split_api_version(ref.api_version or _DEFAULT_API_VERSIONS.get(ref.kind, ""))[0]
+        for other in cache.hpas_targeting(namespace, group, ref.kind, ref.name):
+            if other["metadata"]["name"] != name and not owns(other, fhpa):
+                return hpa_observation(other, owned=False)
+        mine = cache.hpa(namespace, name)
+        return hpa_observation(mine, owned=owns(mine, fhpa)) if mine is not None else None
 
     def _observe_hpa(self, fhpa: FederatedHPA, namespace: str) -> MemberHPAObservation | None:
         """A foreign HPA on the workload is reported first (the conflict must show), then ours by name."""

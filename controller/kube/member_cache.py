@@ -30,7 +30,10 @@ import json
 import logging
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from controller.errors import ClusterUnreachableError
@@ -44,11 +47,11 @@ from controller.kube.listwatch import (
     ObjectKey,
     Transport,
 )
+from controller.planning import capacity
 
 log = logging.getLogger(__name__)
 
 POD, NODE, HPA = "Pod", "Node", "HorizontalPodAutoscaler"
-ChangeListener = Callable[[str, ObjectKey], None]
 
 
 class CacheNotSyncedError(ClusterUnreachableError):
@@ -106,18 +109,9 @@ def _toleration(tol: Mapping[str, Any]) -> dict[str, str]:
     return {k: _s(tol[k]) for k in ("key", "operator", "value", "effect") if tol.get(k) is not None}
 
 
-def trim_pod(pod: Mapping[str, Any], interner: _Interner | None = None) -> dict[str, Any]:
+def trim_pod_spec(spec: Mapping[str, Any], interner: _Interner | None = None) -> dict[str, Any]:
+    """What capacity and placement read of a pod spec (or a workload's pod template spec)."""
     share = interner.share if interner is not None else (lambda v: v)
-    meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
-    out_meta: dict[str, Any] = {
-        "namespace": _s(meta.get("namespace") or ""),
-        "name": _s(meta.get("name") or ""),
-    }
-    labels = _str_map(meta.get("labels"))
-    if labels:
-        out_meta["labels"] = share(labels)
-    if meta.get("deletionTimestamp"):
-        out_meta["deletionTimestamp"] = True
     out_spec: dict[str, Any] = {}
     if spec.get("nodeName"):
         out_spec["nodeName"] = _s(spec["nodeName"])
@@ -139,6 +133,22 @@ def trim_pod(pod: Mapping[str, Any], interner: _Interner | None = None) -> dict[
     ):
         if value:
             out_spec[field] = share(value)
+    return out_spec
+
+
+def trim_pod(pod: Mapping[str, Any], interner: _Interner | None = None) -> dict[str, Any]:
+    share = interner.share if interner is not None else (lambda v: v)
+    meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
+    out_meta: dict[str, Any] = {
+        "namespace": _s(meta.get("namespace") or ""),
+        "name": _s(meta.get("name") or ""),
+    }
+    labels = _str_map(meta.get("labels"))
+    if labels:
+        out_meta["labels"] = share(labels)
+    if meta.get("deletionTimestamp"):
+        out_meta["deletionTimestamp"] = True
+    out_spec = trim_pod_spec(spec, interner)
     out_status: dict[str, Any] = {}
     if status.get("phase"):
         out_status["phase"] = _s(status["phase"])
@@ -186,6 +196,22 @@ def trim_hpa(hpa: Mapping[str, Any]) -> dict[str, Any]:
     out["spec"] = hpa.get("spec") or {}
     out["status"] = hpa.get("status") or {}
     return out
+
+
+def trim_workload(obj: Mapping[str, Any], interner: _Interner | None = None) -> dict[str, Any]:
+    """A workload with a scale subresource: its identity and resourceVersion (a Deployment's Scale carries
+    the Deployment's), ``spec.replicas``, ``spec.selector`` and the pod template's placement fields."""
+    meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+    out_meta = {k: _s(meta[k]) for k in ("namespace", "name", "resourceVersion") if meta.get(k) is not None}
+    out_spec: dict[str, Any] = {}
+    if spec.get("replicas") is not None:
+        out_spec["replicas"] = spec["replicas"]
+    if spec.get("selector") is not None:
+        out_spec["selector"] = spec["selector"]
+    template = (spec.get("template") or {}).get("spec")
+    if isinstance(template, Mapping):
+        out_spec["template"] = {"spec": trim_pod_spec(template, interner)}
+    return {"metadata": out_meta, "spec": out_spec}
 
 
 # --- label selectors ----------------------------------------------------------------------------------
@@ -265,11 +291,117 @@ def selector_matches(reqs: Iterable[Requirement], labels: Mapping[str, str]) -> 
 
 # --- the cache ----------------------------------------------------------------------------------------
 
+WORKLOAD = "Workload"
+WorkloadKind = tuple[str, str]  # (API group, Kind), e.g. ("apps", "Deployment")
+PathFor = Callable[[str | None], str]  # namespace (None: every namespace) -> list/watch path
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change of a trimmed object in a member: what the manager maps to FederatedHPAs to look at."""
+
+    resource: str  # POD, NODE, HPA or WORKLOAD
+    key: ObjectKey
+    old: dict[str, Any] | None
+    new: dict[str, Any] | None
+    kind: WorkloadKind | None = None  # for WORKLOAD: which kind
+
+
+ChangeListener = Callable[[Change], None]
+
+
+class _Family:
+    """One resource watched in every namespace, or, when that list is refused (RBAC scoped to some
+    namespaces), in each namespace asked for. ``paths`` may raise until it can be resolved (the HPA
+    API version needs discovery); the family's thread retries it with backoff."""
+
+    def __init__(
+        self,
+        cache: MemberCache,
+        name: str,
+        paths: Callable[[], PathFor],
+        trim: Callable[[Mapping[str, Any]], dict[str, Any]],
+        handler: Callable[[str, ObjectKey, Any, Any], None],
+        *,
+        per_namespace: bool,
+    ) -> None:
+        self.cache, self.name, self._paths, self._trim, self._handler = cache, name, paths, trim, handler
+        self._per_namespace_allowed = per_namespace
+        self._path_for: PathFor | None = None
+        self.cluster: ListWatch | None = None
+        self.per_ns: dict[str, ListWatch] = {}
+        self._lock = threading.Lock()
+
+    def _watch(self, path: str, label: str) -> ListWatch:
+        return ListWatch(
+            self.cache.transport, path, self._trim, name=label, handler=self._handler, **self.cache.options
+        )
+
+    def start(self) -> None:
+        self.cache.spawn(f"listwatch {self.cache.cluster}/{self.name}", self._run)
+
+    def _run(self, stop: threading.Event) -> None:
+        failures = 0
+        backoff = self.cache.options.get("backoff") or Backoff()
+        while self._path_for is None and not stop.is_set():
+            try:
+                self._path_for = self._paths()
+            except Exception as exc:  # discovery failed: the member is down or refuses; try again
+                failures += 1
+                log.info(
+                    "member cache: cannot resolve a path yet", extra={"watch": self.name, "error": str(exc)}
+                )
+                stop.wait(backoff.delay(failures))
+        if self._path_for is None:
+            return
+        self.cluster = self._watch(self._path_for(None), f"{self.cache.cluster}/{self.name}")
+        self.cluster.run(stop)
+
+    def ensure(self, namespace: str) -> None:
+        """The cluster-wide list was refused: watch ``namespace`` on its own (once)."""
+        cluster = self.cluster
+        if not self._per_namespace_allowed or cluster is None or not cluster.denied.is_set():
+            return
+        with self._lock:
+            if namespace in self.per_ns or self._path_for is None:
+                return
+            lw = self._watch(self._path_for(namespace), f"{self.cache.cluster}/{self.name}@{namespace}")
+            self.per_ns[namespace] = lw
+        self.cache.spawn(f"listwatch {lw.name}", lw.run)
+
+    def source(self, namespace: str | None) -> ListWatch | None:
+        """The synced store that holds ``namespace`` (None: every namespace), or None."""
+        cluster = self.cluster
+        if cluster is not None and cluster.synced.is_set() and not cluster.denied.is_set():
+            return cluster
+        if namespace is None:
+            return None
+        lw = self.per_ns.get(namespace)
+        return lw if lw is not None and lw.synced.is_set() and not lw.denied.is_set() else None
+
+    @property
+    def denied(self) -> bool:
+        cluster = self.cluster
+        return cluster is not None and cluster.denied.is_set()
+
+    def watches(self) -> list[ListWatch]:
+        found = [self.cluster] if self.cluster is not None else []
+        return found + list(self.per_ns.values())
+
+    def waiting(self, namespace: str | None) -> str | None:
+        return None if self.source(namespace) is not None else self.name
+
 
 class MemberCache:
-    """Pods, nodes and HPAs of one member cluster, listed once and then watched.
+    """Pods, nodes, HPAs and the targeted workloads of one member cluster, listed once and then watched.
 
-    ``start()`` runs one thread per resource; ``stop()`` ends them. Thread-safe reads.
+    ``start()`` runs one thread per list/watch; ``stop()`` ends them. Thread-safe reads. Workload kinds
+    are watched as FederatedHPAs reference them (``watch_workloads``).
+
+    Indexes kept as events arrive, so a read costs what it returns, not the cluster's size: pods by
+    namespace and by label (a selector's first equality picks the candidates), HPAs by the workload they
+    target, and the requests bound to each node (the capacity estimate's "used"), with the estimate per
+    pod template memoised for ``capacity_ttl_seconds`` or until a pod or node changes.
     """
 
     def __init__(
@@ -277,53 +409,74 @@ class MemberCache:
         cluster: str,
         transport: Transport,
         *,
-        hpa_version: str = "v2",
+        hpa_version: str | Callable[[], str] = "v2",
         page_size: int = DEFAULT_PAGE_SIZE,
         timeout_seconds: int = DEFAULT_WATCH_TIMEOUT_SECONDS,
         read_slack_seconds: float = 30.0,
         backoff: Backoff | None = None,
         min_watch_interval: float = 1.0,
+        denied_retry_seconds: float = 300.0,
+        capacity_ttl_seconds: float = 2.0,
         on_change: ChangeListener | None = None,
     ) -> None:
         self.cluster = cluster
-        self._listeners: list[ChangeListener] = [on_change] if on_change is not None else []
-        self._interner = _Interner()
-        self._lock = threading.Lock()
-        self._pods_by_ns: dict[str, dict[str, dict[str, Any]]] = {}
-        self._stop = threading.Event()
-        self._threads: list[threading.Thread] = []
-        common: dict[str, Any] = {
+        self.transport = transport
+        self.options: dict[str, Any] = {
             "page_size": page_size,
             "timeout_seconds": timeout_seconds,
             "read_slack_seconds": read_slack_seconds,
             "backoff": backoff,
             "min_watch_interval": min_watch_interval,
+            "denied_retry_seconds": denied_retry_seconds,
         }
-        self.pods_watch = ListWatch(
-            transport,
-            "/api/v1/pods",
+        self.capacity_ttl_seconds = capacity_ttl_seconds
+        self._listeners: list[ChangeListener] = [on_change] if on_change is not None else []
+        self._interner = _Interner()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._started = False
+        # indexes (under _lock)
+        self._pods_by_ns: dict[str, dict[str, dict[str, Any]]] = {}
+        self._pods_by_label: dict[tuple[str, str, str], set[str]] = {}
+        self._used: dict[str, capacity.ResourceList] = {}
+        self._bound: dict[ObjectKey, tuple[str, capacity.ResourceList]] = {}
+        self._requests_memo: dict[str, capacity.ResourceList] = {}
+        self._hpas_by_target: dict[tuple[str, str, str, str], set[str]] = {}
+        self._generation = 0
+        self._node_infos: tuple[int, list[capacity.NodeInfo]] | None = None
+        self._fit_memo: dict[str, tuple[float, int, int]] = {}
+        WorkloadRef = tuple[WorkloadKind, str]
+        self._selectors: dict[
+            tuple[str, WorkloadRef], tuple[list[Requirement], tuple[str, str, str] | None]
+        ] = {}
+        self._workloads_by_label: dict[tuple[str, str, str], set[WorkloadRef]] = {}
+        self._unindexed: dict[str, set[WorkloadRef]] = {}
+        version = hpa_version
+
+        def hpa_paths() -> PathFor:
+            chosen = version() if callable(version) else version
+            return _paths(f"/apis/autoscaling/{chosen}", "horizontalpodautoscalers")
+
+        self._pods = _Family(
+            self,
+            "pods",
+            lambda: _paths("/api/v1", "pods"),
             lambda p: trim_pod(p, self._interner),
-            name=f"{cluster}/pods",
-            handler=self._pod_changed,
-            **common,
+            self._pod_changed,
+            per_namespace=True,
         )
-        self.nodes_watch = ListWatch(
-            transport,
-            "/api/v1/nodes",
+        self._nodes = _Family(
+            self,
+            "nodes",
+            lambda: lambda _ns: "/api/v1/nodes",
             trim_node,
-            name=f"{cluster}/nodes",
-            handler=self._notify(NODE),
-            **common,
+            self._node_changed,
+            per_namespace=False,
         )
-        self.hpas_watch = ListWatch(
-            transport,
-            f"/apis/autoscaling/{hpa_version}/horizontalpodautoscalers",
-            trim_hpa,
-            name=f"{cluster}/hpas",
-            handler=self._notify(HPA),
-            **common,
-        )
-        self.watches = (self.pods_watch, self.nodes_watch, self.hpas_watch)
+        self._hpas = _Family(self, "hpas", hpa_paths, trim_hpa, self._hpa_changed, per_namespace=True)
+        self._workloads: dict[WorkloadKind, _Family] = {}
+        self._families = [self._pods, self._nodes, self._hpas]
 
     @classmethod
     def for_client(cls, client: KubeClient, **kwargs: Any) -> MemberCache:
@@ -331,45 +484,175 @@ class MemberCache:
 
     # -- lifecycle ------------------------------------------------------------------------------------
 
-    def start(self) -> None:
-        if self._threads:
-            return
-        for lw in self.watches:
-            thread = threading.Thread(
-                target=lw.run, args=(self._stop,), name=f"listwatch {lw.name}", daemon=True
-            )
-            thread.start()
+    def spawn(self, name: str, target: Callable[[threading.Event], None]) -> None:
+        thread = threading.Thread(target=target, args=(self._stop,), name=name, daemon=True)
+        thread.start()
+        with self._lock:
             self._threads.append(thread)
+
+    def start(self) -> None:
+        if self._started:
+            return
+        self._started = True
+        for family in self._families:
+            family.start()
 
     def stop(self, timeout: float = 10.0) -> None:
         self._stop.set()
         for lw in self.watches:
             lw.close()
-        for thread in self._threads:
+        with self._lock:
+            threads = list(self._threads)
+        for thread in threads:
             thread.join(timeout)
+
+    @property
+    def watches(self) -> list[ListWatch]:
+        return [lw for family in list(self._families) for lw in family.watches()]
+
+    @property
+    def pods_watch(self) -> ListWatch:
+        return self._wait_cluster_watch(self._pods)
+
+    @property
+    def nodes_watch(self) -> ListWatch:
+        return self._wait_cluster_watch(self._nodes)
+
+    @property
+    def hpas_watch(self) -> ListWatch:
+        return self._wait_cluster_watch(self._hpas)
+
+    def _wait_cluster_watch(self, family: _Family) -> ListWatch:
+        """The family's cluster-wide ListWatch (made at once, when not started: tests drive it by hand)."""
+        if family.cluster is None and not self._started and family._path_for is None:
+            family._path_for = family._paths()
+            family.cluster = family._watch(family._path_for(None), f"{self.cluster}/{family.name}")
+        while family.cluster is None and not self._stop.is_set():
+            self._stop.wait(0.01)
+        assert family.cluster is not None
+        return family.cluster
+
+    def watch_workloads(self, kind: WorkloadKind, api_prefix: str, plural: str) -> None:
+        """Watch a workload kind (once): ``api_prefix`` is "/apis/<group>/<version>" from discovery."""
+        with self._lock:
+            if kind in self._workloads:
+                return
+            family = _Family(
+                self,
+                f"{plural}.{kind[0] or 'core'}",
+                lambda: _paths(api_prefix, plural),
+                lambda o: trim_workload(o, self._interner),
+                self._workload_handler(kind),
+                per_namespace=True,
+            )
+            self._workloads[kind] = family
+            self._families.append(family)
+        if self._started:
+            family.start()
+
+    # -- liveness -------------------------------------------------------------------------------------
+
+    def live(self, max_silence: float) -> bool:
+        """Synced, every watch open now (a refused one aside: the member answered it), and one of them
+        carried a line within ``max_silence`` seconds: the member answers, as a probe would show."""
+        if not self.synced:
+            return False
+        open_watches = [lw for lw in self.watches if not lw.denied.is_set()]
+        if not open_watches or not all(lw.streaming for lw in open_watches):
+            return False
+        return time.monotonic() - max(lw.last_contact for lw in open_watches) <= max_silence
 
     # -- change hook ----------------------------------------------------------------------------------
 
     def add_listener(self, listener: ChangeListener) -> None:
-        """``listener(kind, (namespace, name))`` after each change of a trimmed object; must be quick."""
+        """``listener(change)`` after each change of a trimmed object; it must be quick."""
         self._listeners.append(listener)
 
-    def _fire(self, kind: str, key: ObjectKey) -> None:
+    def _fire(self, change: Change) -> None:
         for listener in list(self._listeners):
             try:
-                listener(kind, key)
+                listener(change)
             except Exception:
-                log.exception("member cache listener failed", extra={"cluster": self.cluster, "kind": kind})
+                log.exception(
+                    "member cache listener failed", extra={"cluster": self.cluster, "kind": change.resource}
+                )
 
-    def _notify(self, kind: str) -> Callable[[str, ObjectKey, Any, Any], None]:
-        def handler(_type: str, key: ObjectKey, _old: Any, _new: Any) -> None:
-            self._fire(kind, key)
+    def _node_changed(self, _type: str, key: ObjectKey, old: Any, new: Any) -> None:
+        with self._lock:
+            self._generation += 1
+            self._node_infos = None
+        self._fire(Change(NODE, key, old, new))
+
+    def _hpa_changed(self, _type: str, key: ObjectKey, old: Any, new: Any) -> None:
+        namespace, name = key
+        with self._lock:
+            if old is not None:
+                target = _hpa_target(namespace, old)
+                names = self._hpas_by_target.get(target)
+                if names is not None:
+                    names.discard(name)
+                    if not names:
+                        del self._hpas_by_target[target]
+            if new is not None:
+                self._hpas_by_target.setdefault(_hpa_target(namespace, new), set()).add(name)
+        self._fire(Change(HPA, key, old, new))
+
+    def _workload_handler(self, kind: WorkloadKind) -> Callable[[str, ObjectKey, Any, Any], None]:
+        def handler(_type: str, key: ObjectKey, old: Any, new: Any) -> None:
+            with self._lock:
+                self._index_selector(kind, key, new)
+            self._fire(Change(WORKLOAD, key, old, new, kind))
 
         return handler
 
-    def _pod_changed(self, _type: str, key: ObjectKey, _old: Any, new: dict[str, Any] | None) -> None:
+    def _index_selector(self, kind: WorkloadKind, key: ObjectKey, workload: dict[str, Any] | None) -> None:
+        """Under ``_lock``: index the workload's selector by its first equality (or as unindexed)."""
+        namespace, name = key
+        ref = (kind, name)
+        previous = self._selectors.pop((namespace, ref), None)
+        if previous is not None:
+            slot = previous[1]
+            bucket = self._workloads_by_label.get(slot) if slot else self._unindexed.get(namespace)
+            if bucket is not None:
+                bucket.discard(ref)
+        if workload is None:
+            return
+        reqs = parse_selector((workload.get("spec") or {}).get("selector"))
+        if not reqs:
+            return
+        exact = next(((k, next(iter(v))) for k, op, v in reqs if op == "In" and len(v) == 1), None)
+        slot = (namespace, exact[0], exact[1]) if exact else None
+        self._selectors[(namespace, ref)] = (reqs, slot)
+        if slot is not None:
+            self._workloads_by_label.setdefault(slot, set()).add(ref)
+        else:
+            self._unindexed.setdefault(namespace, set()).add(ref)
+
+    def workloads_selecting(
+        self, namespace: str, labels: Mapping[str, str]
+    ) -> list[tuple[WorkloadKind, str]]:
+        """The watched workloads of ``namespace`` whose selector picks a pod with ``labels``."""
+        with self._lock:
+            candidates = set(self._unindexed.get(namespace, ()))
+            for k, v in labels.items():
+                candidates |= self._workloads_by_label.get((namespace, k, v), set())
+            found = []
+            for ref in candidates:
+                entry = self._selectors.get((namespace, ref))
+                if entry is not None and selector_matches(entry[0], labels):
+                    found.append(ref)
+        return sorted(found)
+
+    def _pod_changed(self, _type: str, key: ObjectKey, old: Any, new: dict[str, Any] | None) -> None:
         namespace, name = key
         with self._lock:
+            if old is not None:
+                for k, v in (old["metadata"].get("labels") or {}).items():
+                    names = self._pods_by_label.get((namespace, k, v))
+                    if names is not None:
+                        names.discard(name)
+                        if not names:
+                            del self._pods_by_label[(namespace, k, v)]
             if new is None:
                 pods = self._pods_by_ns.get(namespace)
                 if pods is not None:
@@ -378,41 +661,190 @@ class MemberCache:
                         del self._pods_by_ns[namespace]
             else:
                 self._pods_by_ns.setdefault(namespace, {})[name] = new
-        self._fire(POD, key)
+                for k, v in (new["metadata"].get("labels") or {}).items():
+                    self._pods_by_label.setdefault((namespace, k, v), set()).add(name)
+            self._rebind(key, new)
+        self._fire(Change(POD, key, old, new))
+
+    def _rebind(self, key: ObjectKey, pod: dict[str, Any] | None) -> None:
+        """Keep ``_used`` (requests bound per node) equal to the sum over non-terminal bound pods.
+        Under ``_lock``; the per-node dicts are replaced, never changed, so a reader's copy stays whole."""
+        before = self._bound.pop(key, None)
+        after: tuple[str, capacity.ResourceList] | None = None
+        if pod is not None and pod["spec"].get("nodeName") and not capacity.is_terminal(pod):
+            after = (pod["spec"]["nodeName"], self._pod_requests(pod["spec"]))
+        if before == after:
+            if after is not None:
+                self._bound[key] = after
+            return
+        if before is not None:
+            node, req = before
+            left = {r: q - req.get(r, Decimal(0)) for r, q in self._used.get(node, {}).items()}
+            self._used[node] = left
+        if after is not None:
+            node, req = after
+            total = dict(self._used.get(node, {}))
+            for r, q in req.items():
+                total[r] = total.get(r, Decimal(0)) + q
+            self._used[node] = total
+            self._bound[key] = after
+        self._generation += 1
+
+    def _pod_requests(self, spec: Mapping[str, Any]) -> capacity.ResourceList:
+        memo_key = json.dumps(
+            [spec.get(k) for k in ("containers", "initContainers", "overhead")], sort_keys=True
+        )
+        found = self._requests_memo.get(memo_key)
+        if found is None:
+            if len(self._requests_memo) > 10_000:
+                self._requests_memo.clear()
+            found = self._requests_memo[memo_key] = capacity.pod_requests(spec)
+        return found
 
     # -- queries --------------------------------------------------------------------------------------
 
     @property
     def synced(self) -> bool:
-        return all(lw.synced.is_set() for lw in self.watches)
-
-    def _require_synced(self) -> None:
-        if not self.synced:
-            waiting = ", ".join(lw.name for lw in self.watches if not lw.synced.is_set())
-            raise CacheNotSyncedError(self.cluster, f"member cache not synced (waiting for {waiting})")
+        """Every cluster-wide list completed (or was refused: then per-namespace stores stand in)."""
+        return all(
+            f.cluster is not None and (f.cluster.synced.is_set() or f.cluster.denied.is_set())
+            for f in (self._pods, self._nodes, self._hpas)
+        )
 
     def wait_synced(self, timeout: float | None = None) -> bool:
-        return all(lw.synced.wait(timeout) for lw in self.watches)
+        end = None if timeout is None else time.monotonic() + timeout
+        while not self.synced:
+            if end is not None and time.monotonic() >= end:
+                return False
+            if self._stop.wait(0.01):
+                return False
+        return True
+
+    def _require_synced(self) -> None:
+        """Answer only from a store that is whole and current: not before the first lists, and not while
+        a watch is failing (the member went away: what the store holds is the past, not the present)."""
+        failing = [lw for lw in self.watches if lw.failing and not lw.denied.is_set()]
+        if failing:
+            lw = failing[0]
+            raise ClusterUnreachableError(self.cluster, f"watch {lw.name} failing: {lw.last_error}")
+        if not self.synced:
+            waiting = ", ".join(f.name for f in (self._pods, self._nodes, self._hpas) if f.waiting(None))
+            raise CacheNotSyncedError(self.cluster, f"member cache not synced (waiting for {waiting})")
+
+    def _source(self, family: _Family, namespace: str | None) -> ListWatch:
+        self._require_synced()
+        if namespace is not None:
+            family.ensure(namespace)
+        found = family.source(namespace)
+        if found is None:
+            where = f" in namespace {namespace}" if namespace else ""
+            raise CacheNotSyncedError(
+                self.cluster, f"member cache not synced (waiting for {family.name}{where})"
+            )
+        return found
+
+    def ready_for(self, namespace: str, kind: WorkloadKind | None = None, timeout: float = 0.0) -> bool:
+        """Whether ``namespace`` (and ``kind``) can be answered now; starts what is missing and waits up to
+        ``timeout`` seconds for it (a kind or namespace first asked for)."""
+        families = [self._pods, self._hpas] + ([self._workloads[kind]] if kind in self._workloads else [])
+        end = time.monotonic() + timeout
+        while True:
+            if self.synced:
+                for family in families:
+                    family.ensure(namespace)
+                if all(f.source(namespace) is not None for f in families):
+                    return True
+            if time.monotonic() >= end or self._stop.wait(0.02):
+                return False
 
     def pods_matching(self, namespace: str, selector: Any) -> list[dict[str, Any]]:
         """The pods of ``namespace`` a LabelSelector (dict) or selector string picks; an empty or
         unreadable selector picks none (a workload without a selector owns no pods we can count)."""
-        self._require_synced()
+        self._source(self._pods, namespace)
         reqs = parse_selector(selector)
         if not reqs:
             return []
         with self._lock:
-            pods = list((self._pods_by_ns.get(namespace) or {}).values())
-        return [p for p in pods if selector_matches(reqs, (p["metadata"].get("labels") or {}))]
+            pods = self._pods_by_ns.get(namespace) or {}
+            exact = [(k, next(iter(v))) for k, op, v in reqs if op == "In" and len(v) == 1]
+            if exact:
+                names = min((self._pods_by_label.get((namespace, k, v), set()) for k, v in exact), key=len)
+                candidates = [pods[n] for n in names if n in pods]
+            else:
+                candidates = list(pods.values())
+        return [p for p in candidates if selector_matches(reqs, (p["metadata"].get("labels") or {}))]
 
     def all_pods(self) -> list[dict[str, Any]]:
-        self._require_synced()
-        return self.pods_watch.items()
+        return self._source(self._pods, None).items()
 
     def nodes(self) -> list[dict[str, Any]]:
-        self._require_synced()
-        return self.nodes_watch.items()
+        return self._source(self._nodes, None).items()
 
     def hpas(self, namespace: str) -> list[dict[str, Any]]:
+        lw = self._source(self._hpas, namespace)
+        return [h for h in lw.items() if h["metadata"].get("namespace") == namespace]
+
+    def hpa(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return self._source(self._hpas, namespace).get((namespace, name))
+
+    def hpas_targeting(self, namespace: str, group: str, kind: str, name: str) -> list[dict[str, Any]]:
+        lw = self._source(self._hpas, namespace)
+        with self._lock:
+            names = sorted(self._hpas_by_target.get((namespace, group, kind, name), ()))
+        return [h for h in (lw.get((namespace, n)) for n in names) if h is not None]
+
+    def workload(self, kind: WorkloadKind, namespace: str, name: str) -> dict[str, Any] | None:
+        """The trimmed workload, or None when it does not exist; CacheNotSyncedError while unknown."""
+        family = self._workloads.get(kind)
+        if family is None:
+            raise CacheNotSyncedError(self.cluster, f"member cache does not watch {kind[1]} yet")
+        return self._source(family, namespace).get((namespace, name))
+
+    def capacity_known(self) -> bool:
+        """Nodes and every namespace's pods are readable (RBAC may withhold them: capacity unknown)."""
         self._require_synced()
-        return [h for h in self.hpas_watch.items() if h["metadata"].get("namespace") == namespace]
+        return not self._nodes.denied and not self._pods.denied
+
+    def fit(self, template_spec: Mapping[str, Any]) -> int | None:
+        """How many more pods of this template fit on the nodes that admit it; None when unknown."""
+        if not self.capacity_known():
+            return None
+        key = json.dumps(template_spec, sort_keys=True, default=str)
+        now = time.monotonic()
+        with self._lock:
+            generation = self._generation
+            memo = self._fit_memo.get(key)
+            if memo is not None and (memo[1] == generation or now - memo[0] < self.capacity_ttl_seconds):
+                return memo[2]
+            used = dict(self._used)
+        fit = capacity.fit_on_nodes(self._node_infos_now(), used, template_spec)
+        with self._lock:
+            if len(self._fit_memo) > 10_000:
+                self._fit_memo.clear()
+            self._fit_memo[key] = (now, generation, fit)
+        return fit
+
+    def _node_infos_now(self) -> list[capacity.NodeInfo]:
+        with self._lock:
+            cached = self._node_infos
+            generation = self._generation
+        if cached is not None:
+            return cached[1]
+        infos = [capacity.node_info(n) for n in self.nodes()]
+        with self._lock:
+            if self._generation == generation:
+                self._node_infos = (generation, infos)
+        return infos
+
+
+def _paths(prefix: str, plural: str) -> PathFor:
+    def path(namespace: str | None) -> str:
+        return f"{prefix}/namespaces/{namespace}/{plural}" if namespace else f"{prefix}/{plural}"
+
+    return path
+
+
+def _hpa_target(namespace: str, hpa: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    ref = (hpa.get("spec") or {}).get("scaleTargetRef") or {}
+    group = str(ref.get("apiVersion") or "").rpartition("/")[0]
+    return (namespace, group, str(ref.get("kind") or ""), str(ref.get("name") or ""))

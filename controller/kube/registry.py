@@ -69,6 +69,7 @@ from controller.kube.clients import (
     parse_kubeconfig,
 )
 from controller.kube.member import KubeMemberCluster
+from controller.kube.member_cache import Change
 from controller.planning.observation import ClusterObservation, Taint
 from controller.planning.plan import Observed
 from controller.ports import ClusterIdentity, MemberCluster
@@ -102,16 +103,41 @@ MemberFactory = Callable[[ClusterIdentity, dict[str, Any], str | None, Credentia
 KubeconfigError when the kubeconfig cannot be used (any other exception is treated the same way)."""
 
 
-def default_factory(timeouts: Timeouts, observer: RequestObserver | None = None) -> MemberFactory:
-    """Members on the official client; ``observer`` sees every request's latency (metrics)."""
+def default_factory(
+    timeouts: Timeouts,
+    observer: RequestObserver | None = None,
+    *,
+    watch: bool = True,
+    cache_options: Mapping[str, Any] | None = None,
+    live_window_seconds: float = 10.0,
+) -> MemberFactory:
+    """Members on the official client; ``observer`` sees every request's latency (metrics). With
+    ``watch`` (the default) each member keeps a watch-backed cache (controller.kube.member_cache) that
+    the registry starts once its change listener is attached."""
 
     def build(
         identity: ClusterIdentity, kubeconfig: dict[str, Any], context: str | None, policy: CredentialPolicy
     ) -> ProbedMember:
         api = build_api_client(kubeconfig, context, policy=policy)
-        return KubeMemberCluster(identity, KubeClient(identity.name, api, timeouts, observer))
+        client = KubeClient(identity.name, api, timeouts, observer)
+        return KubeMemberCluster(
+            identity,
+            client,
+            watch=watch,
+            cache_options=cache_options,
+            live_window_seconds=live_window_seconds,
+        )
 
     return build
+
+
+MemberChangeListener = Callable[[str, Change], None]
+"""``listener(cluster, change)`` for each change a member's cache sees; must be quick."""
+
+
+def _synced(member: Any) -> bool:
+    cache = getattr(member, "cache", None)
+    return True if cache is None else bool(cache.synced)
 
 
 # --- Secret parsing ---------------------------------------------------------------------------------
@@ -364,6 +390,42 @@ class MemberRegistry:
         self._max_probe_workers = max_probe_workers
         self._lock = threading.RLock()
         self._entries: dict[str, _Entry] = {}
+        self._listeners: list[MemberChangeListener] = []
+
+    def add_change_listener(self, listener: MemberChangeListener) -> None:
+        """Called with (cluster, change) for each change in any member's cache, present or future."""
+        self._listeners.append(listener)
+
+    def _dispatch(self, cluster: str, change: Change) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(cluster, change)
+            except Exception:
+                log.exception("member change listener failed", extra={"cluster": cluster})
+
+    def _start(self, name: str, member: ProbedMember) -> None:
+        """Attach the change listeners to the member's cache (if it has one), then start its watches."""
+        cache = getattr(member, "cache", None)
+        if cache is not None:
+            cache.add_listener(lambda change, n=name: self._dispatch(n, change))
+        start = getattr(member, "start", None)
+        if callable(start):
+            start()
+
+    def workloads_selecting(
+        self, cluster: str, namespace: str, labels: Mapping[str, str]
+    ) -> list[tuple[tuple[str, str], str]]:
+        """The workloads in ``cluster``'s cache whose selector picks a pod with ``labels``."""
+        with self._lock:
+            entry = self._entries.get(cluster)
+        cache = getattr(entry.member, "cache", None) if entry is not None else None
+        return [] if cache is None else cache.workloads_selecting(namespace, labels)
+
+    def cache_state(self) -> dict[str, bool]:
+        """Per cluster, whether its cache has synced (True for members without a cache)."""
+        with self._lock:
+            members = {name: e.member for name, e in self._entries.items()}
+        return {name: _synced(m) for name, m in sorted(members.items())}
 
     # --- feeding ---------------------------------------------------------------------------------
 
@@ -447,6 +509,7 @@ class MemberRegistry:
             if problem is not None:
                 health = ClusterHealth(healthy=False, since=self._clock(), last_error=problem)
             self._entries[view.name] = _Entry(member, view.resource_version, digest, problem, health, warning)
+            self._start(view.name, member)
 
     def _build(
         self, identity: ClusterIdentity, view: SecretView, context: str | None, policy: CredentialPolicy

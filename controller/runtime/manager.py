@@ -82,6 +82,7 @@ from controller.reconcile import reconcile_federated_hpa
 from controller.runtime.fence import Fence, FencedControlPlane, FencedMember
 from controller.runtime.health import Heartbeats
 from controller.runtime.leader import LeaderConfig, LeaderElector, LeaseClient
+from controller.runtime.member_events import ALL, TargetIndex, concerned, target_of
 from controller.runtime.metrics import Metrics, TimedMember
 from controller.runtime.timers import TimerQueue
 from controller.runtime.watch import Watcher, WatchEvent
@@ -206,6 +207,8 @@ class ManagerConfig:
     liveness_stall_seconds: float = 300.0  # a loop (or one reconcile) stuck this long fails /healthz
     # --allow-namespaces / --deny-namespaces: objects elsewhere are not acted on (security review M5)
     namespaces: NamespacePolicy = field(default_factory=NamespacePolicy)
+    # at start, how long workers wait for the member caches' first lists before planning without them
+    member_sync_grace_seconds: float = 30.0
 
     def contact_window(self) -> float:
         """How long without an answer from the control-plane API before the process is not ready."""
@@ -260,6 +263,10 @@ class Manager:
         self._members_lock = threading.Lock()
         self._member_secrets: dict[str, SecretRef] = {}  # from the Secret watch: the Events' objects
         self._member_reported: dict[str, tuple[str, str]] = {}  # cluster -> (reason, message) sent
+        self.targets = TargetIndex()  # workload -> the FederatedHPAs that scale it (member events)
+        listen = getattr(registry, "add_change_listener", None)
+        if callable(listen):
+            listen(self._on_member_change)
 
     # -- lifecycle ----------------------------------------------------------------------------------
 
@@ -379,14 +386,26 @@ class Manager:
         return False, f"control-plane API not reached for {age:.1f}s (window {window:g}s)"
 
     def _wait_for_caches(self, stop: threading.Event) -> bool:
-        """Block a worker until every watch has listed once (False: stopped first)."""
+        """Block a worker until every watch has listed once (False: stopped first), then until every
+        member cache has, for at most ``member_sync_grace_seconds``: a restart should not plan with
+        members whose caches are still listing (they would be observed as unreachable), but one member
+        that cannot be listed must not hold up the others."""
         watchers = list(self._watchers)
+        member_deadline: float | None = None
         while not stop.is_set():
-            if all(w.synced.is_set() for w in watchers):
-                return True
             self.heartbeats.beat(threading.current_thread().name, 0.5 + self.config.liveness_stall_seconds)
+            if all(w.synced.is_set() for w in watchers):
+                if member_deadline is None:
+                    member_deadline = time.monotonic() + self.config.member_sync_grace_seconds
+                if time.monotonic() >= member_deadline or not self.unsynced_members():
+                    return True
             stop.wait(0.05)
         return False
+
+    def unsynced_members(self) -> list[str]:
+        """Members whose watch-backed cache has not completed its first lists."""
+        state = getattr(self.registry, "cache_state", None)
+        return [] if not callable(state) else sorted(n for n, ok in state().items() if not ok)
 
     def unknown_clusters(self) -> list[str]:
         """Member Secrets the watch has seen whose cluster the registry has not registered (yet)."""
@@ -457,7 +476,30 @@ class Manager:
     # -- watch handlers -----------------------------------------------------------------------------
 
     def _on_fhpa(self, event: WatchEvent) -> None:
+        if event.type == "DELETED":
+            self.targets.remove(event.key)
+        else:
+            self.targets.update(event.key, target_of(event.obj))
         self.queue.add((FEDERATED_HPA, *event.key))
+
+    def _on_member_change(self, cluster: str, change: Any) -> None:
+        """A member cache saw a change: enqueue the FederatedHPAs it concerns (member_events)."""
+        if not self.leading:
+            return
+        selecting = getattr(self.registry, "workloads_selecting", None)
+
+        def workloads(namespace: str, labels: Mapping[str, str]) -> Any:
+            return selecting(cluster, namespace, labels) if callable(selecting) else ()
+
+        refs = concerned(change, self.targets, workloads)
+        if not refs:
+            return
+        self.metrics.member_events.labels(resource=change.resource).inc()
+        if refs == set(ALL):
+            self._enqueue_all(FEDERATED_HPA)
+            return
+        for namespace, name in refs:
+            self.queue.add((FEDERATED_HPA, namespace, name))
 
     def _on_cron(self, event: WatchEvent) -> None:
         key: Key = (CRON_FEDERATED_HPA, *event.key)

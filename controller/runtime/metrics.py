@@ -64,6 +64,12 @@ class Metrics:
             ["resource"],
             registry=r,
         )
+        self.member_events = Counter(
+            "fhpa_member_events",
+            "Member-cluster changes that enqueued FederatedHPAs (event-driven reconcile), by resource.",
+            ["resource"],
+            registry=r,
+        )
 
     def on_action(self, kind: str, cluster: str, ok: bool) -> None:
         """The executor's ActionHook."""

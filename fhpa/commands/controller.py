@@ -237,7 +237,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
     control_plane = KubeControlPlane(api, namespace=args.watch_namespace, reporting_instance=identity)
     manager = Manager(
         control_plane,
-        _registry(namespace),
+        _registry(namespace, args.probe_period),
         config,
         metrics=metrics,
         lease_client=LeaseClient(api) if args.leader_elect else None,
@@ -260,7 +260,12 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
     return manager, health
 
 
-def _registry(namespace: str) -> Any:
-    from controller.kube.registry import MemberRegistry
+def _registry(namespace: str, probe_seconds: float = 10.0) -> Any:
+    """Members watch-backed; one whose watches carried a line within a probe period is not probed."""
+    from controller.kube.clients import Timeouts
+    from controller.kube.registry import MemberRegistry, default_factory
 
-    return MemberRegistry(namespace)
+    timeouts = Timeouts()
+    return MemberRegistry(
+        namespace, timeouts, factory=default_factory(timeouts, live_window_seconds=probe_seconds)
+    )

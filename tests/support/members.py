@@ -7,7 +7,7 @@ import base64
 import json
 
 from controller.kube.clients import Timeouts
-from controller.kube.registry import MemberRegistry
+from controller.kube.registry import MemberRegistry, default_factory
 from tests.support.fakekube import FakeKube, deployment, node
 
 MEMBER_LABEL = "autoscaling.karmada.io/member-cluster"
@@ -41,6 +41,9 @@ def member_secret(cluster: str, fake: FakeKube, namespace: str, labels: dict[str
     }
 
 
-def registry(namespace: str) -> MemberRegistry:
-    """The real member registry with timeouts short enough for tests."""
-    return MemberRegistry(namespace, Timeouts(connect=1, read=3, probe=1))
+def registry(namespace: str, live_window_seconds: float = 10.0) -> MemberRegistry:
+    """The real member registry (watch-backed members) with timeouts short enough for tests;
+    ``live_window_seconds=0`` makes every probe a real GET /readyz."""
+    timeouts = Timeouts(connect=1, read=3, probe=1)
+    factory = default_factory(timeouts, live_window_seconds=live_window_seconds)
+    return MemberRegistry(namespace, timeouts, factory=factory)

@@ -366,7 +366,7 @@ class Running:
         kwargs.setdefault("min_watch_interval", 0.05)
         self.client = client_for(fake)
         self.cache = MemberCache.for_client(
-            self.client, on_change=lambda kind, key: self.changes.append((kind, key)), **kwargs
+            self.client, on_change=lambda c: self.changes.append((c.resource, c.key)), **kwargs
         )
 
     def __enter__(self) -> MemberCache:

@@ -26,6 +26,7 @@ from controller.kube.registry import (
     MEMBER_LABEL,
     TOPOLOGY_REGION,
     MemberRegistry,
+    default_factory,
 )
 from fhpa_api.models import CrossVersionObjectReference, FederatedHPA, FederatedHPASpec, ObjectMeta
 from tests.support.fakekube import FakeKube, deployment, node, pod
@@ -340,10 +341,42 @@ def test_insecure_tls_and_proxy_url_only_with_the_opt_in_annotations_and_a_warni
     assert "allow-insecure-tls" in registry.problems()["insecure"]
 
 
-def test_probes_track_health_and_short_circuit_observe(
-    registry: MemberRegistry, fakes: tuple[FakeKube, FakeKube]
-) -> None:
+def test_probes_track_health_and_short_circuit_observe(fakes: tuple[FakeKube, FakeKube]) -> None:
     a, b = fakes
+    timeouts = Timeouts(connect=0.5, read=1.0, probe=0.5)
+    # a zero window: every probe is a real GET /readyz (the passive path has its own test below)
+    registry = MemberRegistry(NS, timeouts, factory=default_factory(timeouts, live_window_seconds=0.0))
+    try:
+        _probes_track_health(registry, a, b)
+    finally:
+        registry.close()
+
+
+def test_a_member_whose_watches_answer_is_not_probed_until_they_fall_silent() -> None:
+    """Passive health: watches that carried a line within the window stand for a probe; a member that
+    stalls (TCP alive, nothing sent) gets a real probe, which fails, once the window has passed."""
+    with FakeKube(stall_seconds=3, tls=True, bookmark_seconds=0.2) as a:
+        a.store.put("nodes", node("n1"))
+        a.store.put("deployments", deployment("web", replicas=2))
+        timeouts = Timeouts(connect=0.5, read=1.0, probe=0.5)
+        registry = MemberRegistry(NS, timeouts, factory=default_factory(timeouts, live_window_seconds=3.0))
+        try:
+            registry.sync_from_secrets([secret("east", a.kubeconfig())])
+            assert registry.members()["east"].observe(fhpa()).current_replicas == 2  # synced and streaming
+            probes = lambda: len(a.requests_matching("GET", r"^/(readyz|healthz)$"))  # noqa: E731
+            before = probes()
+            for _ in range(3):
+                assert registry.probe_all()["east"].healthy
+                time.sleep(0.3)
+            assert probes() == before  # answered by the watches, not by a probe
+            a.vanish(stall=True)
+            time.sleep(3.5)  # the window (3 s) passes without a line
+            assert registry.probe_all()["east"].healthy is False
+        finally:
+            registry.close()
+
+
+def _probes_track_health(registry: MemberRegistry, a: FakeKube, b: FakeKube) -> None:
     times = iter(datetime(2026, 11, 22, 12, m, tzinfo=UTC) for m in range(60))
     registry._clock = lambda: next(times)
     registry.sync_from_secrets([secret("east", a.kubeconfig()), secret("west", b.kubeconfig())])

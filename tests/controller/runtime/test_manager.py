@@ -187,9 +187,10 @@ def test_metrics_count_reconciles_and_actions(world: dict[str, Any]) -> None:
 def test_stop_lets_the_reconcile_in_flight_finish(world: dict[str, Any]) -> None:
     cp: FakeKube = world["cp"]
     manager: Manager = world["manager"]
-    stall = world["members"]["member1"].faults.add("GET", "horizontalpodautoscalers", stall=2)
+    # observe reads the member cache; the write is a request: stall the member HPA's creation
+    stall = world["members"]["member1"].faults.add("POST", "horizontalpodautoscalers", stall=2)
     cp.store.create(FHPA, fhpa())
-    wait_for(lambda: stall.hits >= 1, what="a reconcile stuck on a member read")
+    wait_for(lambda: stall.hits >= 1, what="a reconcile stuck on a member write")
     assert manager.queue.processing()
     started = time.monotonic()
     world["stop"].set()
@@ -406,7 +407,7 @@ def test_a_partitioned_leader_abandons_its_reconcile_and_writes_nothing_after_th
         wait_for(lambda: manager.acting() and manager.caches_synced()[0], what="leading")
         stall = members["member1"].faults.add("GET", "horizontalpodautoscalers", stall=2.5, times=-1)
         cp.store.create(FHPA, fhpa())
-        wait_for(lambda: stall.hits >= 1, what="a reconcile stuck on a member read")
+        wait_for(lambda: stall.hits >= 1, what="a reconcile stuck on a member write")
 
         def writes() -> int:
             cp_writes = sum(len(cp.requests_matching(m, "federatedhpas")) for m in HPA_WRITES)

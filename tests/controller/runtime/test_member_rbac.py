@@ -41,7 +41,8 @@ NONRESOURCE = "nonResourceURL"
 Call = tuple[str, str, str]  # (apiGroup, resource[/subresource], verb), or (NONRESOURCE, path, verb)
 # statefulsets stand for "the other workload kind"; the exercise scales a Deployment
 SAME_CALL_OTHER_KIND = {
-    ("apps", "statefulsets", "get"),
+    ("apps", "statefulsets", "list"),
+    ("apps", "statefulsets", "watch"),
     ("apps", "statefulsets/scale", "get"),
     ("apps", "statefulsets/scale", "update"),
 }
@@ -102,13 +103,24 @@ def classify(record: RequestRecord) -> tuple[Call, bool] | None:
     return (group, resource, verb), m.group("ns") is not None
 
 
-def exercise_member() -> tuple[set[Call], set[Call], set[str]]:
-    """(calls inside a namespace, cluster-wide calls, the namespaces used) from a real run."""
+# what a member with only the namespaced Role and the probe ClusterRole refuses: the member cache's
+# cluster-wide lists, after which it watches the FederatedHPA's namespace (capacity unknown)
+REFUSED_WITHOUT_CLUSTER_ROLE = (
+    r"^/(apis/autoscaling/v2/horizontalpodautoscalers|apis/apps/v1/deployments|api/v1/pods|api/v1/nodes)$"
+)
+
+
+def exercise_member(namespaced_rbac: bool = False) -> tuple[set[Call], set[Call], set[str]]:
+    """(calls inside a namespace, cluster-wide calls, the namespaces used) from a real run; with
+    ``namespaced_rbac`` the member refuses (403) what role-namespaced.yaml does not grant cluster-wide,
+    and the refused attempts are left out (they are what RBAC answers, not what the grant must cover)."""
     cp: FakeKube = control_plane_fake()
     member = member_cluster()
+    if namespaced_rbac:
+        member.faults.add("GET", REFUSED_WITHOUT_CLUSTER_ROLE, status=403, times=-1)
     try:
         cp.store.create("secrets", member_secret("member1", member, SYSTEM))
-        reg: MemberRegistry = registry(SYSTEM)
+        reg: MemberRegistry = registry(SYSTEM, live_window_seconds=0.0)  # probes are real requests
         manager, stop, thread, _ = start_manager(cp, reg, watch_timeout_seconds=5)
         try:
             cp.store.create(FHPA, fhpa(policy="Duplicated"))
@@ -137,6 +149,8 @@ def exercise_member() -> tuple[set[Call], set[Call], set[str]]:
     cluster_wide: set[Call] = set()
     namespaces: set[str] = set()
     for record in records:
+        if namespaced_rbac and record.status == 403:
+            continue
         found = classify(record)
         if found is None:
             continue
@@ -150,6 +164,11 @@ def exercise_member() -> tuple[set[Call], set[Call], set[str]]:
 @pytest.fixture(scope="module")
 def member_calls() -> tuple[set[Call], set[Call], set[str]]:
     return exercise_member()
+
+
+@pytest.fixture(scope="module")
+def namespaced_member_calls() -> tuple[set[Call], set[Call], set[str]]:
+    return exercise_member(namespaced_rbac=True)
 
 
 def test_the_member_manifests_render_and_bind_the_service_account() -> None:
@@ -184,9 +203,10 @@ def test_the_member_cluster_role_grants_exactly_what_the_code_calls(
 
 
 def test_the_namespaced_variant_grants_exactly_what_the_code_calls_in_and_outside_the_namespace(
+    namespaced_member_calls: tuple[set[Call], set[Call], set[str]],
     member_calls: tuple[set[Call], set[Call], set[str]],
 ) -> None:
-    inside, cluster_wide, namespaces = member_calls
+    inside, cluster_wide, namespaces = namespaced_member_calls
     assert namespaces == {"default"}  # only the FederatedHPA's namespace is touched
     docs = load("role-namespaced.yaml")
     role = named(docs, "Role", "federated-hpa-member")
@@ -196,8 +216,11 @@ def test_the_namespaced_variant_grants_exactly_what_the_code_calls_in_and_outsid
     assert not inside - in_namespace, f"the Role misses: {sorted(inside - in_namespace)}"
     assert not in_namespace - inside - SAME_CALL_OTHER_KIND, "the Role grants what the code never calls"
     assert all(g == NONRESOURCE for g, _, _ in probe), "the probe ClusterRole grants only non-resource URLs"
-    assert capacity == {("", "nodes", "list"), ("", "pods", "list")}
-    assert cluster_wide == probe | capacity, "cluster-wide calls are the probe and the capacity estimate"
+    assert cluster_wide == probe, "without the capacity ClusterRole, the only cluster-wide calls are probes"
+    # with it, the capacity estimate's cluster-wide calls are exactly what it grants
+    full_cluster_wide = member_calls[1]
+    assert capacity == {c for c in full_cluster_wide if c[1] in ("nodes", "pods")}
+    assert capacity == {(g, r, v) for g, r in (("", "nodes"), ("", "pods")) for v in ("list", "watch")}
     for binding_kind, role_kind, name in (
         ("RoleBinding", "Role", "federated-hpa-member"),
         ("ClusterRoleBinding", "ClusterRole", "federated-hpa-member-probe"),

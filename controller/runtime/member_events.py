@@ -1,0 +1,195 @@
+"""Which FederatedHPAs a change in a member cluster concerns (issue 13, event-driven reconcile).
+
+The member caches (controller.kube.member_cache) report every change of a trimmed object. Most do not
+matter to any plan: a pod's unrelated label, an HPA's CPU reading moving by a percent, a Deployment's
+status. These pure functions decide what does, and whom it concerns, so the manager enqueues only
+those FederatedHPAs (within a second of the change) and the resync stays a safety net:
+
+- a pod of a targeted workload appears, goes, is bound, becomes Ready or not, Unschedulable or not,
+  terminates, starts terminating, or changes labels;
+- a member HPA's bounds, current or desired replicas, or conditions (type, status, reason) change, or
+  its metrics cross a tenth of their target (``metric_ratio`` bucket: the planner reads whether a
+  cluster presses for more, and by how much);
+- a targeted workload's replicas, selector or pod template change (not its status);
+- a node appears, goes, or changes what the capacity estimate reads: every FederatedHPA on the member.
+
+``TargetIndex`` maps a workload (namespace, API group, kind, name) to the FederatedHPAs that target it,
+kept from the FederatedHPA watch.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from controller.kube.member import pod_counts
+from controller.kube.member_cache import HPA, NODE, POD, WORKLOAD, Change, WorkloadKind
+from controller.planning.member_hpa import LABEL_OWNER_NAME, LABEL_OWNER_NAMESPACE
+from controller.planning.metric_ratio import metric_ratio
+
+ObjectRef = tuple[str, str]  # (namespace, name) of a FederatedHPA
+Target = tuple[str, str, str, str]  # (namespace, API group, kind, name) of a workload
+ALL: frozenset[ObjectRef] = frozenset({("*", "*")})
+"""Every FederatedHPA (a node changed: every plan on the member may change)."""
+
+_DEFAULT_GROUPS = {"Deployment": "apps", "StatefulSet": "apps", "ReplicaSet": "apps"}
+
+
+def target_of(fhpa: Mapping[str, Any]) -> Target | None:
+    """The workload a FederatedHPA (as the watch serves it) scales."""
+    meta, spec = fhpa.get("metadata") or {}, fhpa.get("spec") or {}
+    ref = spec.get("scaleTargetRef") or {}
+    kind, name = ref.get("kind"), ref.get("name")
+    if not kind or not name:
+        return None
+    api_version = str(ref.get("apiVersion") or "")
+    group = api_version.rpartition("/")[0] if api_version else _DEFAULT_GROUPS.get(str(kind), "")
+    return (str(meta.get("namespace") or ""), group, str(kind), str(name))
+
+
+class TargetIndex:
+    """Workload -> the FederatedHPAs that target it. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_target: dict[Target, set[ObjectRef]] = {}
+        self._of: dict[ObjectRef, Target] = {}
+
+    def update(self, ref: ObjectRef, target: Target | None) -> None:
+        with self._lock:
+            self._drop(ref)
+            if target is not None:
+                self._of[ref] = target
+                self._by_target.setdefault(target, set()).add(ref)
+
+    def remove(self, ref: ObjectRef) -> None:
+        with self._lock:
+            self._drop(ref)
+
+    def _drop(self, ref: ObjectRef) -> None:
+        old = self._of.pop(ref, None)
+        if old is not None:
+            refs = self._by_target.get(old)
+            if refs is not None:
+                refs.discard(ref)
+                if not refs:
+                    del self._by_target[old]
+
+    def targeting(self, target: Target) -> set[ObjectRef]:
+        with self._lock:
+            return set(self._by_target.get(target, ()))
+
+    def targets_in(self, namespace: str) -> set[Target]:
+        with self._lock:
+            return {t for t in self._by_target if t[0] == namespace}
+
+
+# --- what matters ---------------------------------------------------------------------------------
+
+
+def _pod_state(pod: Mapping[str, Any] | None) -> tuple[Any, ...] | None:
+    if pod is None:
+        return None
+    meta = pod.get("metadata") or {}
+    return (
+        pod_counts([pod]),
+        (pod.get("status") or {}).get("phase"),
+        bool(meta.get("deletionTimestamp")),
+        tuple(sorted((meta.get("labels") or {}).items())),
+    )
+
+
+def pod_matters(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> bool:
+    return _pod_state(old) != _pod_state(new)
+
+
+def _ratio_bucket(hpa: Mapping[str, Any]) -> int | None:
+    ratio = metric_ratio(
+        (hpa.get("spec") or {}).get("metrics") or [], (hpa.get("status") or {}).get("currentMetrics") or []
+    )
+    return None if ratio is None else math.floor(ratio * 10)
+
+
+def _hpa_state(hpa: Mapping[str, Any] | None) -> tuple[Any, ...] | None:
+    if hpa is None:
+        return None
+    spec, status = hpa.get("spec") or {}, hpa.get("status") or {}
+    conditions = tuple(
+        (c.get("type"), c.get("status"), c.get("reason")) for c in status.get("conditions") or ()
+    )
+    return (
+        spec.get("minReplicas"),
+        spec.get("maxReplicas"),
+        spec.get("scaleTargetRef"),
+        status.get("currentReplicas"),
+        status.get("desiredReplicas"),
+        conditions,
+        _ratio_bucket(hpa),
+        (hpa.get("metadata") or {}).get("labels"),
+    )
+
+
+def hpa_matters(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> bool:
+    return _hpa_state(old) != _hpa_state(new)
+
+
+def workload_matters(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> bool:
+    if old is None or new is None:
+        return old is not new
+    return old.get("spec") != new.get("spec")
+
+
+# --- whom it concerns -------------------------------------------------------------------------------
+
+WorkloadsSelecting = Callable[[str, Mapping[str, str]], Iterable[tuple[WorkloadKind, str]]]
+"""(namespace, pod labels) -> the watched workloads whose selector picks the pod."""
+
+
+def concerned(change: Change, index: TargetIndex, workloads_selecting: WorkloadsSelecting) -> set[ObjectRef]:
+    """The FederatedHPAs to look at again after ``change`` (``ALL`` for every one); empty when it does
+    not matter."""
+    namespace, name = change.key
+    if change.resource == NODE:
+        return set(ALL) if _node_matters(change) else set()
+    if change.resource == POD:
+        if not pod_matters(change.old, change.new):
+            return set()
+        found: set[ObjectRef] = set()
+        for pod in (change.old, change.new):
+            if pod is None:
+                continue
+            labels = (pod.get("metadata") or {}).get("labels") or {}
+            for (group, kind), workload in workloads_selecting(namespace, labels):
+                found |= index.targeting((namespace, group, kind, workload))
+        return found
+    if change.resource == WORKLOAD:
+        if change.kind is None or not workload_matters(change.old, change.new):
+            return set()
+        group, kind = change.kind
+        return index.targeting((namespace, group, kind, name))
+    if change.resource == HPA:
+        if not hpa_matters(change.old, change.new):
+            return set()
+        return _hpa_concerns(namespace, change, index)
+    return set()
+
+
+def _node_matters(change: Change) -> bool:
+    return change.old != change.new
+
+
+def _hpa_concerns(namespace: str, change: Change, index: TargetIndex) -> set[ObjectRef]:
+    found: set[ObjectRef] = set()
+    for hpa in (change.old, change.new):
+        if hpa is None:
+            continue
+        labels = (hpa.get("metadata") or {}).get("labels") or {}
+        owner = labels.get(LABEL_OWNER_NAME)
+        if owner and labels.get(LABEL_OWNER_NAMESPACE, namespace) == namespace:
+            found.add((namespace, owner))
+        ref = (hpa.get("spec") or {}).get("scaleTargetRef") or {}
+        group = str(ref.get("apiVersion") or "").rpartition("/")[0]
+        found |= index.targeting((namespace, group, str(ref.get("kind") or ""), str(ref.get("name") or "")))
+    return found

@@ -1,0 +1,117 @@
+"""Event-driven reconcile (issue 13, item 2): a change in a member reaches the plan without a resync.
+
+The manager runs with resync, probe and optimization periods of an hour, so nothing but a member event
+can make it look at the FederatedHPA again. Pods of the workload turning Unschedulable in the preferred
+member must then move capacity to the next member (a member HPA write) within seconds; and with the
+member events switched off the same run writes nothing (the test's own control).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kubernetes import config as kube_config
+
+from controller.kube.control_plane import KubeControlPlane
+from controller.planning.planner import PlannerConfig
+from controller.runtime.manager import Manager, ManagerConfig
+from tests.controller.runtime.test_manager import FHPA, GROUP, HPA, SYSTEM, control_plane_fake, wait_for
+from tests.support.fakekube import FakeKube, pod
+from tests.support.members import member_cluster, member_secret, registry
+
+HOUR = 3600.0
+WRITES = r"horizontalpodautoscalers|/scale$"
+
+
+def prioritized() -> dict[str, Any]:
+    return {
+        "apiVersion": f"{GROUP}/v1alpha1",
+        "kind": "FederatedHPA",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "minReplicas": 2,
+            "maxReplicas": 10,
+            "autoscaleMultiClusterDelay": 0,
+            "federatedHPAAssignment": {
+                "federatedHPAAssignmentType": "Prioritized",
+                "clusterAutoscalingPreference": [
+                    {"targetCluster": {"clusterNames": ["member1"]}, "priority": 2},
+                    {"targetCluster": {"clusterNames": ["member2"]}, "priority": 1},
+                ],
+            },
+        },
+    }
+
+
+def writes(fake: FakeKube) -> int:
+    return sum(len(fake.requests_matching(m, WRITES)) for m in ("POST", "PUT"))
+
+
+@pytest.fixture(params=[True, False], ids=["events", "no-events"])
+def fleet(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
+    cp = control_plane_fake()
+    members = {"member1": member_cluster(replicas=2), "member2": member_cluster(replicas=0)}
+    for i in range(2):
+        members["member1"].store.create("pods", pod(f"web-{i}", labels={"app": "web"}, node_name="node-1"))
+    for name, fake in members.items():
+        cp.store.create("secrets", member_secret(name, fake, SYSTEM))
+    reg = registry(SYSTEM)
+    if not request.param:  # the control: member caches report changes to nobody
+        reg.add_change_listener = lambda listener: None  # type: ignore[method-assign]
+    plane = KubeControlPlane(kube_config.new_client_from_config_dict(cp.kubeconfig()), reporting_instance="t")
+    manager = Manager(
+        plane,
+        reg,
+        ManagerConfig(
+            namespace=SYSTEM,
+            leader_elect=False,
+            planner=PlannerConfig(failover_grace_seconds=HOUR, optimization_period_seconds=HOUR),
+            resync_seconds=HOUR,
+            probe_seconds=HOUR,
+            watch_timeout_seconds=5,
+        ),
+    )
+    stop = threading.Event()
+    thread = threading.Thread(target=manager.run, args=(stop,), daemon=True)
+    thread.start()
+    yield {"cp": cp, "members": members, "manager": manager, "events": request.param}
+    stop.set()
+    thread.join(10)
+    for fake in (cp, *members.values()):
+        fake.stop()
+
+
+def test_pods_turning_unschedulable_move_capacity_without_a_resync(fleet: dict[str, Any]) -> None:
+    cp: FakeKube = fleet["cp"]
+    m1, m2 = fleet["members"]["member1"], fleet["members"]["member2"]
+    cp.store.create(FHPA, prioritized())
+    wait_for(lambda: m1.store.find(HPA, "default", "web"), what="member1's HPA")
+
+    def quiet_for(seconds: float) -> int:
+        """Wait until no member write has arrived for ``seconds``; the write count then."""
+        last, since = writes(m1) + writes(m2), time.monotonic()
+        while time.monotonic() - since < seconds:
+            time.sleep(0.1)
+            now = writes(m1) + writes(m2)
+            if now != last:
+                last, since = now, time.monotonic()
+        return last
+
+    before = quiet_for(2.0)
+    # the scheduler finds no room in member1: the HPA wants 4, two new pods stay Pending
+    hpa = m1.store.get(HPA, "default", "web")
+    hpa["status"] = {"currentReplicas": 4, "desiredReplicas": 4}
+    m1.store.put(HPA, hpa)
+    for i in (2, 3):
+        m1.store.create("pods", pod(f"web-{i}", labels={"app": "web"}, unschedulable=True))
+    if fleet["events"]:
+        wait_for(lambda: writes(m1) + writes(m2) > before, timeout=15, what="a member write after the event")
+        assert fleet["manager"].metrics.member_events.labels(resource="Pod")._value.get() >= 1
+    else:
+        time.sleep(3.0)
+        assert writes(m1) + writes(m2) == before, "without member events nothing looks again for an hour"
