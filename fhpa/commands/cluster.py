@@ -110,6 +110,12 @@ def _register_join(actions: argparse._SubParsersAction) -> None:
     join.add_argument("--region", help="for clusterAffinity.fieldSelector")
     join.add_argument("--zone", help="for clusterAffinity.fieldSelector")
     join.add_argument(
+        "--server",
+        metavar="URL",
+        help="the member API server's URL as the controller reaches it from the management cluster "
+        "(default: the one in --kubeconfig, which may be an address only your workstation reaches)",
+    )
+    join.add_argument(
         "--namespaces",
         metavar="A,B",
         help="grant access in these namespaces only (Roles; run the controller with the same "
@@ -223,6 +229,7 @@ def _join(args: argparse.Namespace) -> int:
     plan = access.member_objects(args.member_manifests, namespaces)
     member = connect("member", args.kubeconfig, args.context, MANAGEMENT_TIMEOUTS)
     server, ca, tls_name = server_of(member)
+    server = args.server or server
 
     def secret_with(token: str, ca_pem: bytes) -> dict[str, Any]:
         user = plan.service_account[1]

@@ -192,6 +192,25 @@ def test_dry_run_prints_the_objects_without_the_token_and_writes_nothing(
     assert member1.requests == [] and management.store.find("secrets", SYSTEM, "member1") is None
 
 
+def test_server_sets_the_url_the_controller_uses_and_a_plain_http_one_is_refused(
+    cli: Cli, member1: FakeKube, management: FakeKube, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = cli.join(capsys, "member1", member1, "--server", "https://member1.internal:6443")
+    assert code == 0, err
+    secret = management.store.get("secrets", SYSTEM, "member1")
+    kubeconfig = yaml.safe_load(base64.b64decode(secret["data"]["kubeconfig"]))
+    assert kubeconfig["clusters"][0]["cluster"]["server"] == "https://member1.internal:6443"
+    # a token over plain HTTP is what the controller refuses: join refuses to write it
+    code, _, err = cli.join(capsys, "member1", member1, "--server", "http://member1.internal:8080")
+    assert code == 2 and "would be refused by the controller" in err and "clear text" in err
+    assert (
+        yaml.safe_load(
+            base64.b64decode(management.store.get("secrets", SYSTEM, "member1")["data"]["kubeconfig"])
+        )["clusters"][0]["cluster"]["server"]
+        == "https://member1.internal:6443"
+    )
+
+
 def test_list_shows_labels_health_versions_and_a_broken_secret(
     cli: Cli, member1: FakeKube, management: FakeKube, capsys: pytest.CaptureFixture[str]
 ) -> None:
