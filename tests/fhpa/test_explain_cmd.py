@@ -135,6 +135,22 @@ def test_a_pin_says_what_releases_it(prioritized: FederatedHPA) -> None:
     assert hi.why[0].startswith("Prioritized: priority 2;")
 
 
+def test_a_pin_made_by_the_planner_is_explained_with_its_event() -> None:
+    """Seed 002's scale-down (priorities 3/2/1 running 4/9/4, load falling): the planner pins c1 and c2."""
+    f = fhpa("Prioritized", 1, 17, priorities={"c1": 3, "c2": 2, "c3": 1})
+    f, fleet, _ = settle(f, [obs("c1", 4, 4), obs("c2", 9, 9), obs("c3", 4, 4)])
+    for name in ("c1", "c2", "c3"):
+        fleet = update(fleet, name, hpa_desired=2)
+    p = run(f, fleet, T0 + S)
+    e = explain(f.model_copy(update={"status": p.status}), as_events(p, f, T0 + S), T0 + 2 * S)
+    c1 = cluster(e, "c1")
+    assert (c1.state, c1.min_replicas, c1.hpa_min_replicas) == ("Pinned", 1, 4)
+    assert "pinned: its member HPA's min is 4 (assigned min 1)" in " ".join(c1.why)
+    assert "Pinned" in {ev.reason for ev in c1.events}
+    assert cluster(e, "c3").state == "Assigned"
+    assert "c1: min 1 (HPA min 4) max 4, 4 running  [Pinned]" in render(e)
+
+
 def test_saturation_and_pending_pods_say_when_capacity_moves(prioritized: FederatedHPA) -> None:
     since = T0 - 10 * S
     e = explain(
