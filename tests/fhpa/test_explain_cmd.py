@@ -176,6 +176,17 @@ def test_scaled_to_zero_says_what_wakes_it(prioritized: FederatedHPA) -> None:
     assert "for 30s" in lo.next[0]
 
 
+def test_a_cluster_the_planner_leaves_at_zero_says_what_wakes_it() -> None:
+    """DESIGN's Prioritized example, scalingToZero: F 8..24, priority 2/1, available 20/1, current 15/0."""
+    f = fhpa("Prioritized", 8, 24, priorities={"member1": 2, "member2": 1}, scalingToZero=True)
+    p = run(f, [obs("member1", 15, 20), obs("member2", 0, 1)])
+    e = explain(f.model_copy(update={"status": p.status}), as_events(p, f, T0), T0)
+    member2 = cluster(e, "member2")
+    assert (member2.state, member2.min_replicas, member2.max_replicas) == ("ScaledToZero", 1, 1)
+    assert member2.next[0].startswith("wakes (the highest-priority cluster at 0 first)")
+    assert cluster(e, "member1").state == "Assigned"
+
+
 def test_events_of_another_incarnation_are_left_out_and_json_is_camel_case() -> None:
     f = fhpa("Duplicated", 1, 4)
     p = run(f, [obs("a", 1)])
