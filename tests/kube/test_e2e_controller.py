@@ -26,6 +26,7 @@ import pytest
 from tests.controller.runtime.test_e2e_realapi import CRDS, GROUP, SYSTEM, ControllerProcess
 from tests.support.fakekube import FakeKube
 from tests.support.front import Backend, Front
+from tests.support.kube_load import LoadModel
 from tests.support.kubemember import KubeMember, wait_for
 from tests.support.members import MEMBER_LABEL
 from tests.support.realapi import RealAPIServer
@@ -63,11 +64,17 @@ class KubeWorld:
             fake=Backend.http(self.core.url),
         )
         self.front.start()
+        # no leader election: one process, and a loaded CI machine must not cost it its lease mid-test
         self.controller: ControllerProcess | None = None
 
     def start_controller(self) -> ControllerProcess:
-        self.controller = ControllerProcess(self.front, self.workdir, "c1", self.ns).start()
-        return self.controller
+        proc = ControllerProcess(self.front, self.workdir, "c1", self.ns).start(leader_elect=False)
+        self.controller = proc
+        # a loaded machine may take tens of seconds just to import and configure the process; the waits
+        # of the tests measure the controller, not its start-up
+        wait_for(lambda: "starting controllers" in proc.log() or not proc.alive(), 180, "the controller up")
+        assert proc.alive(), proc.log()[-3000:]
+        return proc
 
     def close(self) -> None:
         if self.controller is not None and self.controller.alive():
@@ -193,3 +200,48 @@ def test_bounds_failover_rejoin_and_deletion_on_real_members(world: KubeWorld) -
 def hpa_status(member: KubeMember, namespace: str) -> dict[str, Any] | None:
     hpas = [h for h in member.hpas(namespace) if h["metadata"]["name"] == "web"]
     return hpas[0].get("status") if hpas else None
+
+
+def test_prioritized_burst_moves_capacity_when_the_real_scheduler_cannot_place_pods(
+    world: KubeWorld, kube_load: LoadModel
+) -> None:
+    """m1 (priority 2) has one 2-CPU node: four 500m pods fit. Under a burst its real HPA wants more,
+    the real scheduler marks the fifth pod Unschedulable, and after autoscaleMultiClusterDelay the
+    controller caps m1 at what runs there and moves the rest of maxReplicas to m2 (priority 1)."""
+    m1, m2 = world.members["m1"], world.members["m2"]
+    for member in (m1, m2):
+        member.create_deployment(world.ns, "web", replicas=1, cpu="500m")
+    world.start_controller()
+    world.create_fhpa(
+        {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "minReplicas": 2,
+            "maxReplicas": 10,
+            "autoscaleMultiClusterDelay": 4,
+            "federatedHPAAssignment": {
+                "federatedHPAAssignmentType": "Prioritized",
+                "clusterAutoscalingPreference": [
+                    {"targetCluster": {"clusterNames": ["m1"]}, "priority": 2},
+                    {"targetCluster": {"clusterNames": ["m2"]}, "priority": 1},
+                ],
+            },
+        }
+    )
+    wait_for(lambda: all(world.bounds().values()), 60, "member HPAs on both members")
+    # 8 pods' worth at the 80% target (400m of each 500m request), shared by every ready pod
+    kube_load.set_demand(world.ns, "web", 8 * 400)
+    wait_for(lambda: m1.pod_summary(world.ns, "web")["unschedulable"] > 0, 90, "m1 runs out of room")
+    final = wait_for(
+        lambda: (b := world.bounds()).get("m1") is not None and b["m1"][1] == 4 and b,  # type: ignore[index]
+        120,
+        "m1 capped at the four pods its node holds",
+    )
+    assert final["m2"] is not None and final["m2"][1] == 6
+    wait_for(
+        lambda: (
+            m1.pod_summary(world.ns, "web")["unschedulable"] == 0
+            and m2.pod_summary(world.ns, "web")["ready"] >= 3
+        ),
+        120,
+        "the burst served by m2; nothing pending on m1",
+    )
