@@ -174,8 +174,12 @@ def member_metrics(metrics: Sequence[Mapping[str, Any]], share: int | None) -> l
         body = copy.deepcopy(dict(metric))
         target = _shared_target(body)
         if share is not None and target is not None:
+            try:
+                divided = member_value(target["averageValue"], share)
+            except QuantityError:  # admission refuses it; a pass must still plan: copied as written
+                divided = target["averageValue"]
             source = body[SHARED_SOURCES[body["type"]]]
-            source["target"] = {**target, "averageValue": member_value(target["averageValue"], share)}
+            source["target"] = {**target, "averageValue": divided}
         out.append(body)
     return out
 

@@ -143,6 +143,12 @@ def test_only_external_and_object_average_value_targets_are_divided() -> None:
     assert member_metrics(metrics, None) == metrics
 
 
+def test_a_target_that_is_not_a_quantity_is_copied_as_written_rather_than_failing_the_pass() -> None:
+    target = {"type": "AverageValue", "averageValue": "lots"}
+    broken = {"type": "External", "external": {"metric": {"name": "queue_messages"}, "target": target}}
+    assert member_metrics([broken], 500) == [broken]
+
+
 def test_the_opt_out_annotation_copies_every_target_unchanged() -> None:
     f = queue_fhpa(opt_out=True)
     decision = decide(f, [holder("a", 2, 5), holder("b", 2, 5)], {}, review=True)
