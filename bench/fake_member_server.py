@@ -158,8 +158,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deployments", type=int, default=20)
     parser.add_argument("--pods", type=int, default=200)
     parser.add_argument("--history", type=int, default=5000, help="watch event history the fake keeps")
+    parser.add_argument(
+        "--bookmark-seconds",
+        type=float,
+        default=60.0,
+        help="how often each open watch gets a bookmark (a real API server: about every minute)",
+    )
     args = parser.parse_args(argv)
-    fake = CountingFake(namespaces=("default", "kube-system"), history=args.history, watch_max_seconds=300.0)
+    fake = CountingFake(
+        namespaces=("default", "kube-system"),
+        history=args.history,
+        watch_max_seconds=300.0,
+        bookmark_seconds=args.bookmark_seconds,
+    )
     seed(fake, args.deployments, args.pods)
     fake.start()
     sys.stdout.write(json.dumps({"url": fake.url, "name": args.name}) + "\n")

@@ -146,6 +146,7 @@ class ListWatch:
         self._resource_version: str | None = None
         self._stream: WatchStream | None = None
         self._closing = threading.Event()
+        self._wake = threading.Event()  # retry_now(): end a backoff wait early
         self.synced = threading.Event()  # set after the first complete list
         self.denied = threading.Event()  # the last list was refused (401/403)
         self.last_contact = float("-inf")  # monotonic time the server last answered
@@ -219,7 +220,7 @@ class ListWatch:
                         extra={"watch": self.name, "error": self.last_error},
                     )
                 self.denied.set()
-                stop.wait(self._denied_retry)
+                self._pause(stop, self._denied_retry)
             except Exception as exc:
                 if stop.is_set() or self._closing.is_set():
                     break
@@ -232,12 +233,23 @@ class ListWatch:
                     "list/watch failed; retrying",
                     extra={"watch": self.name, "error": self.last_error, "retry_in_seconds": round(delay, 3)},
                 )
-                stop.wait(delay)
+                self._pause(stop, delay)
         self.close()
+
+    def _pause(self, stop: threading.Event, seconds: float) -> None:
+        """Back off ``seconds``, or less when ``retry_now()`` or ``close()`` is called meanwhile."""
+        if not stop.is_set():
+            self._wake.wait(seconds)
+            self._wake.clear()
+
+    def retry_now(self) -> None:
+        """End a backoff wait at once (the member answered a probe again: no reason to wait longer)."""
+        self._wake.set()
 
     def close(self) -> None:
         """Unblock a watch read in progress at once; never waits for the reading thread."""
         self._closing.set()
+        self._wake.set()
         stream = self._stream
         if stream is not None:
             stream.close()

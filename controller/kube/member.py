@@ -299,6 +299,8 @@ class KubeMemberCluster:
             return True
         ok, detail = self.client.probe()
         self.last_probe_error = None if ok else detail
+        if ok and self.cache is not None:
+            self.cache.retry_failing()
         return ok
 
     # --- discovery -------------------------------------------------------------------------------
@@ -511,6 +513,32 @@ class KubeMemberCluster:
         )
         return mine, foreign
 
+    def _hpas_for_write(
+        self, fhpa: FederatedHPA, namespace: str
+    ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """``_hpas`` from the cache when it can answer (a write must not list every HPA of a namespace
+        that holds a thousand: the write itself is conditional on the observed resourceVersion, so a
+        cache a moment behind cannot make it overwrite a change), else from the API."""
+        cache = self.cache
+        if cache is not None:
+            try:
+                ref = fhpa.spec.scale_target_ref
+                group = _split_api_version(ref.api_version or _DEFAULT_API_VERSIONS.get(ref.kind, ""))[0]
+                name = hpa_name(fhpa)
+                mine = cache.hpa(namespace, name)
+                foreign = next(
+                    (
+                        h
+                        for h in cache.hpas_targeting(namespace, group, ref.kind, ref.name)
+                        if h["metadata"]["name"] != name and not owns(h, fhpa)
+                    ),
+                    None,
+                )
+                return mine, foreign
+            except ClusterUnreachableError:
+                pass  # not synced (or failing): ask the API
+        return self._hpas(fhpa, namespace)
+
     def _available(self, template: Mapping[str, Any] | None, running: int) -> int | None:
         """Replicas the cluster can hold; None (unknown) without a pod template or rights to list nodes."""
         if not isinstance(template, Mapping):
@@ -552,7 +580,7 @@ class KubeMemberCluster:
     ) -> None:
         namespace = fhpa.metadata.namespace or "default"
         name = hpa_name(fhpa)
-        mine, foreign = self._hpas(fhpa, namespace)
+        mine, foreign = self._hpas_for_write(fhpa, namespace)
         if foreign is not None:
             raise NotOwnedError(
                 f"cluster {self.name}: HPA {namespace}/{foreign['metadata']['name']} already targets "

@@ -552,6 +552,12 @@ class MemberCache:
 
     # -- liveness -------------------------------------------------------------------------------------
 
+    def retry_failing(self) -> None:
+        """The member answered (a probe): failing watches retry now instead of at the end of a backoff."""
+        for lw in self.watches:
+            if lw.failing or lw.denied.is_set():
+                lw.retry_now()
+
     def live(self, max_silence: float) -> bool:
         """Synced, every watch open now (a refused one aside: the member answered it), and one of them
         carried a line within ``max_silence`` seconds: the member answers, as a probe would show."""

@@ -389,7 +389,7 @@ def test_sigterm_with_an_idle_watch_and_the_default_watch_timeout_stops_fast_and
 
 def test_a_partitioned_leader_abandons_its_reconcile_and_writes_nothing_after_the_renew_deadline() -> None:
     """M1: the leader's Lease writes fail (partitioned, still alive) while a reconcile is stuck on a
-    slow member read. It must not write anything once the renew deadline passed, and must not wait
+    slow member write. It must not write anything once the renew deadline passed, and must not wait
     out --shutdown-grace before giving up: run() returns 1 at once."""
     cp = control_plane_fake()
     members = {"member1": member_cluster(), "member2": member_cluster()}
@@ -405,7 +405,8 @@ def test_a_partitioned_leader_abandons_its_reconcile_and_writes_nothing_after_th
             cp, registry(SYSTEM), lease=lease, lease_client=lease_client, watch_timeout_seconds=5
         )
         wait_for(lambda: manager.acting() and manager.caches_synced()[0], what="leading")
-        stall = members["member1"].faults.add("GET", "horizontalpodautoscalers", stall=2.5, times=-1)
+        # observe reads the member cache: the reconcile is held up on its first member write instead
+        stall = members["member1"].faults.add("POST", "horizontalpodautoscalers", stall=2.5, times=-1)
         cp.store.create(FHPA, fhpa())
         wait_for(lambda: stall.hits >= 1, what="a reconcile stuck on a member write")
 
