@@ -1,7 +1,8 @@
-"""One watch-backed cache per member cluster: pods, nodes and HPAs, trimmed (issue 13, item 1).
+"""One watch-backed cache per member cluster: pods, nodes, HPAs and the targeted workloads, trimmed.
 
-Shared by every FederatedHPA on the member: instead of polling the HPA list, the pods by selector and
-every pod and node for each reconcile, the cache lists each resource once (in pages) and then watches it
+Shared by every FederatedHPA on the member (``KubeMemberCluster.observe`` reads it; issue 13): instead of
+polling the HPA list, the workload, its Scale, the pods by selector and every pod and node for each
+reconcile, the cache lists each resource once (in pages) and then watches it
 (``controller.kube.listwatch``). Memory holds only what the observation and the capacity estimate read:
 
 - pods: namespace, name, labels, whether deletionTimestamp is set, nodeName, the containers' and init
@@ -12,16 +13,21 @@ every pod and node for each reconcile, the cache lists each resource once (in pa
   full one. Identical sub-objects (one workload's requests, tolerations and labels; the usual condition
   lists) are stored once and shared: trimmed objects are read-only;
 - nodes: name, labels, allocatable, taints, unschedulable, the Ready condition;
-- HPAs (autoscaling/v2 by default): metadata name, namespace, labels, annotations, resourceVersion and
-  uid; spec; status.
+- HPAs (autoscaling/v2, or v2beta2 where v2 is not served): metadata name, namespace, labels,
+  annotations, resourceVersion and uid; spec; status;
+- workloads, per kind as FederatedHPAs reference it (``watch_workloads``): name, namespace,
+  resourceVersion, ``spec.replicas``, ``spec.selector`` and the pod template's placement fields.
 
-``synced`` is True only after every resource's first list completed; until then the member must be
-observed as UNKNOWN, never as empty, and the query methods raise ``CacheNotSyncedError`` (a
-``ClusterUnreachableError``) rather than answer from a partial store. Each change of a trimmed object is
-reported to the ``on_change(kind, key)`` listeners (kind "Pod", "Node" or "HorizontalPodAutoscaler",
-key (namespace, name)); a change to a field not kept (a pod's annotations, say) is not reported.
+Scope: each resource is listed in every namespace; where the member's RBAC refuses that (403), the
+resource is watched per namespace as FederatedHPAs ask for one (``ready_for``), and nodes or pods that
+cannot be read in every namespace make capacity unknown. A refused list is retried every few minutes.
 
-Not wired into ``KubeMemberCluster.observe()`` or the manager yet.
+``synced`` is True only after every resource's first list completed; until then, and while any watch is
+failing (the member went away), the member must be observed as UNKNOWN, never as empty or as it was: the
+query methods raise ``CacheNotSyncedError`` or ``ClusterUnreachableError`` rather than answer from a
+partial or past store. Each change of a trimmed object is reported to the listeners as a ``Change``
+(resource, key, old, new); a change to a field not kept (a pod's annotations, say) is not reported.
+``controller.runtime.member_events`` decides which changes matter to which FederatedHPA.
 """
 
 from __future__ import annotations
