@@ -21,7 +21,7 @@ from controller.kube.member import KubeMemberCluster
 from controller.kube.member_cache import MemberCache
 from controller.planning.member_hpa import render_spec
 from controller.ports import ClusterIdentity
-from tests.kube.test_member import TARGET, make_fhpa
+from tests.kube.test_kube_member import TARGET, make_fhpa
 from tests.support.kubemember import KubeMember, NodeSpec, wait_for
 
 pytestmark = pytest.mark.kube
