@@ -244,6 +244,8 @@ class Manager:
         self.writer: Any = FencedControlPlane(control_plane, self.fence)  # reconciles write through this
         self.cron = CronController(self.writer, config.default_time_zone, namespaces=config.namespaces)
         self.elector: Elector | None = None
+        if config.shards != 1 and not config.leader_elect:
+            raise ValueError("shards need leader election: the shard Leases are how replicas split the work")
         if config.leader_elect:
             if lease_client is None or config.lease is None:
                 raise ValueError("leader election needs a lease client and a lease configuration")

@@ -258,3 +258,10 @@ def test_the_role_grants_every_lease_call_of_sharded_replicas_for_any_shard_coun
     role = rbac.by_kind(rbac.render(), "Role")
     assert used <= rbac.granted(role)
     assert all("resourceNames" not in rule for rule in role["rules"] if "leases" in rule["resources"])
+
+
+def test_a_manager_with_shards_but_no_leader_election_is_refused() -> None:
+    from controller.runtime.manager import Manager, ManagerConfig
+
+    with pytest.raises(ValueError, match="shards need leader election"):
+        Manager(None, None, ManagerConfig(namespace=NS, leader_elect=False, shards=3))  # type: ignore[arg-type]
