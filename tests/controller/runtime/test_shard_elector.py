@@ -101,6 +101,29 @@ def test_three_replicas_share_six_shards_two_each_and_every_object_has_one_owner
     assert sum(r.owns(None) for r in replicas) == 1  # chores: the holder of shard 0
 
 
+def test_a_killed_replicas_shards_are_taken_over_a_lease_duration_after_its_last_renewal(
+    fake: FakeKube,
+) -> None:
+    """The survivors wait out the lease duration (3 s) by their own clocks, then take the dead
+    replica's two shards, one each, in the next round: never before, and at most two rounds after."""
+    clock = Clock()
+    replicas = [sharded(fake, name, clock) for name in ("a", "b", "c")]
+    rounds(replicas, clock, 12)
+    assert sorted(Counter(holders(fake)).values()) == [2, 2, 2]
+    dead = replicas.pop()  # stops without releasing: its Leases keep naming it
+    orphans = dead.held()
+    last_renewal = clock.now - 0.5  # its step in the last round
+    taken_at = None
+    while taken_at is None and clock.now < last_renewal + 30:
+        step_time = clock.now
+        rounds(replicas, clock, 1)
+        if all(any(r.holds(s) for r in replicas) for s in orphans):
+            taken_at = step_time
+    assert taken_at is not None
+    assert 3.0 <= taken_at - last_renewal <= 3.0 + 2 * 0.5, taken_at - last_renewal
+    assert sorted(len(r.held()) for r in replicas) == [3, 3]
+
+
 def test_a_newcomer_asks_and_the_busiest_replica_hands_a_shard_over(fake: FakeKube) -> None:
     clock = Clock()
     a = sharded(fake, "a", clock, shards=4)
