@@ -339,7 +339,8 @@ class LeaderElector:
         lease = self._read
         if lease is None or (lease.get("spec") or {}).get("holderIdentity") != self.identity:
             return False
-        spec = dict(self._spec(_micro_time(self._wall()), _micro_time(self._wall()), 0))
+        now = _micro_time(self._wall())
+        spec = self._spec(now, now, 0)
         spec["holderIdentity"] = successor
         spec["leaseTransitions"] = int((lease.get("spec") or {}).get("leaseTransitions") or 0) + 1
         return self._write(lease, spec) is not None

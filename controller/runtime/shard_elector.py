@@ -170,11 +170,16 @@ class ShardedElector:
         return state
 
     def _read(self, elector: LeaderElector) -> LeaseState | None:
+        """One Lease read; the loop counts as turning after each (liveness), since a round of K reads
+        from a server that times every request out can take K request timeouts."""
         try:
             return elector.observe()
         except _LEASE_ERRORS as exc:
             log.info("shard lease read failed", extra={"lease": elector.config.name, "error": _why(exc)})
             return None
+        finally:
+            with self._lock:
+                self._last_tick = self._monotonic()
 
     def _execute(self, plan: ShardPlan) -> None:
         for shard in sorted(plan.renew):

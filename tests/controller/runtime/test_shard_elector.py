@@ -288,3 +288,30 @@ def test_a_manager_with_shards_but_no_leader_election_is_refused() -> None:
 
     with pytest.raises(ValueError, match="shards need leader election"):
         Manager(None, None, ManagerConfig(namespace=NS, leader_elect=False, shards=3))  # type: ignore[arg-type]
+
+
+class SlowLeaseClient(LeaseClient):
+    """Every Lease read takes 10 s of the hand-driven clock (a server timing requests out)."""
+
+    def __init__(self, api: Any, clock: Clock) -> None:
+        super().__init__(api)
+        self.clock = clock
+        self.elector: ShardedElector | None = None
+        self.loop_ages: list[float] = []
+
+    def get(self, namespace: str, name: str) -> dict | None:
+        assert self.elector is not None
+        self.loop_ages.append(self.elector.loop_age())
+        self.clock.now += 10
+        return super().get(namespace, name)
+
+
+def test_a_round_of_slow_lease_reads_still_counts_as_a_turning_loop(fake: FakeKube) -> None:
+    """/healthz fails when loop_age() passes the stall limit; a round reads K + 1 Leases, so the loop
+    beats after each read, not once per round (K request timeouts could pass the limit)."""
+    clock = Clock()
+    client = SlowLeaseClient(kube_config.new_client_from_config_dict(fake.kubeconfig()), clock)
+    elector = sharded(fake, "a", clock, shards=6, client=client)
+    client.elector = elector
+    elector.step()
+    assert len(client.loop_ages) == 7 and max(client.loop_ages) <= 10
