@@ -5,13 +5,19 @@ deadline, which is shorter than the lease duration, so a leader that lost its Le
 any other candidate can acquire it. Reads are never fenced. A refused write raises NotLeaderError, which
 abandons the reconcile in flight (the next leader starts it again from what the API says).
 
+With shards (controller.runtime.shard_elector) the question is per object: the worker names the object
+it reconciles with ``writes_for()``, and the manager's predicate asks ``current_object()`` whether this
+replica still holds that object's shard, so losing one shard fences only that shard's writes.
+
 What the fence cannot stop is a write already sent and held by a slow server; the writes that must not
 be applied twice carry a resourceVersion precondition as well (see controller.cron_controller).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from controller.planning.observation import ClusterObservation
@@ -33,6 +39,24 @@ CONTROL_PLANE_WRITES = frozenset(
 )
 
 
+_WRITING_FOR: ContextVar[tuple[str, str] | None] = ContextVar("fhpa_writing_for", default=None)
+
+
+@contextmanager
+def writes_for(namespace: str, name: str) -> Iterator[None]:
+    """The writes this thread makes inside the block are for the object ``namespace/name``."""
+    token = _WRITING_FOR.set((namespace, name))
+    try:
+        yield
+    finally:
+        _WRITING_FOR.reset(token)
+
+
+def current_object() -> tuple[str, str] | None:
+    """The object this thread's writes are for (None: outside a reconcile, e.g. a member's Event)."""
+    return _WRITING_FOR.get()
+
+
 class Fence:
     """Checks a may-write predicate before each write; counts what it refused."""
 
@@ -43,7 +67,7 @@ class Fence:
     def check(self, what: str) -> None:
         if not self._may_write():
             self.refused += 1
-            raise NotLeaderError(f"not the leader any more: {what} not sent")
+            raise NotLeaderError(f"no longer the Lease holder for it: {what} not sent")
 
 
 class FencedControlPlane:
@@ -108,4 +132,4 @@ class FencedMember:
         self._inner.scale_workload(namespace, target, replicas, observed=observed)
 
 
-__all__ = ["Fence", "FencedControlPlane", "FencedMember", "NotLeaderError"]
+__all__ = ["Fence", "FencedControlPlane", "FencedMember", "NotLeaderError", "current_object", "writes_for"]

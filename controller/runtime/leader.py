@@ -16,6 +16,10 @@ interoperates with the tooling operators already use to inspect one:
 younger than the renew deadline. ``contact_age()`` (since the API server last answered a Lease read,
 leader or not) feeds readiness, and ``loop_age()`` (since the loop last turned) feeds liveness: a
 standby that cannot reach the API is not ready, a loop that stopped turning is not alive.
+
+One step is split in two, ``observe()`` (read and judge the Lease) and ``take()`` (write ourselves in),
+so that controller.runtime.shard_elector can drive one elector per shard Lease and decide in between
+whether to take a free shard at all; ``try_acquire_or_renew()`` is the two together, as client-go does.
 """
 
 from __future__ import annotations
@@ -27,10 +31,10 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from kubernetes.client import ApiClient, CoordinationV1Api
 from kubernetes.client.exceptions import ApiException
@@ -54,6 +58,41 @@ class LeaderConfig:
                 "leader election needs 0 < retry period < renew deadline < lease duration, got "
                 f"{self.retry_period_seconds} / {self.renew_deadline_seconds} / {self.lease_duration_seconds}"
             )
+
+
+@dataclass(frozen=True)
+class LeaseState:
+    """A Lease as one read judged it. ``live``: someone holds it and, unless that is us, its record
+    changed within the lease duration by our clock (so it is not free for the taking)."""
+
+    holder: str = ""
+    live: bool = False
+    annotations: Mapping[str, str] | None = None
+
+    def held_by_other(self, identity: str) -> bool:
+        return self.live and self.holder != identity
+
+
+class Elector(Protocol):
+    """What the manager asks of leader election, one Lease (LeaderElector) or one per shard
+    (controller.runtime.shard_elector.ShardedElector)."""
+
+    config: LeaderConfig
+    identity: str
+
+    def run(self, stop: threading.Event, on_lost: Callable[[], None] = ...) -> bool: ...
+
+    def is_leader(self) -> bool:
+        """Holds a Lease: the only one, or at least one shard."""
+        ...
+
+    def owns(self, obj: tuple[str, str] | None) -> bool:
+        """May act on ``(namespace, name)`` (None: a chore of no object) now."""
+        ...
+
+    def contact_age(self) -> float: ...
+
+    def loop_age(self) -> float: ...
 
 
 def default_identity() -> str:
@@ -109,7 +148,11 @@ class LeaderElector:
         on_stopped_leading: Callable[[], None] = lambda: None,
         monotonic: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        annotations: Mapping[str, str] | None = None,
+        drop_annotations: tuple[str, ...] = (),
     ) -> None:
+        """``annotations`` are written on every write of ours (a shard Lease records the shard count);
+        ``drop_annotations`` are removed by every write of ours (a shard request is answered once)."""
         self.config = config
         self.identity = config.identity or default_identity()
         self._client = client
@@ -125,12 +168,26 @@ class LeaderElector:
         self._rng = random.Random()
         self._last_contact = float("-inf")
         self._last_tick = monotonic()  # a loop that has not started yet is not a wedged one
+        self._annotations = dict(annotations or {})
+        self._drop = drop_annotations
+        self._read: dict[str, Any] | None = None  # the Lease as observe() last read it (None: absent)
+        self._read_at = float("-inf")  # when that read started: renewals count from there
+        self._waiting_for: str | None = None  # the holder we last said we wait for (logged once each)
 
     # -- what the rest of the controller asks -------------------------------------------------------
 
     def is_leader(self) -> bool:
         with self._lock:
             return self._leading and self._monotonic() - self._last_renew < self.config.renew_deadline_seconds
+
+    def holds(self) -> bool:
+        """Our last write of the Lease is younger than the renew deadline (whoever drives the loop)."""
+        with self._lock:
+            return self._monotonic() - self._last_renew < self.config.renew_deadline_seconds
+
+    def owns(self, obj: tuple[str, str] | None) -> bool:
+        """One Lease for everything: every object (and every chore) is ours while we lead."""
+        return self.is_leader()
 
     def contact_age(self) -> float:
         """Seconds since the API server last answered a Lease read (inf: never)."""
@@ -153,6 +210,7 @@ class LeaderElector:
         while not stop.is_set():
             if self._attempt():
                 break
+            self._log_waiting()
             stop.wait(cfg.retry_period_seconds * (1 + self._rng.uniform(0, 0.2)))
         if stop.is_set():
             return True
@@ -179,6 +237,22 @@ class LeaderElector:
         )
         return False
 
+    def _log_waiting(self) -> None:
+        """A standby says once (and again when the holder changes) that it waits for the Lease."""
+        spec = (self._read or {}).get("spec") or {}
+        holder = str(spec.get("holderIdentity") or "")
+        if holder == self._waiting_for:
+            return
+        self._waiting_for = holder
+        log.info(
+            "standing by: waiting for the leader Lease",
+            extra={
+                "lease": f"{self.config.namespace}/{self.config.name}",
+                "identity": self.identity,
+                "holder": holder or "nobody (a write of ours conflicted or failed)",
+            },
+        )
+
     def _attempt(self) -> bool:
         try:
             return self.try_acquire_or_renew()
@@ -194,17 +268,41 @@ class LeaderElector:
 
     def try_acquire_or_renew(self) -> bool:
         """One read-then-write step; True when we hold the lease afterwards."""
+        if self.observe().held_by_other(self.identity):
+            return False  # held by someone else and not expired by our clock
+        return self.take()
+
+    def observe(self) -> LeaseState:
+        """Read the Lease (one GET) and judge it by our clock; take() and hand_over() write over it."""
         cfg = self.config
         now_mono = self._monotonic()
-        now = _micro_time(self._wall())
         lease = self._client.get(cfg.namespace, cfg.name)
         with self._lock:
             self._last_contact = self._monotonic()
+            self._read, self._read_at = lease, now_mono
+        if lease is None:
+            return LeaseState()
+        spec = lease.get("spec") or {}
+        if spec != self._observed_spec:
+            self._observe(spec, now_mono)
+        holder = str(spec.get("holderIdentity") or "")
+        duration = float(spec.get("leaseDurationSeconds") or cfg.lease_duration_seconds)
+        live = bool(holder) and (holder == self.identity or now_mono < self._observed_at + duration)
+        annotations = (lease.get("metadata") or {}).get("annotations") or {}
+        return LeaseState(holder=holder, live=live, annotations=dict(annotations))
+
+    def take(self) -> bool:
+        """Write ourselves in as the holder over what observe() read: create the Lease when it was
+        absent, else a PUT carrying the resourceVersion read (409: someone else wrote first, False).
+        The caller has checked that the Lease is ours, free or expired."""
+        cfg = self.config
+        now_mono, lease = self._read_at, self._read
+        now = _micro_time(self._wall())
         if lease is None:
             body = {
                 "apiVersion": "coordination.k8s.io/v1",
                 "kind": "Lease",
-                "metadata": {"name": cfg.name, "namespace": cfg.namespace},
+                "metadata": self._metadata({"name": cfg.name, "namespace": cfg.namespace}),
                 "spec": self._spec(now, now, 0),
             }
             try:
@@ -215,29 +313,72 @@ class LeaderElector:
                 raise
             self._observe(created.get("spec") or {}, now_mono)
             self._renewed(now_mono)
+            self._read = created  # a hand-over later in the round writes over this version
             return True
         spec = lease.get("spec") or {}
-        if spec != self._observed_spec:
-            self._observe(spec, now_mono)
-        holder = spec.get("holderIdentity") or ""
-        duration = float(spec.get("leaseDurationSeconds") or cfg.lease_duration_seconds)
-        if holder and holder != self.identity and now_mono < self._observed_at + duration:
-            return False  # held by someone else and not expired by our clock
         transitions = int(spec.get("leaseTransitions") or 0)
-        if holder == self.identity:
+        if spec.get("holderIdentity") == self.identity:
             acquire = spec.get("acquireTime") or now
         else:
             acquire, transitions = now, transitions + 1
-        lease["spec"] = self._spec(acquire, now, transitions)
+        written = self._write(lease, self._spec(acquire, now, transitions))
+        if written is None:
+            return False
+        self._observe(written.get("spec") or {}, now_mono)
+        self._renewed(now_mono)
+        self._read = written
+        return True
+
+    def hand_over(self, successor: str) -> bool:
+        """Write ``successor`` in as the holder of the Lease we hold (observe() read it). We stop
+        holding it before the write, so our fence refuses writes from then on; the successor counts it
+        held from its own next renewal. False when the write failed (the Lease then still names us and
+        the next round renews it)."""
+        with self._lock:
+            self._last_renew = float("-inf")
+        lease = self._read
+        if lease is None or (lease.get("spec") or {}).get("holderIdentity") != self.identity:
+            return False
+        now = _micro_time(self._wall())
+        spec = self._spec(now, now, 0)
+        spec["holderIdentity"] = successor
+        spec["leaseTransitions"] = int((lease.get("spec") or {}).get("leaseTransitions") or 0) + 1
+        return self._write(lease, spec) is not None
+
+    def ask(self, annotation: str, value: str) -> bool:
+        """Set one annotation on the Lease as observe() read it, spec untouched (a request to its
+        holder); False when someone wrote it since."""
+        lease = self._read
+        if lease is None:
+            return False
+        metadata = dict(lease.get("metadata") or {})
+        metadata["annotations"] = {**(metadata.get("annotations") or {}), annotation: value}
+        body = {**lease, "metadata": metadata}
         try:
-            written = self._client.replace(cfg.namespace, cfg.name, lease)  # carries the resourceVersion read
+            self._client.replace(self.config.namespace, self.config.name, body)
         except ApiException as exc:
             if exc.status == 409:
                 return False
             raise
-        self._observe(written.get("spec") or {}, now_mono)
-        self._renewed(now_mono)
         return True
+
+    def _write(self, lease: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any] | None:
+        """PUT ``lease`` with ``spec`` and our annotations; None on a conflict."""
+        body = {**lease, "metadata": self._metadata(dict(lease.get("metadata") or {})), "spec": spec}
+        try:
+            return self._client.replace(self.config.namespace, self.config.name, body)
+        except ApiException as exc:
+            if exc.status == 409:
+                return None
+            raise
+
+    def _metadata(self, metadata: dict[str, Any]) -> dict[str, Any]:
+        """``metadata`` with our annotations set and the answered ones removed (unchanged if none)."""
+        existing = dict(metadata.get("annotations") or {})
+        annotations = {k: v for k, v in existing.items() if k not in self._drop} | self._annotations
+        if annotations != existing:
+            metadata["annotations"] = annotations
+        return metadata
 
     def release(self) -> None:
         """Give the lease up if we hold it, so a successor does not wait out the lease duration."""

@@ -43,6 +43,12 @@ Before every reconcile, and before every write within one (the fence), a worker 
 whether the Lease is still ours (renewed within the renew deadline, which is shorter than the lease
 duration); a process that lost it stops writing at once and the caller exits.
 
+Shards (``ManagerConfig.shards`` > 1, docs/sharding.md): the elector is a ShardedElector holding some
+of K shard Leases, and "ours" is asked per object (``owns()``): the work loop skips a key whose shard
+another replica holds, and the fence refuses a write for an object whose shard this replica no longer
+holds, so losing one shard leaves the others running (the process does not exit). Watches and caches
+stay global: every replica watches every object and filters by shard. A shard won enqueues every key.
+
 Probes: ``ready()`` means "this process can do its job": the control-plane API answered within the
 contact window (a Lease read, a watch list/open, or, without leader election, a GET /version every
 ``api_ping_seconds``), and on the leader every watch has synced its first list. ``alive()`` means "no
@@ -79,11 +85,12 @@ from controller.planning.namespaces import (
 from controller.planning.planner import PlannerConfig
 from controller.ports import MemberCluster, NotLeaderError
 from controller.reconcile import reconcile_federated_hpa
-from controller.runtime.fence import Fence, FencedControlPlane, FencedMember
+from controller.runtime.fence import Fence, FencedControlPlane, FencedMember, current_object, writes_for
 from controller.runtime.health import Heartbeats
-from controller.runtime.leader import LeaderConfig, LeaderElector, LeaseClient
+from controller.runtime.leader import Elector, LeaderConfig, LeaderElector, LeaseClient
 from controller.runtime.member_events import ALL, TargetIndex, concerned, target_of
 from controller.runtime.metrics import Metrics, TimedMember
+from controller.runtime.shard_elector import ShardedElector
 from controller.runtime.timers import TimerQueue
 from controller.runtime.watch import Watcher, WatchEvent
 from controller.runtime.workqueue import ExponentialBackoff, ShutDown, WorkQueue
@@ -209,6 +216,7 @@ class ManagerConfig:
     namespaces: NamespacePolicy = field(default_factory=NamespacePolicy)
     # at start, how long workers wait for the member caches' first lists before planning without them
     member_sync_grace_seconds: float = 30.0
+    shards: int = 1  # --shards: 1 is the single leader Lease; K > 1 shard Leases (docs/sharding.md)
 
     def contact_window(self) -> float:
         """How long without an answer from the control-plane API before the process is not ready."""
@@ -235,19 +243,16 @@ class Manager:
         self.config = config
         self.metrics = metrics or Metrics()
         self.clock = clock or SystemClock()
-        self.fence = Fence(self.acting)
+        self.fence = Fence(lambda: self.owns(current_object()))
         self.writer: Any = FencedControlPlane(control_plane, self.fence)  # reconciles write through this
         self.cron = CronController(self.writer, config.default_time_zone, namespaces=config.namespaces)
-        self.elector: LeaderElector | None = None
+        self.elector: Elector | None = None
+        if config.shards != 1 and not config.leader_elect:
+            raise ValueError("shards need leader election: the shard Leases are how replicas split the work")
         if config.leader_elect:
             if lease_client is None or config.lease is None:
                 raise ValueError("leader election needs a lease client and a lease configuration")
-            self.elector = LeaderElector(
-                lease_client,
-                config.lease,
-                on_started_leading=self._start_leading,
-                on_stopped_leading=self._stop_leading,
-            )
+            self.elector = self._elector(lease_client, config.lease, config.shards)
         self._leading_stop = threading.Event()
         self._lease_lost = False
         self._threads: list[threading.Thread] = []
@@ -282,6 +287,20 @@ class Manager:
             return 0
         kept = self.elector.run(stop, on_lost=self._on_lease_lost)
         return 0 if kept else 1
+
+    def _elector(self, client: LeaseClient, lease: LeaderConfig, shards: int) -> Elector:
+        if shards == 1:
+            return LeaderElector(
+                client, lease, on_started_leading=self._start_leading, on_stopped_leading=self._stop_leading
+            )
+        return ShardedElector(
+            client,
+            lease,
+            shards,
+            on_started_leading=self._start_leading,
+            on_stopped_leading=self._stop_leading,
+            on_shards_gained=lambda gained: self._enqueue_all(),
+        )
 
     def _on_lease_lost(self) -> None:
         """Called by the elector before on_stopped_leading when the Lease was lost (not on SIGTERM)."""
@@ -470,8 +489,14 @@ class Manager:
             stop.wait(period)
 
     def acting(self) -> bool:
-        """True while this process may act: it holds the Lease (or runs without leader election)."""
+        """True while this process may act: it holds the Lease, or a shard of them (or runs without
+        leader election)."""
         return self.elector.is_leader() if self.elector is not None else self.leading
+
+    def owns(self, obj: tuple[str, str] | None) -> bool:
+        """May this process act on ``(namespace, name)`` now (None: a chore of no object)? With one
+        Lease the same as ``acting()``; with shards, it holds that object's shard (shard 0 for chores)."""
+        return self.elector.owns(obj) if self.elector is not None else self.leading
 
     # -- watch handlers -----------------------------------------------------------------------------
 
@@ -628,9 +653,11 @@ class Manager:
             if key is None:
                 continue
             try:
-                if self.acting():
-                    with reconciling(*key):
+                if self.owns((key[1], key[2])):
+                    with reconciling(*key), writes_for(key[1], key[2]):
                         self._process(queue, key)
+                elif self.config.shards > 1:
+                    log.debug("another replica's shard; not acting", extra={"object": f"{key[1]}/{key[2]}"})
                 else:
                     log.warning("not the leader; not acting", extra={"object": f"{key[1]}/{key[2]}"})
             finally:

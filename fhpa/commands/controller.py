@@ -3,7 +3,8 @@
 In a pod it uses the in-cluster service account (the default); elsewhere ``--kubeconfig``. SIGTERM and
 SIGINT shut it down gracefully: the reconciles in flight finish and the leader Lease is released. The
 exit code is 0 after a clean shutdown, 1 when the Lease was lost (the kubelet restarts the pod and it
-stands for election again), 2 for bad flags.
+stands for election again), 2 for bad flags. With ``--shards K`` (K > 1) a lost shard Lease is not
+fatal: the replica keeps its other shards and campaigns on (docs/sharding.md).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 DEFAULT_NAMESPACE = "federated-hpa-system"
+MAX_SHARDS = 64  # each replica reads every shard Lease every retry period: K GETs per period
 
 log = logging.getLogger("fhpa.controller")
 
@@ -62,6 +64,15 @@ def register(subparsers: Any) -> None:
     le.add_argument("--lease-duration", type=_positive, default=15.0, metavar="SECONDS")
     le.add_argument("--renew-deadline", type=_positive, default=10.0, metavar="SECONDS")
     le.add_argument("--retry-period", type=_positive, default=2.0, metavar="SECONDS")
+    le.add_argument(
+        "--shards",
+        type=_shard_count,
+        default=1,
+        metavar="K",
+        help="split the objects over K Leases (<lease-name>-shard-0..K-1) so that several replicas "
+        "share the work, each holding about K/replicas of them (docs/sharding.md); 1 is one leader "
+        "Lease named --lease-name; every replica must run with the same K",
+    )
     pl = run.add_argument_group("behaviour")
     pl.add_argument("--failover-grace", type=_non_negative, default=60.0, metavar="SECONDS")
     pl.add_argument(
@@ -121,6 +132,13 @@ def _non_negative(text: str) -> float:
     value = float(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return value
+
+
+def _shard_count(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= MAX_SHARDS:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_SHARDS}, got {text}")
     return value
 
 
@@ -195,6 +213,8 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
         raise ValueError("--workers must be at least 1")
     if args.watch_timeout < 1:
         raise ValueError("--watch-timeout must be at least 1 second")
+    if args.shards > 1 and not args.leader_elect:
+        raise ValueError("--shards needs leader election: the shard Leases are how replicas split the work")
     if args.kubeconfig and not os.path.exists(args.kubeconfig):
         raise ValueError(f"--kubeconfig: no such file: {args.kubeconfig}")
     namespaces = NamespacePolicy.from_flags(args.allow_namespaces, args.deny_namespaces)
@@ -232,6 +252,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
         cleanup_give_up_seconds=args.cleanup_timeout,
         shutdown_grace_seconds=args.shutdown_grace,
         namespaces=namespaces,
+        shards=args.shards,
     )
     metrics = Metrics()
     control_plane = KubeControlPlane(api, namespace=args.watch_namespace, reporting_instance=identity)
@@ -253,6 +274,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
         extra={
             "namespace": namespace,
             "leader_elect": args.leader_elect,
+            "shards": args.shards,
             "identity": identity,
             "namespaces": namespaces.describe(),
         },

@@ -82,3 +82,53 @@ def test_the_built_probes_report_an_unreachable_control_plane_as_not_ready(tmp_p
         assert get(port, "/healthz")[0] == 200
     finally:
         health.stop()
+
+
+def _kubeconfig(tmp_path: Path) -> Path:
+    kubeconfig = tmp_path / "kc"
+    kubeconfig.write_text(
+        '{"apiVersion":"v1","kind":"Config","clusters":[{"name":"c","cluster":{"server":"http://127.0.0.1:1"}}],'
+        '"users":[{"name":"u","user":{}}],"contexts":[{"name":"x","context":{"cluster":"c","user":"u"}}],'
+        '"current-context":"x"}'
+    )
+    return kubeconfig
+
+
+@pytest.mark.parametrize("shards", ["0", "65", "two"])
+def test_a_shard_count_out_of_range_is_refused_by_the_parser(
+    capsys: pytest.CaptureFixture[str], shards: str
+) -> None:
+    code, err = run(capsys, "--shards", shards)
+    assert code == 2 and "--shards" in err
+
+
+def test_shards_without_leader_election_are_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, err = run(capsys, "--kubeconfig", str(_kubeconfig(tmp_path)), "--shards", "3", "--no-leader-elect")
+    assert code == 2 and "--shards needs leader election" in err
+
+
+def test_the_built_manager_campaigns_for_the_shard_leases(tmp_path: Path) -> None:
+    """The wiring: --shards 4 gives a sharded elector over <lease-name>-shard-0..3; the default keeps
+    today's single Lease under --lease-name."""
+    import argparse
+
+    from controller.runtime.leader import LeaderElector
+    from controller.runtime.shard_elector import ShardedElector
+    from fhpa.commands.controller import build, register
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    common = ["controller", "run", "--kubeconfig", str(_kubeconfig(tmp_path)), "--lease-name", "x"]
+    sharded, _ = build(parser.parse_args([*common, "--shards", "4"]))
+    assert isinstance(sharded.elector, ShardedElector)
+    assert [e.config.name for e in sharded.elector._electors] == [
+        "x-shard-0",
+        "x-shard-1",
+        "x-shard-2",
+        "x-shard-3",
+    ]
+    single, _ = build(parser.parse_args(common))
+    assert isinstance(single.elector, LeaderElector) and single.elector.config.name == "x"
+    assert single.config.shards == 1

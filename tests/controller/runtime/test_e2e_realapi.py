@@ -82,7 +82,9 @@ class ControllerProcess:
         self.proc: subprocess.Popen[bytes] | None = None
         self.killed_at: float | None = None
 
-    def start(self, leader_elect: bool = True, watch_timeout: str | None = "5") -> ControllerProcess:
+    def start(
+        self, leader_elect: bool = True, watch_timeout: str | None = "5", extra: tuple[str, ...] = ()
+    ) -> ControllerProcess:
         args = [
             str(FHPA_BIN), "controller", "run",
             "--kubeconfig", str(self.kubeconfig),
@@ -95,6 +97,7 @@ class ControllerProcess:
             *(["--watch-timeout", watch_timeout] if watch_timeout else []),
             "--log-level", os.environ.get("FHPA_E2E_LOG_LEVEL", "info"), "--log-format", "json",
             "--leader-elect" if leader_elect else "--no-leader-elect",
+            *extra,
         ]  # fmt: skip
         log = self.log_path.open("ab")
         self.proc = subprocess.Popen(
@@ -161,9 +164,14 @@ class World:
         return front
 
     def controller(
-        self, name: str, leader_elect: bool = True, watch_timeout: str | None = "5"
+        self,
+        name: str,
+        leader_elect: bool = True,
+        watch_timeout: str | None = "5",
+        extra: tuple[str, ...] = (),
     ) -> ControllerProcess:
-        proc = ControllerProcess(self.front(), self.workdir, name, self.ns).start(leader_elect, watch_timeout)
+        proc = ControllerProcess(self.front(), self.workdir, name, self.ns)
+        proc.start(leader_elect, watch_timeout, extra)
         self.controllers.append(proc)
         return proc
 
