@@ -164,10 +164,11 @@ def events(trajectory: Trajectory) -> list[tuple[float, int]]:
 
 
 def unsettled(event_times: Sequence[float], steps: int, step_s: float, sync_s: float) -> list[int]:
-    """Steps with a scale event in the sync period that ends them (at the end itself included): which
-    side of the boundary such an event falls on is the sync phase, not the controller's decision."""
+    """Steps with a scale event in the sync period that ends them: which side of the boundary such an
+    event falls on is the sync phase, not the controller's decision. An event at the boundary itself
+    belongs to the next step (it answers that step's load and is not in this step's end value)."""
     return [
-        i for i in range(steps) if any((i + 1) * step_s - sync_s < t <= (i + 1) * step_s for t in event_times)
+        i for i in range(steps) if any((i + 1) * step_s - sync_s <= t < (i + 1) * step_s for t in event_times)
     ]
 
 

@@ -42,13 +42,18 @@ def test_mismatches_count_settled_steps_and_lags_pair_the_nth_events() -> None:
 
 
 def test_an_event_on_the_step_boundary_leaves_the_step_unsettled() -> None:
-    sim = [(0.0, 8), (720.0, 4)]  # the emulation's grid puts the event on the boundary itself
+    sim = [(0.0, 8), (720.0, 4)]  # the emulation's grid puts the event on the boundary: step 12's
     real = [(0.0, 8), (709.7, 4)]  # the real controller's sync fell 10 s earlier
     cmp = fid.compare("x", sim, real, 13, 60, sync_s=15)
     assert cmp.step_end_mismatches == 1 and cmp.unsettled_steps == [11]
     assert cmp.settled_step_mismatches == 0
     late = fid.compare("x", [(0.0, 8), (800.0, 4)], real, 14, 60, sync_s=15)
     assert late.settled_step_mismatches == 1  # step 12 ends settled on both sides, 8 against 4
+
+
+def test_a_scale_up_answering_the_next_steps_load_leaves_the_step_settled() -> None:
+    cmp = fid.compare("x", [(0.0, 1), (120.0, 4)], [(0.0, 1), (121.3, 4)], 3, 60, sync_s=15)
+    assert cmp.unsettled_steps == [] and cmp.settled_step_mismatches == 0
 
 
 def test_identical_trajectories_agree() -> None:
