@@ -373,6 +373,29 @@ class ListWatch:
         elif before != trimmed:
             self._emit("MODIFIED", key, before, trimmed)
 
+    def apply_local(self, obj: Mapping[str, Any] | None, key: ObjectKey | None = None) -> None:
+        """Our own write, as the server answered it (``obj``; None with ``key``: deleted), put into the
+        store at once rather than when its watch event arrives: a reconcile right after the write reads
+        what was written, not the version before it. The watch's resourceVersion is not moved (the
+        event still comes, and then changes nothing). Only once the first list is in."""
+        if not self.synced.is_set():
+            return
+        trimmed = self._trim(obj) if obj is not None else None
+        key = object_key(trimmed) if trimmed is not None else key
+        if key is None:
+            return
+        with self._lock:
+            before = self._store.get(key)
+            if trimmed is None:
+                self._store.pop(key, None)
+            else:
+                self._store[key] = trimmed
+        if trimmed is None:
+            if before is not None:
+                self._emit("DELETED", key, before, None)
+        elif before != trimmed:
+            self._emit("MODIFIED" if before is not None else "ADDED", key, before, trimmed)
+
     def _emit(
         self, kind: str, key: ObjectKey, old: dict[str, Any] | None, new: dict[str, Any] | None
     ) -> None:

@@ -617,7 +617,10 @@ class KubeMemberCluster:
         # resourceVersion is never used, so a stale plan answers 409 instead of winning
         create = mine is None if observed is None else observed.resource_version is None
         if create:  # absent when observed: POST, and one that exists now answers 409 AlreadyExists
-            self.client.request("POST", self._hpa_path(namespace), {"fieldManager": FIELD_MANAGER}, body)
+            made = self.client.request(
+                "POST", self._hpa_path(namespace), {"fieldManager": FIELD_MANAGER}, body
+            )
+            self._note_hpa(namespace, name, made)
             log.info("Created member HPA", extra={"cluster": self.name, "object": f"{namespace}/{name}"})
             return
         if observed is not None:
@@ -627,8 +630,35 @@ class KubeMemberCluster:
         else:
             assert mine is not None
             metadata["resourceVersion"] = mine["metadata"]["resourceVersion"]
-        self.client.request("PUT", self._hpa_path(namespace, name), {"fieldManager": FIELD_MANAGER}, body)
+        try:
+            put = self.client.request(
+                "PUT", self._hpa_path(namespace, name), {"fieldManager": FIELD_MANAGER}, body
+            )
+            self._note_hpa(namespace, name, put)
+        except ConflictError:
+            if self._applied_meanwhile(fhpa, namespace, name, spec, decision):
+                return  # the same decision landed since (another leader, or our cache was a moment behind)
+            raise
         log.info("Updated member HPA", extra={"cluster": self.name, "object": f"{namespace}/{name}"})
+
+    def _note_hpa(self, namespace: str, name: str, written: Any, deleted: bool = False) -> None:
+        """Our write, into the cache at once (read-your-writes for the next reconcile)."""
+        if self.cache is not None and (deleted or isinstance(written, dict)):
+            self.cache.note_hpa(namespace, name, None if deleted else written)
+
+    def _applied_meanwhile(
+        self, fhpa: FederatedHPA, namespace: str, name: str, spec: Mapping[str, Any], decision: str | None
+    ) -> bool:
+        """After a 409: whether the HPA now holds exactly this decision and spec (nothing left to do)."""
+        fresh = self.client.find(self._hpa_path(namespace, name))
+        if not isinstance(fresh, dict) or not owns(fresh, fhpa) or decision is None:
+            return False
+        annotations = dict((fresh.get("metadata") or {}).get("annotations") or {})
+        if annotations.get(ANNOTATION_DECISION) != decision:
+            return False
+        labels = {**_labels(fresh), **owner_labels(fhpa)}
+        annotations[ANNOTATION_DIGEST] = spec_template_digest(spec)
+        return _already_applied(fresh, spec, labels, annotations)
 
     def delete_hpa(self, fhpa: FederatedHPA, observed: Observed | None = None) -> None:
         namespace = fhpa.metadata.namespace or "default"
@@ -657,6 +687,7 @@ class KubeMemberCluster:
             self.client.request("DELETE", self._hpa_path(namespace, name), body=options)
         except NotFoundError:
             return
+        self._note_hpa(namespace, name, None, deleted=True)
         log.info("Deleted member HPA", extra={"cluster": self.name, "object": f"{namespace}/{name}"})
 
     # --- scale -----------------------------------------------------------------------------------
@@ -692,7 +723,10 @@ class KubeMemberCluster:
             },
             "spec": {"replicas": replicas},
         }
-        self.client.request("PUT", path, {"fieldManager": FIELD_MANAGER}, body)
+        written = self.client.request("PUT", path, {"fieldManager": FIELD_MANAGER}, body)
+        if self.cache is not None and isinstance(written, dict):
+            group = _split_api_version(target.api_version or _DEFAULT_API_VERSIONS.get(target.kind, ""))[0]
+            self.cache.note_scale((group, target.kind), namespace, target.name, written)
         log.info(
             "Scaled workload",
             extra={"cluster": self.name, "object": f"{namespace}/{target.name}", "replicas": replicas},

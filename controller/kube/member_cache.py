@@ -204,9 +204,15 @@ def trim_hpa(hpa: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+class _AlreadyTrimmed(dict[str, Any]):
+    """A workload the cache trimmed and then updated from our own Scale write: kept as it is."""
+
+
 def trim_workload(obj: Mapping[str, Any], interner: _Interner | None = None) -> dict[str, Any]:
     """A workload with a scale subresource: its identity and resourceVersion (a Deployment's Scale carries
     the Deployment's), ``spec.replicas``, ``spec.selector`` and the pod template's placement fields."""
+    if isinstance(obj, _AlreadyTrimmed):
+        return dict(obj)
     meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
     out_meta = {k: _s(meta[k]) for k in ("namespace", "name", "resourceVersion") if meta.get(k) is not None}
     out_spec: dict[str, Any] = {}
@@ -556,6 +562,31 @@ class MemberCache:
         if self._started:
             family.start()
 
+    # -- our own writes --------------------------------------------------------------------------------
+
+    def note_hpa(self, namespace: str, name: str, written: Mapping[str, Any] | None) -> None:
+        """A member HPA we created or replaced (the server's answer), or deleted (None)."""
+        for lw in self._hpas.watches():
+            lw.apply_local(written if isinstance(written, Mapping) else None, (namespace, name))
+
+    def note_scale(self, kind: WorkloadKind, namespace: str, name: str, scale: Mapping[str, Any]) -> None:
+        """A Scale we wrote: the cached workload takes its replicas and resourceVersion at once."""
+        family = self._workloads.get(kind)
+        if family is None or not isinstance(scale, Mapping):
+            return
+        for lw in family.watches():
+            current = lw.get((namespace, name))
+            if current is None:
+                continue
+            updated = {
+                "metadata": {
+                    **current["metadata"],
+                    "resourceVersion": (scale.get("metadata") or {}).get("resourceVersion"),
+                },
+                "spec": {**current["spec"], "replicas": (scale.get("spec") or {}).get("replicas")},
+            }
+            lw.apply_local(_AlreadyTrimmed(updated))
+
     # -- liveness -------------------------------------------------------------------------------------
 
     def retry_failing(self) -> None:
@@ -569,10 +600,15 @@ class MemberCache:
         carried a line within ``max_silence`` seconds: the member answers, as a probe would show."""
         if not self.synced:
             return False
+        now = time.monotonic()
         open_watches = [lw for lw in self.watches if not lw.denied.is_set()]
-        if not open_watches or not all(lw.streaming for lw in open_watches):
+        if not open_watches or any(lw.failing for lw in open_watches):
             return False
-        return time.monotonic() - max(lw.last_contact for lw in open_watches) <= max_silence
+        # between two watch requests (one ended by the server, the next being opened) a watch is not
+        # streaming for a moment; it counts while its last answer is recent
+        if not all(lw.streaming or now - lw.last_contact <= max_silence for lw in open_watches):
+            return False
+        return now - max(lw.last_contact for lw in open_watches) <= max_silence
 
     # -- change hook ----------------------------------------------------------------------------------
 
