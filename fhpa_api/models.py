@@ -327,7 +327,7 @@ class ClusterStatus(ApiModel):
     # write of this controller or observed on it: the idempotence record of member writes
     decision_key: str | None = None
     # the cluster's share of External/Object AverageValue metrics as last written to its member HPA (a
-    # quantity: "500m" is half the fleet's queue), and the targets it holds (controller.planning.external_share)
+    # quantity: "500m" is half the fleet's queue), and the targets it holds (planning.external_share)
     metric_share: Quantity | None = None
     metric_targets: list[MemberMetricTarget] | None = None
 
