@@ -6,8 +6,9 @@ optimization) is written into the status it returns, so a restarted controller r
 
 A pass: pick the candidates (affinity, health, taints, conflicting HPAs); when the candidate set or the
 spec changed, run the initial assignment (DESIGN §3); otherwise resume the recorded bounds and, with
-scaleAssist and a policy other than Duplicated, apply the cross-cluster steps of DESIGN §4; then derive
-the member HPA actions, replica writes, status (``controller.planning.status_report``), Events
+scaleAssist and a policy other than Duplicated, apply the cross-cluster steps of DESIGN §4; then decide
+each member's share of External/Object AverageValue metrics (``controller.planning.external_share``) and
+derive the member HPA actions, replica writes, status (``controller.planning.status_report``), Events
 (``controller.planning.plan_events``) and when to plan again.
 """
 
