@@ -18,8 +18,8 @@
 # installed system-wide, so no root is needed. Upstream's `make WHAT=...` builds in GOPATH mode
 # over the vendored tree: no Go module downloads.
 #
-# Cold cost on 2 cores: ~13 min (code generation ~2.5 min, then compiling ~1,900 packages),
-# ~90 MB downloaded; the build tree (~3 GB) is deleted afterwards unless FHPA_KUBE_KEEP_TREE=1.
+# Cold cost on 2 cores: 4 min on a quiet machine, up to ~13 min under load (code generators, then
+# the compile), ~90 MB downloaded; afterwards only bin/ (~270 MB) is kept unless FHPA_KUBE_KEEP_TREE=1.
 # Re-running is cheap: when the binaries exist and build.stamp records the current recipe the
 # script exits at once.
 #
@@ -161,7 +161,7 @@ say "step 3/5: tree ready ($(du -sh "$K" | cut -f1))"
 # ----------------------------------------------------------------------------------------------
 # 4. make WHAT=... in the background, with a progress line every $PROGRESS_EVERY seconds.
 LOG="$DIR/make.log"
-say "step 4/5: make WHAT=\"$TARGETS\" ($(nproc) cores; ~13 min cold: code generators first, then the compile)"
+say "step 4/5: make WHAT=\"$TARGETS\" ($(nproc) cores; 4-13 min cold by machine load: code generators first, then the compile)"
 say "step 4/5: full output in $LOG"
 (
   cd "$K"

@@ -10,6 +10,7 @@ from those metrics through autoscaling/v2beta2, and a stopped apiserver comes ba
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -139,12 +140,8 @@ def test_the_real_hpa_controller_scales_from_the_load_model(
     assert settled["currentMetrics"][0]["resource"]["current"]["averageUtilization"] == 100
 
 
-def test_a_stopped_apiserver_comes_back_with_its_data(
-    kube_member_factory: object,
-) -> None:
-    make = kube_member_factory
-    assert callable(make)
-    member: KubeMember = make("outage", nodes=[NodeSpec("outage-node", cpu="1")])
+def test_a_stopped_apiserver_comes_back_with_its_data(kube_member_factory: Callable[..., KubeMember]) -> None:
+    member = kube_member_factory("outage", nodes=[NodeSpec("outage-node", cpu="1")])
     member.create_namespace("keep")
     member.create_deployment("keep", "web", replicas=1, cpu="100m")
     wait_for(lambda: member.pod_summary("keep", "web")["ready"] == 1, 60, "one ready pod")
