@@ -59,6 +59,10 @@ ObjectKey = tuple[str, str]
 Trim = Callable[[Mapping[str, Any]], dict[str, Any]]
 
 DEFAULT_PAGE_SIZE = 500
+LIST_GATE = threading.BoundedSemaphore(2)
+"""At most two list pages are fetched and trimmed at once in the process, whatever the number of members
+and resources: a page of 500 pods parses into tens of MiB before trimming, and ten members relisting
+together must not make that the controller's peak memory."""
 DEFAULT_WATCH_TIMEOUT_SECONDS = 300
 DEFAULT_DENIED_RETRY_SECONDS = 300.0
 HTTP_GONE = 410
@@ -264,21 +268,26 @@ class ListWatch:
             query: dict[str, Any] = {"limit": self._page_size}
             if token:
                 query["continue"] = token
-            try:
-                body = self._transport.list_page(self.path, query)
-            except GoneError:
-                if token is None:
-                    raise
-                # the continue token expired mid-list: start the list again from its first page
-                log.info("list continue token expired; listing from the start", extra={"watch": self.name})
-                fresh, token = {}, None
-                continue
-            self.pages += 1
-            self._contact()
-            for item in body.get("items") or ():
-                trimmed = self._trim(item)
-                fresh[object_key(trimmed)] = trimmed
-            meta = body.get("metadata") or {}
+            with LIST_GATE:
+                try:
+                    body = self._transport.list_page(self.path, query)
+                except GoneError:
+                    if token is None:
+                        raise
+                    # the continue token expired mid-list: start the list again from its first page
+                    log.info(
+                        "list continue token expired; listing from the start", extra={"watch": self.name}
+                    )
+                    fresh, token = {}, None
+                    continue
+                self.pages += 1
+                self._contact()
+                items = body.get("items") or ()
+                for item in items:
+                    trimmed = self._trim(item)
+                    fresh[object_key(trimmed)] = trimmed
+                meta = body.get("metadata") or {}
+                del body, items  # the page's full objects go now, inside the gate
             version = str(meta.get("resourceVersion") or "") or None
             token = meta.get("continue") or None
             if not token:

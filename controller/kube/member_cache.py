@@ -772,12 +772,13 @@ class MemberCache:
         """Answer only from a store that is whole and current: not before the first lists, and not while
         a watch is failing (the member went away: what the store holds is the past, not the present)."""
         failing = [lw for lw in self.watches if lw.failing and not lw.denied.is_set()]
+        if not self.synced:
+            waiting = ", ".join(f.name for f in (self._pods, self._nodes, self._hpas) if f.waiting(None))
+            why = f"; {failing[0].name}: {failing[0].last_error}" if failing else ""
+            raise CacheNotSyncedError(self.cluster, f"member cache not synced (waiting for {waiting}{why})")
         if failing:
             lw = failing[0]
             raise ClusterUnreachableError(self.cluster, f"watch {lw.name} failing: {lw.last_error}")
-        if not self.synced:
-            waiting = ", ".join(f.name for f in (self._pods, self._nodes, self._hpas) if f.waiting(None))
-            raise CacheNotSyncedError(self.cluster, f"member cache not synced (waiting for {waiting})")
 
     def _source(self, family: _Family, namespace: str | None) -> ListWatch:
         self._require_synced()

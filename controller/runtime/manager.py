@@ -520,8 +520,8 @@ class Manager:
         if not refs:
             return
         self.metrics.member_events.labels(resource=change.resource).inc()
-        if refs == set(ALL):
-            self._enqueue_all(FEDERATED_HPA)
+        if refs == set(ALL):  # a node: every plan on the member may change, none urgently
+            self._enqueue_all(FEDERATED_HPA, low=True)
             return
         for namespace, name in refs:
             self.queue.add((FEDERATED_HPA, namespace, name))
@@ -559,20 +559,22 @@ class Manager:
 
     # -- periodic work ------------------------------------------------------------------------------
 
-    def _enqueue_all(self, kind: str | None = None) -> None:
+    def _enqueue_all(self, kind: str | None = None, low: bool = False) -> None:
+        """Every known key; ``low`` puts them in the resync lane, behind keys that events asked for."""
         if not self._watchers:
             return
         sources = {FEDERATED_HPA: self._watchers[0], CRON_FEDERATED_HPA: self._watchers[1]}
+        add = self.queue.add_low if low else self.queue.add
         for kind_name, watcher in sources.items():
             if kind is None or kind == kind_name:
                 for namespace, name in watcher.snapshot():
-                    self.queue.add((kind_name, namespace, name))
+                    add((kind_name, namespace, name))
 
     def _resync_loop(self, stop: threading.Event) -> None:
         within = self.config.resync_seconds + self.config.liveness_stall_seconds
         self.heartbeats.beat("resync", within)
         while not stop.wait(self.config.resync_seconds):
-            self._enqueue_all()
+            self._enqueue_all(low=True)
             self.heartbeats.beat("resync", within)
 
     def _probe_loop(self, stop: threading.Event) -> None:

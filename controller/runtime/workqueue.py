@@ -3,9 +3,11 @@
 Why not a plain queue.Queue: a burst of watch events for one object must cause one reconcile, not one
 per event (dedup); two workers must never reconcile the same object at once (an event arriving while
 a key is being processed marks it dirty and it is queued again when the worker calls ``done``); a key
-that keeps failing must back off exponentially instead of spinning (``add_rate_limited``); and a
+that keeps failing must back off exponentially instead of spinning (``add_rate_limited``); a
 reconcile that asks to be called again later (a planner's ``requeue_after``, a cron fire) needs a
-delayed add that does not occupy a thread while it waits.
+delayed add that does not occupy a thread while it waits; and a periodic resync of a thousand keys
+must not delay the one key a member event just asked for (``add_low``: a second lane, taken only when
+the first is empty; a key in it that is then added normally moves to the first lane).
 
 Everything here is thread-safe. Time comes from an injectable monotonic clock so tests need no sleeps.
 """
@@ -76,6 +78,8 @@ class WorkQueue(Generic[K]):
         self._on_depth = on_depth
         self._cond = threading.Condition()
         self._ready: deque[K] = deque()
+        self._low: deque[K] = deque()  # the resync lane: taken only when _ready is empty
+        self._in_low: set[K] = set()  # keys waiting in _low (a key promoted out of it stays there, skipped)
         self._dirty: set[K] = set()  # queued, or to be queued again when its processing ends
         self._processing: set[K] = set()
         self._delayed: list[tuple[float, int, K]] = []  # heap of (due, seq, key)
@@ -92,6 +96,19 @@ class WorkQueue(Generic[K]):
             if self._shutting_down:
                 return
             self._add_locked(key)
+
+    def add_low(self, key: K) -> None:
+        """Queue ``key`` behind every normally added key (a resync): dedup as ``add``."""
+        with self._cond:
+            if self._shutting_down or key in self._dirty:
+                return
+            self._dirty.add(key)
+            if key in self._processing:
+                return
+            self._low.append(key)
+            self._in_low.add(key)
+            self._report_depth_locked()
+            self._cond.notify()
 
     def add_after(self, key: K, delay_seconds: float) -> None:
         """Queue ``key`` once ``delay_seconds`` have passed; an earlier pending delayed add wins."""
@@ -138,8 +155,8 @@ class WorkQueue(Generic[K]):
                 self._promote_due_locked()
                 if self._shutting_down:
                     raise ShutDown()
-                if self._ready:
-                    key = self._ready.popleft()
+                key = self._take_locked()
+                if key is not None:
                     self._dirty.discard(key)
                     self._processing.add(key)
                     self._report_depth_locked()
@@ -190,7 +207,7 @@ class WorkQueue(Generic[K]):
         """Keys ready to be taken now (the queue-depth metric)."""
         with self._cond:
             self._promote_due_locked()
-            return len(self._ready)
+            return len(self._ready) + len(self._in_low)
 
     def pending_delayed(self) -> int:
         with self._cond:
@@ -202,7 +219,23 @@ class WorkQueue(Generic[K]):
 
     # -- internals ----------------------------------------------------------------------------------
 
+    def _take_locked(self) -> K | None:
+        if self._ready:
+            return self._ready.popleft()
+        while self._low:
+            key = self._low.popleft()
+            if key in self._in_low:
+                self._in_low.discard(key)
+                return key
+        return None
+
     def _add_locked(self, key: K) -> None:
+        if key in self._in_low:  # waiting in the resync lane: it moves up
+            self._in_low.discard(key)
+            self._ready.append(key)
+            self._report_depth_locked()
+            self._cond.notify()
+            return
         if key in self._dirty:
             return
         self._dirty.add(key)
@@ -230,4 +263,4 @@ class WorkQueue(Generic[K]):
 
     def _report_depth_locked(self) -> None:
         if self._on_depth is not None:
-            self._on_depth(len(self._ready))
+            self._on_depth(len(self._ready) + len(self._in_low))

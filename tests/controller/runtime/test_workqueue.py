@@ -195,3 +195,42 @@ def test_invariants_hold_for_any_sequence(ops: list[tuple[str, int, int]]) -> No
         q.done(got)
     assert len(seen) == len(set(seen))
     assert wanted <= set(seen)
+
+
+# --- the resync lane ----------------------------------------------------------------------------------
+
+
+def test_keys_added_low_wait_behind_every_normal_key() -> None:
+    q: WorkQueue[str] = WorkQueue()
+    for key in ("r1", "r2", "r3"):
+        q.add_low(key)
+    q.add("event")
+    assert len(q) == 4
+    assert [q.get(timeout=0), q.get(timeout=0)] == ["event", "r1"]
+    q.add("late-event")
+    assert [q.get(timeout=0), q.get(timeout=0), q.get(timeout=0)] == ["late-event", "r2", "r3"]
+
+
+def test_a_low_key_added_normally_moves_up_once_and_is_not_taken_twice() -> None:
+    q: WorkQueue[str] = WorkQueue()
+    for key in ("a", "b", "c"):
+        q.add_low(key)
+    q.add("c")  # an event for a key already waiting in the resync lane
+    q.add_low("c")  # and a resync again: still one entry
+    assert len(q) == 3
+    taken = [q.get(timeout=0) for _ in range(3)]
+    assert taken == ["c", "a", "b"]
+    assert q.get(timeout=0) is None
+
+
+def test_a_low_add_of_a_key_being_processed_requeues_it_once_after_done() -> None:
+    q: WorkQueue[str] = WorkQueue()
+    q.add("k")
+    assert q.get(timeout=0) == "k"
+    q.add_low("k")
+    q.add_low("k")
+    assert q.get(timeout=0) is None
+    q.done("k")
+    assert q.get(timeout=0) == "k"
+    q.done("k")
+    assert q.get(timeout=0) is None
