@@ -364,6 +364,13 @@ def _hpa_actions(
 ) -> list[HPAAction]:
     """Create, update or delete member HPAs; an HPA that already matches gets nothing (fixed point)."""
     actions: list[HPAAction] = []
+    digests: dict[int | None, str] = {}  # the template digest depends on the metric share alone
+
+    def digest_for(share: int | None) -> str:
+        if share not in digests:
+            digests[share] = spec_digest(render_spec(fleet.fhpa, 0, 0, share))
+        return digests[share]
+
     for cluster in registered:
         if not cluster.healthy or cluster.name in conflicting:
             continue
@@ -377,16 +384,20 @@ def _hpa_actions(
                 actions.append(HPAAction(cluster=cluster.name, op="delete"))
             continue
         lo, hi = slot.hpa_min, slot.max_replicas
-        spec = render_spec(fleet.fhpa, lo, hi, shares.get(cluster.name))
-        digest = spec_digest(spec)
-        if observed is None:
-            actions.append(
-                HPAAction(cluster=cluster.name, op="create", min_replicas=lo, max_replicas=hi, spec=spec)
-            )
-        elif (observed.min_replicas, observed.max_replicas, observed.template_digest) != (lo, hi, digest):
-            actions.append(
-                HPAAction(cluster=cluster.name, op="update", min_replicas=lo, max_replicas=hi, spec=spec)
-            )
+        share = shares.get(cluster.name)
+        if observed is not None and (
+            observed.min_replicas,
+            observed.max_replicas,
+            observed.template_digest,
+        ) == (
+            lo,
+            hi,
+            digest_for(share),
+        ):
+            continue  # as planned: no spec rendered (most clusters, most passes)
+        spec = render_spec(fleet.fhpa, lo, hi, share)
+        op = "create" if observed is None else "update"
+        actions.append(HPAAction(cluster=cluster.name, op=op, min_replicas=lo, max_replicas=hi, spec=spec))
     return actions
 
 
