@@ -182,7 +182,10 @@ while kill -0 "$MAKE_PID" 2>/dev/null; do
   # What is compiling now: the -p argument of our own toolchain's compile processes.
   pkg="$(ps -eo args= | awk -v c="$COMPILER" '$1 == c { for (i = 2; i < NF; i++) if ($i == "-p") print $(i + 1) }' \
          | sed 's#^k8s.io/kubernetes/vendor/##' | head -2 | paste -sd ' ' || true)"
-  phase="$(grep -E '^\+\+\+ |^Generating|^Building' "$LOG" | tail -1 | sed 's/^+++ \[[0-9 :]*\] //' | cut -c1-70 || true)"
+  # upstream's phase lines look like "+++ [1124 12:18:14] Building go targets for linux/amd64:"
+  # followed by the targets, one per line
+  phase="$(awk '/^\+\+\+ /{p=$0; sub(/^\+\+\+ \[[0-9 :]*\] /, "", p); t=""; next}
+                /^    /{t=t (t ? " " : "") $1; next} END{print p (t ? " " t : "")}' "$LOG" | cut -c1-110 || true)"
   say "step 4/5: still building: ${phase:-starting}${pkg:+; compiling $pkg}"
 done
 if ! wait "$MAKE_PID"; then
