@@ -66,6 +66,8 @@ together must not make that the controller's peak memory."""
 DEFAULT_WATCH_TIMEOUT_SECONDS = 300
 DEFAULT_DENIED_RETRY_SECONDS = 300.0
 HTTP_GONE = 410
+SYNC = "SYNC"
+"""The handler's event type for an object of the first list (an ADDED that reports no change)."""
 KEEPALIVE_IDLE = 10
 KEEPALIVE_INTERVAL = 5
 KEEPALIVE_COUNT = 3
@@ -133,8 +135,10 @@ class ListWatch:
         backoff: Backoff | None = None,
         min_watch_interval: float = 1.0,
         denied_retry_seconds: float = DEFAULT_DENIED_RETRY_SECONDS,
+        on_synced: Callable[[], None] | None = None,
     ) -> None:
         self.name = name
+        self._on_synced = on_synced
         self.path = path
         self._transport = transport
         self._trim = trim
@@ -300,18 +304,25 @@ class ListWatch:
             self._resource_version = version
         self.lists += 1
         self.denied.clear()
-        if self.synced.is_set():
+        first = not self.synced.is_set()
+        if not first:
             self.relists += 1
         for key, item in fresh.items():
             before = old.get(key)
             if before is None:
-                self._emit("ADDED", key, None, item)
+                # the first list's objects are not news: the type says so, handlers may stay quiet
+                self._emit(SYNC if first else "ADDED", key, None, item)
             elif before != item:
                 self._emit("MODIFIED", key, before, item)
         for key, item in old.items():
             if key not in fresh:
                 self._emit("DELETED", key, item, None)
         self.synced.set()
+        if first and self._on_synced is not None:
+            try:
+                self._on_synced()
+            except Exception:
+                log.exception("list/watch on_synced failed", extra={"watch": self.name})
 
     # -- watch --------------------------------------------------------------------------------------
 

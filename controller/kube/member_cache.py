@@ -47,6 +47,7 @@ from controller.kube.clients import KubeClient
 from controller.kube.listwatch import (
     DEFAULT_PAGE_SIZE,
     DEFAULT_WATCH_TIMEOUT_SECONDS,
+    SYNC,
     Backoff,
     KubeTransport,
     ListWatch,
@@ -317,6 +318,7 @@ class Change:
     old: dict[str, Any] | None
     new: dict[str, Any] | None
     kind: WorkloadKind | None = None  # for WORKLOAD: which kind
+    synced: bool = False  # the resource's first list just completed (key is ("", ""), old/new None)
 
 
 ChangeListener = Callable[[Change], None]
@@ -336,8 +338,11 @@ class _Family:
         handler: Callable[[str, ObjectKey, Any, Any], None],
         *,
         per_namespace: bool,
+        resource: str,
+        kind: WorkloadKind | None = None,
     ) -> None:
         self.cache, self.name, self._paths, self._trim, self._handler = cache, name, paths, trim, handler
+        self.resource, self.kind = resource, kind
         self._per_namespace_allowed = per_namespace
         self._path_for: PathFor | None = None
         self.cluster: ListWatch | None = None
@@ -345,8 +350,17 @@ class _Family:
         self._lock = threading.Lock()
 
     def _watch(self, path: str, label: str) -> ListWatch:
+        def synced() -> None:  # one notice for the whole first list, instead of one per object in it
+            self.cache.fire(Change(self.resource, ("", ""), None, None, self.kind, synced=True))
+
         return ListWatch(
-            self.cache.transport, path, self._trim, name=label, handler=self._handler, **self.cache.options
+            self.cache.transport,
+            path,
+            self._trim,
+            name=label,
+            handler=self._handler,
+            on_synced=synced,
+            **self.cache.options,
         )
 
     def start(self) -> None:
@@ -477,6 +491,7 @@ class MemberCache:
             lambda p: trim_pod(p, self._interner),
             self._pod_changed,
             per_namespace=True,
+            resource=POD,
         )
         self._nodes = _Family(
             self,
@@ -485,8 +500,11 @@ class MemberCache:
             trim_node,
             self._node_changed,
             per_namespace=False,
+            resource=NODE,
         )
-        self._hpas = _Family(self, "hpas", hpa_paths, trim_hpa, self._hpa_changed, per_namespace=True)
+        self._hpas = _Family(
+            self, "hpas", hpa_paths, trim_hpa, self._hpa_changed, per_namespace=True, resource=HPA
+        )
         self._workloads: dict[WorkloadKind, _Family] = {}
         self._families = [self._pods, self._nodes, self._hpas]
 
@@ -556,6 +574,8 @@ class MemberCache:
                 lambda o: trim_workload(o, self._interner),
                 self._workload_handler(kind),
                 per_namespace=True,
+                resource=WORKLOAD,
+                kind=kind,
             )
             self._workloads[kind] = family
             self._families.append(family)
@@ -616,7 +636,7 @@ class MemberCache:
         """``listener(change)`` after each change of a trimmed object; it must be quick."""
         self._listeners.append(listener)
 
-    def _fire(self, change: Change) -> None:
+    def fire(self, change: Change) -> None:
         for listener in list(self._listeners):
             try:
                 listener(change)
@@ -629,7 +649,8 @@ class MemberCache:
         with self._lock:
             self._generation += 1
             self._node_infos = None
-        self._fire(Change(NODE, key, old, new))
+        if _type != SYNC:
+            self.fire(Change(NODE, key, old, new))
 
     def _hpa_changed(self, _type: str, key: ObjectKey, old: Any, new: Any) -> None:
         namespace, name = key
@@ -643,13 +664,15 @@ class MemberCache:
                         del self._hpas_by_target[target]
             if new is not None:
                 self._hpas_by_target.setdefault(_hpa_target(namespace, new), set()).add(name)
-        self._fire(Change(HPA, key, old, new))
+        if _type != SYNC:
+            self.fire(Change(HPA, key, old, new))
 
     def _workload_handler(self, kind: WorkloadKind) -> Callable[[str, ObjectKey, Any, Any], None]:
         def handler(_type: str, key: ObjectKey, old: Any, new: Any) -> None:
             with self._lock:
                 self._index_selector(kind, key, new)
-            self._fire(Change(WORKLOAD, key, old, new, kind))
+            if _type != SYNC:
+                self.fire(Change(WORKLOAD, key, old, new, kind))
 
         return handler
 
@@ -712,7 +735,8 @@ class MemberCache:
                 for k, v in (new["metadata"].get("labels") or {}).items():
                     self._pods_by_label.setdefault((namespace, k, v), set()).add(name)
             self._rebind(key, new)
-        self._fire(Change(POD, key, old, new))
+        if _type != SYNC:
+            self.fire(Change(POD, key, old, new))
 
     def _rebind(self, key: ObjectKey, pod: dict[str, Any] | None) -> None:
         """Keep ``_used`` (requests bound per node) equal to the sum over non-terminal bound pods.

@@ -11,7 +11,9 @@ those FederatedHPAs (within a second of the change) and the resync stays a safet
   its metrics cross a tenth of their target (``metric_ratio`` bucket: the planner reads whether a
   cluster presses for more, and by how much);
 - a targeted workload's replicas, selector or pod template change (not its status);
-- a node appears, goes, or changes what the capacity estimate reads: every FederatedHPA on the member.
+- a node appears, goes, or changes what the capacity estimate reads: every FederatedHPA on the member;
+- a resource's first list completes (a member joined, or its cache started): every FederatedHPA, once,
+  rather than once per object in the list.
 
 ``TargetIndex`` maps a workload (namespace, API group, kind, name) to the FederatedHPAs that target it,
 kept from the FederatedHPA watch.
@@ -151,6 +153,8 @@ def concerned(change: Change, index: TargetIndex, workloads_selecting: Workloads
     """The FederatedHPAs to look at again after ``change`` (``ALL`` for every one); empty when it does
     not matter."""
     namespace, name = change.key
+    if change.synced:  # a resource's first list completed: what it holds is new to every plan
+        return set(ALL)
     if change.resource == NODE:
         return set(ALL) if _node_matters(change) else set()
     if change.resource == POD:

@@ -156,3 +156,9 @@ def test_hpa_workload_and_node_changes() -> None:
     node_a = {"metadata": {"name": "n1"}, "spec": {"unschedulable": False}}
     cordoned = {"metadata": {"name": "n1"}, "spec": {"unschedulable": True}}
     assert concerned(Change(NODE, ("", "n1"), node_a, cordoned), index, none) == set(ALL)
+
+
+def test_a_first_list_is_one_notice_for_every_federated_hpa() -> None:
+    index = index_with(fhpa_obj("f", "web"))
+    done = Change(POD, ("", ""), None, None, synced=True)
+    assert concerned(done, index, selecting({})) == set(ALL)
