@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Literal
@@ -83,6 +84,10 @@ RETRY_AFTER = timedelta(seconds=5)
 def parse_stamp(text: str) -> datetime:
     return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
 
+
+FireHook = Callable[[str, str], None]
+"""Called once per rule execution with (namespace, result): "succeeded", "failed", or "missed" (past
+its catch-up window, never run). Metrics; a refused fire that is retried is not an execution yet."""
 
 MARKER_TYPE = "Executing"  # the status condition that says "a fire is being applied" (see the docstring)
 MARKER_REASON = "ScheduledFire"
@@ -183,8 +188,10 @@ class CronController:
         default_time_zone: str = "UTC",
         identity: str | None = None,
         namespaces: NamespacePolicy | None = None,
+        on_fire: FireHook | None = None,
     ) -> None:
         self.control_plane = control_plane
+        self.on_fire = on_fire
         self.default_zone = load_time_zone(default_time_zone)
         self.namespaces = namespaces  # None: every namespace (the simulator's)
         self.identity = identity or uuid.uuid4().hex[:12]  # whose markers are whose
@@ -329,6 +336,9 @@ class CronController:
                 continue
             work.outcomes[rule.name] = outcome
             self._report(cron, rule, due, outcome)
+            if self.on_fire is not None:
+                result = "missed" if not due.runnable else "succeeded" if outcome.succeeded else "failed"
+                self.on_fire(cron.metadata.namespace or "default", result)
 
     def _execute(
         self, cron: CronFederatedHPA, rule: CronFederatedHPARule, due: Due, now: datetime, work: _Pass

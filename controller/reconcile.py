@@ -6,7 +6,7 @@ The simulator and the real controller both call this function; only the ports di
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from controller.errors import ClusterUnreachableError, PortError
 from controller.executor import ActionHook, ExecutionResult, execute
@@ -17,6 +17,11 @@ from controller.ports import Clock, ControlPlane, MemberCluster
 from fhpa_api.models import FederatedHPA
 
 log = logging.getLogger(__name__)
+
+PassHook = Callable[[FederatedHPA, Plan, ExecutionResult], None]
+"""Called after every pass with the object as read, the plan and what the executor did (metrics: the
+failovers, rejoins and moves that the stored status shows). The planner stays pure: what happened is
+read from the result, not announced by the planner."""
 
 
 def observe_all(fhpa: FederatedHPA, members: Mapping[str, MemberCluster]) -> list[ClusterObservation]:
@@ -45,10 +50,13 @@ def reconcile_federated_hpa(
     clock: Clock,
     config: PlannerConfig | None = None,
     on_action: ActionHook | None = None,
+    on_pass: PassHook | None = None,
 ) -> tuple[Plan, ExecutionResult]:
     observations = observe_all(fhpa, members)
     # every member write is conditional on the observation the plan was made from (resourceVersions)
     the_plan = bind(plan(fhpa, observations, clock.now(), config or PlannerConfig()), fhpa, observations)
     current_max = {o.name: o.hpa.max_replicas for o in observations if o.hpa is not None}
     result = execute(the_plan, fhpa, members, control_plane, current_max, on_action)
+    if on_pass is not None:
+        on_pass(fhpa, the_plan, result)
     return the_plan, result

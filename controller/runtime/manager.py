@@ -245,7 +245,12 @@ class Manager:
         self.clock = clock or SystemClock()
         self.fence = Fence(lambda: self.owns(current_object()))
         self.writer: Any = FencedControlPlane(control_plane, self.fence)  # reconciles write through this
-        self.cron = CronController(self.writer, config.default_time_zone, namespaces=config.namespaces)
+        self.cron = CronController(
+            self.writer,
+            config.default_time_zone,
+            namespaces=config.namespaces,
+            on_fire=self.metrics.on_cron_fire,
+        )
         self.elector: Elector | None = None
         if config.shards != 1 and not config.leader_elect:
             raise ValueError("shards need leader election: the shard Leases are how replicas split the work")
@@ -585,6 +590,7 @@ class Manager:
             self.heartbeats.beat("member-probes", within)
             try:
                 health = self.registry.probe_all()
+                self.metrics.observe_member_health(health)
             except Exception:  # a probe must never end the loop
                 log.exception("member probes failed")
                 health = before
@@ -739,10 +745,17 @@ class Manager:
             )
             for cluster in cleaned.removed:
                 self.metrics.on_action("delete", cluster, True)
+            self.metrics.on_cleanup(cleaned)
             return cleaned.requeue_after_seconds
         fhpa = finalizer.ensure_finalizer(fhpa, writer)
         the_plan, result = reconcile_federated_hpa(
-            fhpa, members, writer, self.clock, self.config.planner, on_action=self.metrics.on_action
+            fhpa,
+            members,
+            writer,
+            self.clock,
+            self.config.planner,
+            on_action=self.metrics.on_action,
+            on_pass=self.metrics.on_pass,
         )
         if result.conflict:
             where = (

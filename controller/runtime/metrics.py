@@ -2,21 +2,34 @@
 
 One ``Metrics`` object per process, on its own registry (not prometheus_client's global one) so tests
 can build as many as they like and the webhook's metrics never mix with the controller's.
+
+The fleet (issue 15): member health from the probe loop, failovers, rejoins and assignment moves from the
+status a reconcile stored, cron fires and cleanup actions. Their label sets are bounded by the fleet,
+never by the objects: ``cluster`` (the registered members), ``object_namespace`` (the namespace of the
+FederatedHPA or CronFederatedHPA) and a fixed ``result`` or ``direction``. A label per FederatedHPA or
+per cron rule would grow with every object users create (a thousand FederatedHPAs on twenty clusters is
+twenty thousand series per counter); the object itself is in its Events and ``fhpa explain``. The label
+is not called ``namespace`` because Prometheus' Kubernetes discovery already puts the controller pod's
+namespace there.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from controller.executor import ExecutionResult
+from controller.finalizer import CleanupResult
+from controller.planning.fleet import FAILED_OVER
 from controller.planning.observation import ClusterObservation
-from controller.planning.plan import Observed
+from controller.planning.plan import Observed, Plan
 from controller.ports import ClusterIdentity, MemberCluster
-from fhpa_api.models import CrossVersionObjectReference, FederatedHPA
+from fhpa_api.models import ClusterStatus, CrossVersionObjectReference, FederatedHPA
 
 __all__ = ["CONTENT_TYPE_LATEST", "Metrics", "TimedMember"]
 
@@ -70,6 +83,102 @@ class Metrics:
             ["resource"],
             registry=r,
         )
+        self._fleet_metrics(r)
+
+    def _fleet_metrics(self, r: CollectorRegistry) -> None:
+        """What an operator needs to see a member outage and what the controller did about it."""
+        self._probed: set[str] = set()  # the clusters with health series (the last probe's)
+        self.member_up = Gauge(
+            "fhpa_member_up",
+            "1 while the member cluster answers its health probe, 0 while it does not.",
+            ["cluster"],
+            registry=r,
+        )
+        self.member_probe_failures = Gauge(
+            "fhpa_member_probe_failures",
+            "Consecutive failed health probes of the member cluster (0 once one succeeds).",
+            ["cluster"],
+            registry=r,
+        )
+        self.failovers = Counter(
+            "fhpa_failovers",
+            "FederatedHPAs that failed a member cluster over (its share moved to the others), by cluster "
+            "and the FederatedHPA's namespace.",
+            ["cluster", "object_namespace"],
+            registry=r,
+        )
+        self.rejoins = Counter(
+            "fhpa_rejoins",
+            "FederatedHPAs that took a failed-over member cluster back, by cluster and namespace.",
+            ["cluster", "object_namespace"],
+            registry=r,
+        )
+        self.assignment_moved = Counter(
+            "fhpa_assignment_moved_replicas",
+            "maxReplicas moved between member clusters by the assignment: a cluster's max lowered "
+            "(direction out) or raised (in) in a pass where another cluster's went the other way.",
+            ["cluster", "direction"],
+            registry=r,
+        )
+        self.cron_fires = Counter(
+            "fhpa_cron_fires",
+            "CronFederatedHPA rule executions, by result (succeeded, failed, missed: past its window) and "
+            "the CronFederatedHPA's namespace.",
+            ["object_namespace", "result"],
+            registry=r,
+        )
+        self.cleanups = Counter(
+            "fhpa_cleanup_actions",
+            "Member HPAs removed for deleted FederatedHPAs, by cluster and result (removed; failed: "
+            "retried; abandoned: left behind after the give-up time).",
+            ["cluster", "result"],
+            registry=r,
+        )
+
+    def observe_member_health(self, health: Mapping[str, Any]) -> None:
+        """The probe loop's results (registry.probe_all: ``healthy``, ``consecutive_failures`` per
+        cluster); a cluster no longer registered loses its series rather than reporting a stale value."""
+        for name, h in health.items():
+            self.member_up.labels(cluster=name).set(1 if getattr(h, "healthy", False) else 0)
+            failures = getattr(h, "consecutive_failures", 0)
+            self.member_probe_failures.labels(cluster=name).set(failures)
+        for cluster in self._probed - set(health):
+            self.member_up.remove(cluster)
+            self.member_probe_failures.remove(cluster)
+        self._probed = set(health)
+
+    def on_pass(self, fhpa: FederatedHPA, plan: Plan, result: ExecutionResult) -> None:
+        """A reconcile's outcome (reconcile.PassHook): failovers, rejoins and moves, counted from the
+        stored status against the one the pass started from. Only a status that was written counts: the
+        status is the planner's memory, so a pass whose write failed is planned again and counted then
+        (once, however many passes it takes)."""
+        if result.updated is None:
+            return
+        before = {row.name: row for row in (fhpa.status.clusters if fhpa.status else None) or []}
+        after = {
+            row.name: row for row in (result.updated.status.clusters if result.updated.status else None) or []
+        }
+        namespace = fhpa.metadata.namespace or "default"
+        for name, row in after.items():
+            was_out = name in before and before[name].state == FAILED_OVER
+            if row.state == FAILED_OVER and not was_out:
+                self.failovers.labels(cluster=name, object_namespace=namespace).inc()
+            elif was_out and row.state != FAILED_OVER:
+                self.rejoins.labels(cluster=name, object_namespace=namespace).inc()
+        for name, delta in max_moves(before, after).items():
+            direction = "in" if delta > 0 else "out"
+            self.assignment_moved.labels(cluster=name, direction=direction).inc(abs(delta))
+
+    def on_cron_fire(self, namespace: str, result: str) -> None:
+        """The CronController's FireHook: one rule execution and its result."""
+        self.cron_fires.labels(object_namespace=namespace, result=result).inc()
+
+    def on_cleanup(self, cleaned: CleanupResult) -> None:
+        """One finalizer pass: each cluster cleaned, or not (abandoned when the finalizer went anyway)."""
+        for cluster in cleaned.removed:
+            self.cleanups.labels(cluster=cluster, result="removed").inc()
+        for cluster in cleaned.failed:
+            self.cleanups.labels(cluster=cluster, result="abandoned" if cleaned.released else "failed").inc()
 
     def on_action(self, kind: str, cluster: str, ok: bool) -> None:
         """The executor's ActionHook."""
@@ -90,6 +199,28 @@ class Metrics:
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+def _max(row: ClusterStatus | None) -> int:
+    """A cluster's assigned max as a status row records it; a failed-over or absent cluster holds 0."""
+    if row is None or row.state == FAILED_OVER:
+        return 0
+    return row.max_replicas or 0
+
+
+def max_moves(before: Mapping[str, ClusterStatus], after: Mapping[str, ClusterStatus]) -> dict[str, int]:
+    """Each cluster's change of max in a pass that moved max between clusters (some rose, some fell).
+
+    A pass where every change goes one way (the first assignment, a new F.max) moved nothing from one
+    cluster to another and counts nothing; nor does a first pass (no status yet).
+    """
+    if not before:
+        return {}
+    deltas = {n: _max(after.get(n)) - _max(before.get(n)) for n in sorted(set(before) | set(after))}
+    deltas = {n: d for n, d in deltas.items() if d}
+    if not any(d > 0 for d in deltas.values()) or not any(d < 0 for d in deltas.values()):
+        return {}
+    return deltas
 
 
 class TimedMember:
