@@ -128,9 +128,12 @@ def fhpa_body(name: str, clusters: list[str], replicas_per_member: int) -> dict[
 class Member:
     """One bench/fake_member_server.py process and its stdin/stdout control channel."""
 
-    def __init__(self, name: str, deployments: int, pods: int, workdir: Path) -> None:
+    def __init__(
+        self, name: str, deployments: int, pods: int, workdir: Path, control_plane: bool = False
+    ) -> None:
         self.name = name
         self.stderr: IO[bytes] = (workdir / f"{name}.log").open("wb")
+        mode = ["--control-plane"] if control_plane else []
         self.proc = subprocess.Popen(
             [
                 sys.executable,
@@ -141,6 +144,7 @@ class Member:
                 str(deployments),
                 "--pods",
                 str(pods),
+                *mode,
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -183,6 +187,17 @@ class Member:
                 self.proc.kill()
                 self.proc.wait(10)
         self.stderr.close()
+
+    def kubeconfig(self) -> dict[str, Any]:
+        """A kubeconfig for this server (plain HTTP, no credential)."""
+        return {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": self.name, "cluster": {"server": self.url}}],
+            "users": [{"name": self.name, "user": {}}],
+            "contexts": [{"name": self.name, "context": {"cluster": self.name, "user": self.name}}],
+            "current-context": self.name,
+        }
 
     def secret(self) -> dict[str, Any]:
         """The member Secret the registry reads (no credential: the registry refuses one over HTTP)."""
@@ -234,7 +249,6 @@ class Run:
 
 @contextlib.contextmanager
 def world(args: argparse.Namespace, workdir: Path) -> Iterator[Run]:
-    from tests.support.fakekube import FakeKube, Resource
 
     run = Run()
     try:
@@ -243,20 +257,16 @@ def world(args: argparse.Namespace, workdir: Path) -> Iterator[Run]:
         run.members = [Member(n, args.fhpas, args.pods, workdir) for n in names]
         for m in run.members:
             m.wait_ready(timeout=600)
-        cp = FakeKube(namespaces=("default", "kube-system", SYSTEM), watch_max_seconds=300.0, history=100_000)
-        cp.store.add_resource(Resource(GROUP, "v1alpha1", "federatedhpas", "FederatedHPA", status=True))
-        cp.store.add_resource(
-            Resource(GROUP, "v1alpha1", "cronfederatedhpas", "CronFederatedHPA", status=True)
-        )
-        cp.start()
+        cp = Member("control-plane", 0, 0, workdir, control_plane=True)
+        cp.wait_ready(timeout=120)
         run.control_plane = cp
         for m in run.members:
-            cp.store.create("secrets", m.secret())
+            cp.call("create", resource="secrets", object=m.secret())
         per_member = args.pods // max(args.fhpas, 1)
         for i in range(args.fhpas):
-            cp.store.create(FHPA, fhpa_body(f"w-{i}", names, max(per_member, 1)))
+            cp.call("create", resource=FHPA, object=fhpa_body(f"w-{i}", names, max(per_member, 1)))
         kubeconfig = workdir / "control-plane.kubeconfig"
-        kubeconfig.write_text(json.dumps(cp.kubeconfig(cluster="control-plane")))
+        kubeconfig.write_text(json.dumps(cp.kubeconfig()))
         controller_log = (workdir / "controller.log").open("wb")
         cmd = [
             sys.executable, "-m", "fhpa", "controller", "run",
@@ -286,10 +296,9 @@ def world(args: argparse.Namespace, workdir: Path) -> Iterator[Run]:
             run.control_plane.stop()
 
 
-def synced(cp: Any, clusters: int) -> int:
-    """How many FederatedHPAs have a status row for every member."""
-    items, _ = cp.store.list_objects(FHPA, NAMESPACE)
-    return sum(1 for o in items if len(((o.get("status") or {}).get("clusters")) or []) >= clusters)
+def synced(cp: Member, clusters: int) -> int:
+    """How many FederatedHPAs have a status row for every member (counted by the control-plane process)."""
+    return int(cp.call("synced", clusters=clusters)["synced"])
 
 
 def wait_initial_sync(run: Run, args: argparse.Namespace, quiet_seconds: float) -> float:
@@ -306,7 +315,7 @@ def wait_initial_sync(run: Run, args: argparse.Namespace, quiet_seconds: float) 
             last_writes, last_change = writes, time.monotonic()
         if done >= args.fhpas and time.monotonic() - last_change >= quiet_seconds:
             return time.monotonic() - start
-        time.sleep(0.5)
+        time.sleep(2.0)
     raise RuntimeError(
         f"no initial sync within {args.sync_timeout}s: {synced(run.control_plane, args.clusters)}"
         f" of {args.fhpas} FederatedHPAs with a row for every member"

@@ -16,6 +16,13 @@ traffic, so the counts are the controller's alone):
     {"cmd": "writes_since", "t": t0}       -> {"writes": [[t, method, path], ...]}
     {"cmd": "quit"}
 
+With ``--control-plane`` the process is the benchmark's management cluster instead: the FederatedHPA and
+CronFederatedHPA CRDs served as plain resources, no seed, and two more commands (so the benchmark's
+bookkeeping never competes with the server for one interpreter):
+
+    {"cmd": "create", "resource": "secrets", "object": {...}}   -> {"ok": true}
+    {"cmd": "synced", "clusters": M}        -> {"synced": n}  FederatedHPAs with a status row per member
+
 The process exits on "quit" or when stdin closes (the benchmark died): it never outlives its parent.
 Times are time.monotonic(), which is one system-wide clock on Linux, so they compare across processes.
 
@@ -122,6 +129,16 @@ def _restore(fake: FakeKube, pods: list[list[str]]) -> dict[str, Any]:
     return {"ok": True}
 
 
+FHPA = "federatedhpas.autoscaling.karmada.io"
+
+
+def _synced(fake: FakeKube, clusters: int) -> int:
+    """FederatedHPAs whose status has a row for every member (read in place: no copy of each object)."""
+    with fake.store.cond:
+        objects = [o for (key, _, _), o in fake.store._objects.items() if key == FHPA]
+    return sum(1 for o in objects if len(((o.get("status") or {}).get("clusters")) or []) >= clusters)
+
+
 def serve_commands(fake: CountingFake) -> None:
     for line in sys.stdin:
         if not line.strip():
@@ -141,6 +158,11 @@ def serve_commands(fake: CountingFake) -> None:
             out = _pend(fake, msg["deployment"], int(msg.get("count", 1)))
         elif cmd == "restore":
             out = _restore(fake, msg["pods"])
+        elif cmd == "create":
+            fake.store.create(msg["resource"], msg["object"])
+            out = {"ok": True}
+        elif cmd == "synced":
+            out = {"synced": _synced(fake, int(msg["clusters"]))}
         elif cmd == "writes_since":
             with fake._requests_lock:
                 out = {"writes": [list(w) for w in fake.write_log if w[0] >= float(msg["t"])]}
@@ -164,7 +186,10 @@ def main(argv: list[str] | None = None) -> int:
         default=60.0,
         help="how often each open watch gets a bookmark (a real API server: about every minute)",
     )
+    parser.add_argument("--control-plane", action="store_true", help="serve the management cluster instead")
     args = parser.parse_args(argv)
+    if args.control_plane:
+        return serve_control_plane()
     fake = CountingFake(
         namespaces=("default", "kube-system"),
         history=args.history,
@@ -178,6 +203,25 @@ def main(argv: list[str] | None = None) -> int:
     stopper = threading.Thread(target=serve_commands, args=(fake,), daemon=True)
     stopper.start()
     stopper.join()
+    fake.stop()
+    return 0
+
+
+def serve_control_plane() -> int:
+    from tests.support.fakekube import Resource
+
+    fake = CountingFake(
+        namespaces=("default", "kube-system", "federated-hpa-system"),
+        watch_max_seconds=300.0,
+        history=100_000,
+    )
+    group = "autoscaling.karmada.io"
+    fake.store.add_resource(Resource(group, "v1alpha1", "federatedhpas", "FederatedHPA", status=True))
+    fake.store.add_resource(Resource(group, "v1alpha1", "cronfederatedhpas", "CronFederatedHPA", status=True))
+    fake.start()
+    sys.stdout.write(json.dumps({"url": fake.url, "name": "control-plane"}) + "\n")
+    sys.stdout.flush()
+    serve_commands(fake)
     fake.stop()
     return 0
 
