@@ -27,6 +27,7 @@ from typing import Literal, Protocol
 from controller.errors import NotFoundError, PortError
 from controller.planning.conditions import condition
 from controller.planning.member_hpa import LABEL_OWNER_UID
+from controller.planning.wording import count
 from controller.ports import ControlPlane, MemberCluster
 from fhpa_api.models import FederatedHPA, FederatedHPAStatus
 
@@ -100,7 +101,7 @@ def clean_up(
             fhpa,
             "Normal",
             "CleanedUp",
-            f"member HPAs removed from {len(result.removed)} clusters",
+            f"member HPAs removed from {count(len(result.removed), 'cluster')}",
         )
         log.info("member HPAs removed; finalizer released", extra={"object": ref})
         return result

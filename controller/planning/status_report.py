@@ -16,6 +16,7 @@ from controller.planning.failover import Health, Role
 from controller.planning.fleet import FAILED_OVER, SATURATED, Fleet, Slot
 from controller.planning.observation import ClusterObservation
 from controller.planning.policy import DUPLICATED
+from controller.planning.wording import count
 from fhpa_api.models import ClusterStatus, Condition, FederatedHPAStatus
 
 
@@ -67,7 +68,7 @@ def planned_status(
         desired_replicas=desired,
         last_scale_time=max(scale_times) if scale_times else None,
         current_metrics=previous.current_metrics,
-        conditions=_object_conditions(fleet, previous.conditions),
+        conditions=_object_conditions(fleet, previous.conditions, selected, conflicting),
         clusters=table,
         assignment_key=key,
         last_assignment_time=assigned_at,
@@ -83,21 +84,48 @@ def _with_share(fleet: Fleet, row: ClusterStatus, share: int | None) -> ClusterS
     )
 
 
-def _object_conditions(fleet: Fleet, previous: list[Condition] | None) -> list[Condition]:
+def _why_no_holder(selected: list[ClusterObservation], conflicting: set[str]) -> tuple[str, str]:
+    """Ready=False's reason and message when no cluster holds a member HPA, in the operator's terms.
+
+    When every cluster that matches has an HPA we do not own on the workload, saying "no healthy
+    cluster matches" sends the reader to clusterAffinity and health, both fine; the HPAs are what to fix.
+    """
+    if not selected:
+        return "NoCandidates", "no registered cluster matches clusterAffinity; no member HPA exists"
+    blocked = sorted(o.name for o in selected if o.name in conflicting)
+    if len(blocked) == len(selected):
+        every = (
+            "the one matching cluster" if len(blocked) == 1 else f"every matching cluster ({len(blocked)})"
+        )
+        return (
+            "ConflictingHPA",
+            f"{every} has an HPA not owned by this FederatedHPA targeting the workload "
+            f"({', '.join(blocked)}); no member HPA exists. Remove those HPAs to let the clusters take part",
+        )
+    if blocked:
+        return (
+            "NoCandidates",
+            f"no healthy matching cluster without a conflicting HPA (conflicting: {', '.join(blocked)}); "
+            "no member HPA exists",
+        )
+    return "NoCandidates", "no healthy cluster matches clusterAffinity; no member HPA exists"
+
+
+def _object_conditions(
+    fleet: Fleet,
+    previous: list[Condition] | None,
+    selected: list[ClusterObservation],
+    conflicting: set[str],
+) -> list[Condition]:
     holders = [s for s in fleet.ordered() if s.max_replicas > 0]
     if holders:
+        held = "holds a member HPA" if len(holders) == 1 else "hold member HPAs"
         ready = condition(
-            previous, "Ready", "True", "Assigned", f"{len(holders)} clusters hold member HPAs", fleet.now
+            previous, "Ready", "True", "Assigned", f"{count(len(holders), 'cluster')} {held}", fleet.now
         )
     else:
-        ready = condition(
-            previous,
-            "Ready",
-            "False",
-            "NoCandidates",
-            "no healthy cluster matches clusterAffinity; no member HPA exists",
-            fleet.now,
-        )
+        reason, message = _why_no_holder(selected, conflicting)
+        ready = condition(previous, "Ready", "False", reason, message, fleet.now)
     spec = fleet.fhpa.spec
     if not spec.effective_scale_assist:
         active = condition(
