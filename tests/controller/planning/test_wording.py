@@ -63,5 +63,6 @@ def test_no_matching_cluster_says_clusteraffinity() -> None:
 
 def test_cleanup_of_one_cluster_reads_one_cluster() -> None:
     plane: Any = Plane()
-    clean_up(deleting_fhpa([FINALIZER], deleting_for=1), {"m1": Member("m1")}, plane, plane, NOW)
+    members: dict[str, Any] = {"m1": Member("m1")}
+    clean_up(deleting_fhpa([FINALIZER], deleting_for=1), members, plane, plane, NOW)
     assert plane.events[-1][1:] == ("CleanedUp", "member HPAs removed from 1 cluster")
