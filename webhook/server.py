@@ -27,6 +27,7 @@ import argparse
 import logging
 import os
 import shutil
+import socket
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -54,6 +55,7 @@ class ServeOptions:
     max_connections: int = 1000
     first_byte_wait: float = 0.05
     log_level: str = "info"
+    log_format: str = "json"
     access_log: bool = False
     cert_expiry_threshold: float = 0.0
 
@@ -124,6 +126,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "positive value makes them all unready together that much earlier)",
     )
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    parser.add_argument(
+        "--log-format",
+        default="json",
+        choices=["json", "text"],
+        help="json (default: one object per line, as the controller logs) or text",
+    )
     parser.add_argument("--access-log", action="store_true", help="log every request (off by default)")
 
 
@@ -139,6 +147,7 @@ def options_from_args(args: argparse.Namespace) -> ServeOptions:
         max_connections=args.max_connections,
         first_byte_wait=args.first_byte_wait,
         log_level=args.log_level,
+        log_format=args.log_format,
         access_log=args.access_log,
         cert_expiry_threshold=args.cert_expiry_threshold,
     )
@@ -166,6 +175,8 @@ def to_argv(options: ServeOptions) -> list[str]:
         str(options.first_byte_wait),
         "--log-level",
         options.log_level,
+        "--log-format",
+        options.log_format,
         "--cert-expiry-threshold",
         str(options.cert_expiry_threshold),
     ]
@@ -183,6 +194,7 @@ def exec_server(options: ServeOptions) -> None:
 
 def gunicorn_settings(options: ServeOptions, reloader: Any) -> dict[str, Any]:
     """gunicorn settings for these options; `reloader` supplies the TLS contexts."""
+    from webhook.logs import gunicorn_logger_class
     from webhook.metrics import worker_exited
 
     tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
@@ -208,6 +220,7 @@ def gunicorn_settings(options: ServeOptions, reloader: Any) -> dict[str, Any]:
         "control_socket_disable": True,
         "proc_name": "fhpa-webhook",
         "loglevel": options.log_level,
+        "logger_class": gunicorn_logger_class(options.log_format),
         "errorlog": "-",
         "accesslog": "-" if options.access_log else None,
         "child_exit": lambda _arbiter, worker: worker_exited(worker.pid),
@@ -227,14 +240,34 @@ def bound_first_byte_wait(seconds: float) -> bool:
     return True
 
 
+def bind_problem(bind: str) -> str | None:
+    """Why ``bind`` cannot be listened on (a port in use, an address not on this host), or None.
+
+    Checked before gunicorn starts: its master retries a busy port five times, a second apart, logging
+    each, and then exits with a line that does not say which flag to change.
+    """
+    host, _, port = bind.rpartition(":")
+    host = host.strip("[]")
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gunicorn binds
+            probe.bind(address)
+    except OSError as exc:
+        return f"cannot listen on --bind {bind}: {exc.strerror or exc}"
+    return None
+
+
 def run_gunicorn(options: ServeOptions) -> int:
     """Serve until gunicorn's master exits (SIGTERM/SIGINT)."""
     from gunicorn.app.base import BaseApplication
 
+    from webhook import logs
     from webhook.app import create_app
     from webhook.metrics import WebhookMetrics
     from webhook.tlsreload import CertificateReloader
 
+    logs.configure(options.log_level, options.log_format)  # before the reloader logs its first load
     reloader = CertificateReloader(
         options.cert_dir / CERT_NAME,
         options.cert_dir / KEY_NAME,
@@ -247,6 +280,10 @@ def run_gunicorn(options: ServeOptions) -> int:
         print(f"fhpa webhook serve: {problem}", file=sys.stderr)
         if reloader.not_after is None:  # nothing to serve; an expiring certificate starts, unready
             return 2
+    busy = bind_problem(options.bind)
+    if busy:
+        print(f"fhpa webhook serve: {busy}", file=sys.stderr)
+        return 1
     settings = gunicorn_settings(options, reloader)
     bound_first_byte_wait(options.first_byte_wait)
 
@@ -260,9 +297,6 @@ def run_gunicorn(options: ServeOptions) -> int:
             reloader.on_certificate(metrics.set_certificate_expiry)
             return create_app(readiness=reloader.readiness, metrics=metrics)
 
-    logging.basicConfig(
-        level=options.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
     try:
         WebhookServer().run()
     finally:

@@ -181,9 +181,13 @@ def run_command(args: argparse.Namespace) -> int:
         log.info("shutdown requested", extra={"signal": signal.Signals(signum).name})
         stop.set()
 
+    try:
+        health.start()  # before the signal handlers and the Lease: a busy port ends the process cleanly
+    except OSError as exc:  # exit 1, not 2: the flags are fine, the machine is not
+        _fail(f"cannot listen on --metrics-bind {args.metrics_bind}: {exc.strerror or exc}")
+        return 1
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    health.start()
     try:
         code = manager.run(stop)
     finally:

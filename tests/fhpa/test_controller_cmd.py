@@ -132,3 +132,22 @@ def test_the_built_manager_campaigns_for_the_shard_leases(tmp_path: Path) -> Non
     single, _ = build(parser.parse_args(common))
     assert isinstance(single.elector, LeaderElector) and single.elector.config.name == "x"
     assert single.config.shards == 1
+
+
+def test_a_busy_metrics_port_is_one_line_and_exit_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, err = run(
+            capsys, "--kubeconfig", str(_kubeconfig(tmp_path)), "--metrics-bind", f"127.0.0.1:{port}"
+        )
+    assert code == 1 and "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.startswith("fhpa controller run:")]
+    assert lines == [
+        f"fhpa controller run: cannot listen on --metrics-bind 127.0.0.1:{port}: Address already in use"
+    ]
