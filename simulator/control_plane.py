@@ -8,6 +8,10 @@ version) instead of a deep copy; a day of 10 clusters does some 6,000 reads and 
 what they read as read-only, as the controller's pure planner does.
 A workload's scale subresource here stands for the template that user tooling propagates Duplicated:
 setting it sets that replica count in every member cluster that has the workload.
+
+Events: ``events`` is the trace of every emit (what happened, when: the reports count them);
+``stored_events`` is what the API server would hold, one Event per series (controller.event_series)
+with its count, first and last time and latest message, as the real adapter writes them.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from datetime import datetime
 from typing import Any, Literal, TypeVar
 
 from controller.errors import ConflictError, NotFoundError
+from controller.event_series import series_key
 from controller.ports import Clock
 from fhpa_api.models import (
     CronFederatedHPA,
@@ -45,6 +50,20 @@ class RecordedEvent:
     message: str
 
 
+@dataclass
+class StoredEvent:
+    """One Event object as the API server holds it: a series of repeats."""
+
+    kind: str
+    name: str
+    type: str
+    reason: str
+    message: str  # the latest
+    first_at: datetime
+    last_at: datetime
+    count: int = 1
+
+
 class SimulatedControlPlane:
     """FederatedHPA and CronFederatedHPA storage plus workload templates, events and write counters."""
 
@@ -55,6 +74,7 @@ class SimulatedControlPlane:
         self._crons: dict[tuple[str, str], CronFederatedHPA] = {}
         self._revision = 0
         self.events: list[RecordedEvent] = []
+        self._series: dict[tuple[str, str, str, str], StoredEvent] = {}
         self.template_replicas: dict[tuple[str, str, str], int] = {}
         self.writes = 0
 
@@ -148,9 +168,19 @@ class SimulatedControlPlane:
         reason: str,
         message: str,
     ) -> None:
-        self.events.append(
-            RecordedEvent(self._clock.now(), obj.kind, obj.metadata.name or "", type_, reason, message)
-        )
+        now, name = self._clock.now(), obj.metadata.name or ""
+        self.events.append(RecordedEvent(now, obj.kind, name, type_, reason, message))
+        key = (obj.kind, obj.metadata.namespace or "default", name, series_key(type_, reason, message))
+        stored = self._series.get(key)
+        if stored is None:
+            self._series[key] = StoredEvent(obj.kind, name, type_, reason, message, now, now)
+        else:
+            stored.count, stored.last_at, stored.message = stored.count + 1, now, message
+
+    @property
+    def stored_events(self) -> list[StoredEvent]:
+        """The Event objects a real API server would hold (no TTL here), in creation order."""
+        return list(self._series.values())
 
     # --- helpers ----------------------------------------------------------------------------------
 

@@ -12,9 +12,11 @@ status is replaced through the status subresource (PUT with metadata.resourceVer
 only ``status`` from the body, so a spec change made meanwhile is kept and our write fails with 409),
 and finalizer edits are merge patches carrying resourceVersion (a precondition the server checks).
 
-Events follow client-go's recorder: one core/v1 Event per (object, type, reason, message), named from
-a digest of those, created with count 1 and then patched with a higher count and lastTimestamp when
-the same thing happens again, so a repeating condition does not flood etcd with new objects.
+Events follow client-go's recorder: one core/v1 Event per series (the object, type, reason and message
+without its timestamps: controller.event_series), named from a digest of those, created with count 1
+and then patched with a higher count, lastTimestamp and the latest message when the same thing happens
+again, so a repeating condition (a cron rule firing every minute) does not flood etcd with new objects.
+An Event the API server has expired meanwhile (its event TTL, an hour by default) is created anew.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from kubernetes.client import ApiClient, CoreV1Api, CustomObjectsApi
 from pydantic import ValidationError
 
 from controller.errors import ConflictError, NotFoundError, PortError
+from controller.event_series import series_key
 from controller.kube.clients import KubeClient, Timeouts
 from controller.planning.member_hpa import FIELD_MANAGER
 from fhpa_api import GROUP, VERSION
@@ -248,13 +251,24 @@ class KubeControlPlane:
             except ConflictError:  # it exists already (a restart, or the cache was trimmed)
                 known = self._read_event_count(namespace, name)
         count = known + 1
-        self._request(
-            "PATCH",
-            f"/api/v1/namespaces/{namespace}/events/{name}",
-            f"update Event {name}",
-            body={"count": count, "lastTimestamp": now},
-            content_type=MERGE_PATCH,
-        )
+        try:
+            self._request(
+                "PATCH",
+                f"/api/v1/namespaces/{namespace}/events/{name}",
+                f"update Event {name}",
+                body={"count": count, "lastTimestamp": now, "message": message},
+                content_type=MERGE_PATCH,
+            )
+        except NotFoundError:  # expired (the API server's event TTL) or deleted: the series starts again
+            with self._lock:
+                self._event_counts.pop(key, None)
+            self._request(
+                "POST",
+                f"/api/v1/namespaces/{namespace}/events",
+                f"create Event {name}",
+                body=self._event_body(obj, namespace, name, type_, reason, message, now),
+            )
+            count = 1
         self._remember_event(key, count)
 
     def _event_body(
@@ -388,8 +402,9 @@ class KubeControlPlane:
 
 
 def event_name(obj: FederatedHPA | CronFederatedHPA, type_: str, reason: str, message: str) -> str:
-    """A stable Event name: the object's name plus a digest of what happened (a repeat finds it)."""
-    raw = "\x00".join([obj.kind, obj.metadata.uid or "", obj.metadata.name or "", type_, reason, message])
+    """A stable Event name: the object's name plus a digest of its series (a repeat finds it)."""
+    series = series_key(type_, reason, message)
+    raw = "\x00".join([obj.kind, obj.metadata.uid or "", obj.metadata.name or "", series])
     digest = hashlib.sha256(raw.encode()).hexdigest()[:16]
     return f"{(obj.metadata.name or 'object')[:200]}.{digest}"
 
