@@ -183,7 +183,11 @@ def execute(
         attempt("scale", write.cluster, scale)
 
     try:
-        result.updated = control_plane.update_federated_hpa_status(fhpa, _record_decisions(plan, applied))
+        status = _record_decisions(plan, applied)
+        if status == fhpa.status:
+            result.updated = fhpa  # nothing new to record: no write (a thousand idle objects, no requests)
+        else:
+            result.updated = control_plane.update_federated_hpa_status(fhpa, status)
     except ConflictError:
         result.conflict = True
     except NotFoundError:

@@ -274,6 +274,7 @@ class Manager:
         self._member_secrets: dict[str, SecretRef] = {}  # from the Secret watch: the Events' objects
         self._member_reported: dict[str, tuple[str, str]] = {}  # cluster -> (reason, message) sent
         self.targets = TargetIndex()  # workload -> the FederatedHPAs that scale it (member events)
+        self._fhpa_seen: dict[tuple[str, str], Any] = {}  # what of each object a new event must change
         listen = getattr(registry, "add_change_listener", None)
         if callable(listen):
             listen(self._on_member_change)
@@ -506,10 +507,26 @@ class Manager:
     # -- watch handlers -----------------------------------------------------------------------------
 
     def _on_fhpa(self, event: WatchEvent) -> None:
+        """Enqueue a FederatedHPA whose spec, metadata or existence changed; a change of its status alone
+        (our own status write, coming back through the watch) is not a reason to plan it again."""
         if event.type == "DELETED":
             self.targets.remove(event.key)
-        else:
-            self.targets.update(event.key, target_of(event.obj))
+            self._fhpa_seen.pop(event.key, None)
+            self.queue.add((FEDERATED_HPA, *event.key))
+            return
+        self.targets.update(event.key, target_of(event.obj))
+        meta = event.obj.get("metadata") or {}
+        seen = (
+            meta.get("generation"),
+            meta.get("deletionTimestamp"),
+            tuple(meta.get("finalizers") or ()),
+            repr(sorted((meta.get("labels") or {}).items())),
+            repr(sorted((meta.get("annotations") or {}).items())),
+            event.obj.get("spec"),
+        )
+        if event.type == "MODIFIED" and self._fhpa_seen.get(event.key) == seen:
+            return
+        self._fhpa_seen[event.key] = seen
         self.queue.add((FEDERATED_HPA, *event.key))
 
     def _on_member_change(self, cluster: str, change: Any) -> None:

@@ -78,6 +78,17 @@ def test_an_empty_plan_writes_only_the_status() -> None:
     assert world.control_plane.fhpas[("shop", "web")].status == STATUS
 
 
+def test_a_status_equal_to_the_stored_one_is_not_written_again() -> None:
+    """A pass that changes nothing costs no request: a thousand idle FederatedHPAs on a resync must not
+    make a thousand status writes (each of which would come back through the watch)."""
+    world = World("a")
+    world.run(Plan(status=STATUS))
+    assert world.calls == ["status"]
+    result = world.run(Plan(status=STATUS.model_copy(deep=True)))
+    assert world.calls == ["status"]  # the second pass wrote nothing
+    assert result.ok and result.updated is not None and result.updated.status == STATUS
+
+
 def test_increases_before_decreases_largest_increase_first() -> None:
     world = World("a", "b", "c", "d")
     actions = [update("a", 2), update("b", 9), update("c", 5), update("d", 4)]

@@ -115,3 +115,55 @@ def test_pods_turning_unschedulable_move_capacity_without_a_resync(fleet: dict[s
     else:
         time.sleep(3.0)
         assert writes(m1) + writes(m2) == before, "without member events nothing looks again for an hour"
+
+
+class _NoMembers:
+    def apply_event(self, event_type: str, secret: Any) -> Any:
+        raise AssertionError("not used")
+
+    def members(self) -> dict[str, Any]:
+        return {}
+
+    def probe_all(self) -> dict[str, Any]:
+        return {}
+
+
+def test_a_status_only_change_of_a_federated_hpa_does_not_enqueue_it_again() -> None:
+    """Our own status write comes back through the watch: planning the object again for it would make
+    every reconcile cause the next one. A spec, metadata or deletion change does enqueue it."""
+    from controller.runtime.watch import WatchEvent
+
+    cp = control_plane_fake()
+    try:
+        plane = KubeControlPlane(
+            kube_config.new_client_from_config_dict(cp.kubeconfig()), reporting_instance="t"
+        )
+        manager = Manager(plane, _NoMembers(), ManagerConfig(namespace=SYSTEM, leader_elect=False))
+        obj = prioritized()
+        obj["metadata"].update({"generation": 1, "resourceVersion": "1"})
+        key = ("default", "web")
+
+        def taken() -> list[Any]:
+            keys = []
+            while (k := manager.queue.get(timeout=0)) is not None:
+                keys.append(k)
+                manager.queue.done(k)
+            return keys
+
+        manager._on_fhpa(WatchEvent("ADDED", key, obj))
+        assert taken() == [("FederatedHPA", *key)]
+        status_only = {**obj, "metadata": {**obj["metadata"], "resourceVersion": "2"}, "status": {"x": 1}}
+        manager._on_fhpa(WatchEvent("MODIFIED", key, status_only))
+        assert taken() == []
+        spec_change = {**status_only, "spec": {**obj["spec"], "maxReplicas": 12}}
+        spec_change["metadata"] = {**status_only["metadata"], "generation": 2, "resourceVersion": "3"}
+        manager._on_fhpa(WatchEvent("MODIFIED", key, spec_change))
+        assert taken() == [("FederatedHPA", *key)]
+        deleting = {
+            **spec_change,
+            "metadata": {**spec_change["metadata"], "deletionTimestamp": "2026-01-01T00:00:00Z"},
+        }
+        manager._on_fhpa(WatchEvent("MODIFIED", key, deleting))
+        assert taken() == [("FederatedHPA", *key)]
+    finally:
+        cp.stop()
