@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import partial
+from typing import Any
 
 import pytest
 
@@ -84,14 +86,16 @@ def test_metrics_share_the_demand_over_the_ready_pods_of_every_member(
     m1.create_deployment(kube_namespace, "api", replicas=2, cpu="200m")
     m2.create_deployment(kube_namespace, "api", replicas=2, cpu="200m")
     for member in (m1, m2):
-        wait_for(
-            lambda m=member: m.pod_summary(kube_namespace, "api")["ready"] == 2, 60, f"{member.name} ready"
-        )
+        wait_for(partial(two_ready, member, kube_namespace), 60, f"{member.name}: two ready pods")
     kube_load.set_demand(kube_namespace, "api", 1000)
     usage = m1.get(f"/apis/metrics.k8s.io/v1beta1/namespaces/{kube_namespace}/pods?labelSelector=app%3Dapi")
     assert [i["containers"][0]["usage"]["cpu"] for i in usage["items"]] == ["250m", "250m"]
     other = m1.get(f"/apis/metrics.k8s.io/v1beta1/namespaces/{kube_namespace}/pods?labelSelector=app%3Dother")
     assert other["items"] == []
+
+
+def two_ready(member: KubeMember, namespace: str) -> bool:
+    return member.pod_summary(namespace, "api")["ready"] == 2
 
 
 def test_the_real_hpa_controller_scales_from_the_load_model(
@@ -122,7 +126,7 @@ def test_the_real_hpa_controller_scales_from_the_load_model(
         },
     )
 
-    def status() -> dict[str, object]:
+    def status() -> dict[str, Any]:
         hpa = member.get(
             f"/apis/autoscaling/v2beta2/namespaces/{kube_namespace}/horizontalpodautoscalers/web"
         )
@@ -133,7 +137,7 @@ def test_the_real_hpa_controller_scales_from_the_load_model(
     conditions = {c["type"]: c for c in final.get("conditions") or []}
     assert conditions["ScalingActive"]["status"] == "True"
     wait_for(lambda: member.pod_summary(kube_namespace, "web")["ready"] == 3, 60, "three ready pods")
-    # shared by 3 ready pods, 600m is 100% of the target: no more scaling, and no ScalingLimited any more
+    # shared by 3 ready pods, 600m is 100% of the target: it stays at 3 over the next syncs
     time.sleep(3 * member.hpa.sync_period_s)
     settled = status()
     assert settled["currentReplicas"] == 3 and settled["desiredReplicas"] == 3
