@@ -105,6 +105,21 @@ say "step 1/5: reading the bookworm and $GO_SUITE indexes from $MIRROR (private 
 apt-get "${APT_OPTS[@]}" update -qq --error-on=any \
   || fail "apt-get update of the private index from $MIRROR failed (no network to the mirror?)"
 
+if stamp_ok; then
+  # The binaries are current; only etcd is missing (it left PATH since they were built).
+  say "step 2/5: binaries current; fetching Debian's etcd-server alone"
+  rm -rf "$DIR/etcd-root" && mkdir -p "$DIR/etcd-root"
+  (cd "$DIR/debs" && apt-get "${APT_OPTS[@]}" download -qq etcd-server) \
+    || fail "apt-get download of etcd-server failed"
+  for f in "$DIR"/debs/etcd-server_*.deb; do dpkg-deb -x "$f" "$DIR/etcd-root" || fail "dpkg-deb -x $f failed"; done
+  [ -x "$DIR/etcd-root/usr/bin/etcd" ] || fail "etcd-server provided no usr/bin/etcd"
+  cp -p "$DIR/etcd-root/usr/bin/etcd" "$DIR/bin/etcd"
+  rm -rf "$DIR/etcd-root" "$DIR/debs" "$APT/lists" "$APT/cache"
+  printf 'ok %s\n' "$DIR/bin" > "$STATUS"
+  say "ready: etcd unpacked at $DIR/bin/etcd"
+  exit 0
+fi
+
 # ----------------------------------------------------------------------------------------------
 # 2. Sources and toolchain.
 K="$DIR/src/kubernetes-$UPSTREAM"
