@@ -31,6 +31,7 @@ from controller.planning.plan import HPAAction, Plan, ReplicaWrite
 from controller.planning.plan_events import action_events, object_events, transition_events
 from controller.planning.policy import DUPLICATED
 from controller.planning.status_report import planned_status
+from controller.planning.wording import count
 from fhpa_api.models import ClusterStatus, FederatedHPA, FederatedHPAStatus
 
 
@@ -231,7 +232,8 @@ def _assign(
     )
     fleet.event(
         "Assigned",
-        f"{fleet.fhpa.spec.assignment_type} over {len(candidates)} candidate clusters: {shares or 'none'}",
+        f"{fleet.fhpa.spec.assignment_type} over {count(len(candidates), 'candidate cluster')}: "
+        f"{shares or 'none'}",
     )
 
 

@@ -19,6 +19,8 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from controller.planning.wording import count
+
 if TYPE_CHECKING:
     from simulator.engine import RunResult
 
@@ -78,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     out_dir = Path(args.out)
     hours, clusters = scenario.file.duration / 3600, len(scenario.file.clusters)
-    print(f"simulating {scenario.name} ({hours:g}h, {clusters} clusters)")
+    print(f"simulating {scenario.name} ({hours:g}h, {count(clusters, 'cluster')})")
     runs: list[tuple[str, Callable[[_Progress], RunResult]]] = [("scenario", partial(simulate, scenario))]
     if args.compare:
         runs += [(b.label, b.run) for b in baselines(scenario)]

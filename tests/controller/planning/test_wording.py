@@ -66,3 +66,9 @@ def test_cleanup_of_one_cluster_reads_one_cluster() -> None:
     members: dict[str, Any] = {"m1": Member("m1")}
     clean_up(deleting_fhpa([FINALIZER], deleting_for=1), members, plane, plane, NOW)
     assert plane.events[-1][1:] == ("CleanedUp", "member HPAs removed from 1 cluster")
+
+
+def test_the_assigned_event_counts_one_candidate_cluster() -> None:
+    p = run(fhpa("StaticWeighted", 1, 5, weights={"a": 1}), [obs("a", 1)])
+    assigned = [e.message for e in p.events if e.reason == "Assigned"]
+    assert assigned and assigned[0].startswith("StaticWeighted over 1 candidate cluster: ")
