@@ -202,7 +202,9 @@ class ManagerConfig:
     planner: PlannerConfig = field(default_factory=PlannerConfig)
     default_time_zone: str = "UTC"
     workers: int = 2
-    resync_seconds: float = 60.0
+    # a safety net only: member and control-plane changes enqueue at once, and a plan asks for the time
+    # it needs (requeue_after); a full pass over a thousand objects costs a core for seconds
+    resync_seconds: float = 300.0
     probe_seconds: float = 10.0  # member health probes (failover counts from the first failed one)
     watch_timeout_seconds: int = 300
     cleanup_give_up_seconds: float = finalizer.DEFAULT_GIVE_UP_AFTER_SECONDS

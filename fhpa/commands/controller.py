@@ -93,7 +93,13 @@ def register(subparsers: Any) -> None:
         help="a flapping cluster's grace grows: grace + this x (4^n - 1) after n failovers in an hour",
     )
     pl.add_argument("--default-time-zone", default="UTC", help="IANA zone for cron rules without timeZone")
-    pl.add_argument("--resync-period", type=_positive, default=60.0, metavar="SECONDS")
+    pl.add_argument(
+        "--resync-period",
+        type=_positive,
+        default=300.0,
+        metavar="SECONDS",
+        help="every object planned again this often (a safety net: changes are watched)",
+    )
     pl.add_argument(
         "--watch-timeout", type=int, default=300, metavar="SECONDS", help="server-side timeout of one watch"
     )
