@@ -189,6 +189,14 @@ def member_event_message(cluster: str, what: str) -> str:
     return text
 
 
+def resync_gaps(count: int, period: float) -> list[float]:
+    """The wait after each of ``count`` resync adds so that they cover ``period`` evenly (the last wait
+    ends the period, so one pass starts where the previous one ended)."""
+    if count <= 0:
+        return []
+    return [period / count] * count
+
+
 class SystemClock:
     def now(self) -> datetime:
         return datetime.now(UTC)
@@ -595,11 +603,32 @@ class Manager:
                     add((kind_name, namespace, name))
 
     def _resync_loop(self, stop: threading.Event) -> None:
-        within = self.config.resync_seconds + self.config.liveness_stall_seconds
+        """Every key once per resync period, spread evenly over the period (``resync_gaps``), in the low
+        lane: a thousand objects become a few reconciles a second, never a burst that holds the workers
+        (and the interpreter) while a member event waits."""
+        period = self.config.resync_seconds
+        within = period + self.config.liveness_stall_seconds
         self.heartbeats.beat("resync", within)
-        while not stop.wait(self.config.resync_seconds):
-            self._enqueue_all(low=True)
-            self.heartbeats.beat("resync", within)
+        if stop.wait(period):
+            return
+        while not stop.is_set():
+            keys = self._all_keys()
+            if not keys:
+                self.heartbeats.beat("resync", within)
+                if stop.wait(period):
+                    return
+                continue
+            for key, gap in zip(keys, resync_gaps(len(keys), period), strict=True):
+                self.queue.add_low(key)
+                self.heartbeats.beat("resync", within)
+                if stop.wait(gap):
+                    return
+
+    def _all_keys(self) -> list[Key]:
+        if not self._watchers:
+            return []
+        sources = {FEDERATED_HPA: self._watchers[0], CRON_FEDERATED_HPA: self._watchers[1]}
+        return [(kind, ns, name) for kind, watcher in sources.items() for ns, name in watcher.snapshot()]
 
     def _probe_loop(self, stop: threading.Event) -> None:
         """Probe members; a cluster whose health flips gets every FederatedHPA looked at again."""

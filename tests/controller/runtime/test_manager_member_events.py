@@ -167,3 +167,46 @@ def test_a_status_only_change_of_a_federated_hpa_does_not_enqueue_it_again() -> 
         assert taken() == [("FederatedHPA", *key)]
     finally:
         cp.stop()
+
+
+def test_resync_gaps_cover_the_period_evenly() -> None:
+    from controller.runtime.manager import resync_gaps
+
+    assert resync_gaps(0, 300) == []
+    gaps = resync_gaps(1000, 300)
+    assert len(gaps) == 1000 and abs(sum(gaps) - 300) < 1e-6 and max(gaps) == min(gaps)
+
+
+def test_the_resync_is_spread_over_its_period_in_the_low_lane() -> None:
+    """A resync adds one key at a time, a period/N apart, to the low lane: never all at once."""
+
+    class Snap:
+        def __init__(self, keys: list[tuple[str, str]]) -> None:
+            self.keys = keys
+
+        def snapshot(self) -> list[tuple[str, str]]:
+            return self.keys
+
+    cp = control_plane_fake()
+    try:
+        plane = KubeControlPlane(
+            kube_config.new_client_from_config_dict(cp.kubeconfig()), reporting_instance="t"
+        )
+        manager = Manager(
+            plane, _NoMembers(), ManagerConfig(namespace=SYSTEM, leader_elect=False, resync_seconds=0.6)
+        )
+        manager._watchers = [Snap([("default", f"f{i}") for i in range(6)]), Snap([]), Snap([])]  # type: ignore[list-item]
+        added: list[tuple[float, Any]] = []
+        manager.queue.add_low = lambda key: added.append((time.monotonic(), key))  # type: ignore[method-assign]
+        manager.queue.add = lambda key: pytest.fail(f"resync used the normal lane for {key}")  # type: ignore[method-assign]
+        stop = threading.Event()
+        loop = threading.Thread(target=manager._resync_loop, args=(stop,), daemon=True)
+        loop.start()
+        wait_for(lambda: len(added) >= 6, timeout=30, what="one resync pass")
+        stop.set()
+        loop.join(5)
+        first, last = added[0][0], added[5][0]
+        assert [k for _, k in added[:6]] == [("FederatedHPA", "default", f"f{i}") for i in range(6)]
+        assert last - first >= 5 * 0.1 * 0.9  # five gaps of period/6: spread, never a burst
+    finally:
+        cp.stop()
