@@ -201,14 +201,7 @@ class Member:
 
     def secret(self) -> dict[str, Any]:
         """The member Secret the registry reads (no credential: the registry refuses one over HTTP)."""
-        config = {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [{"name": self.name, "cluster": {"server": self.url}}],
-            "users": [{"name": self.name, "user": {}}],
-            "contexts": [{"name": self.name, "context": {"cluster": self.name, "user": self.name}}],
-            "current-context": self.name,
-        }
+        config = self.kubeconfig()
         return {
             "apiVersion": "v1",
             "kind": "Secret",

@@ -198,6 +198,24 @@ def _already_applied(
     )
 
 
+def _cached_hpas(
+    fhpa: FederatedHPA, namespace: str, cache: MemberCache
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """(the HPA under our name, another HPA on the same workload that is not ours), from the cache."""
+    ref = fhpa.spec.scale_target_ref
+    group = _split_api_version(ref.api_version or _DEFAULT_API_VERSIONS.get(ref.kind, ""))[0]
+    name = hpa_name(fhpa)
+    foreign = next(
+        (
+            h
+            for h in cache.hpas_targeting(namespace, group, ref.kind, ref.name)
+            if h["metadata"]["name"] != name and not owns(h, fhpa)
+        ),
+        None,
+    )
+    return cache.hpa(namespace, name), foreign
+
+
 def pod_counts(pods: Sequence[Mapping[str, Any]]) -> tuple[int, int, int]:
     """(ready, unschedulable, running-on-a-node) among a workload's pods; terminating pods are not ready."""
     ready = pending = running = 0
@@ -476,13 +494,9 @@ class KubeMemberCluster:
     def _observe_hpa_cached(
         self, fhpa: FederatedHPA, namespace: str, cache: MemberCache
     ) -> MemberHPAObservation | None:
-        ref = fhpa.spec.scale_target_ref
-        name = hpa_name(fhpa)
-        group = _split_api_version(ref.api_version or _DEFAULT_API_VERSIONS.get(ref.kind, ""))[0]
-        for other in cache.hpas_targeting(namespace, group, ref.kind, ref.name):
-            if other["metadata"]["name"] != name and not owns(other, fhpa):
-                return hpa_observation(other, owned=False)
-        mine = cache.hpa(namespace, name)
+        mine, foreign = _cached_hpas(fhpa, namespace, cache)
+        if foreign is not None:
+            return hpa_observation(foreign, owned=False)
         return hpa_observation(mine, owned=owns(mine, fhpa)) if mine is not None else None
 
     def _observe_hpa(self, fhpa: FederatedHPA, namespace: str) -> MemberHPAObservation | None:
@@ -522,19 +536,7 @@ class KubeMemberCluster:
         cache = self.cache
         if cache is not None:
             try:
-                ref = fhpa.spec.scale_target_ref
-                group = _split_api_version(ref.api_version or _DEFAULT_API_VERSIONS.get(ref.kind, ""))[0]
-                name = hpa_name(fhpa)
-                mine = cache.hpa(namespace, name)
-                foreign = next(
-                    (
-                        h
-                        for h in cache.hpas_targeting(namespace, group, ref.kind, ref.name)
-                        if h["metadata"]["name"] != name and not owns(h, fhpa)
-                    ),
-                    None,
-                )
-                return mine, foreign
+                return _cached_hpas(fhpa, namespace, cache)
             except ClusterUnreachableError:
                 pass  # not synced (or failing): ask the API
         return self._hpas(fhpa, namespace)
