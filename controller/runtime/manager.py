@@ -58,6 +58,7 @@ slows the turns (every call has a timeout), so it never fails liveness.
 
 from __future__ import annotations
 
+import gc
 import logging
 import re
 import threading
@@ -187,6 +188,25 @@ def member_event_message(cluster: str, what: str) -> str:
     if len(text) > MAX_MEMBER_EVENT_MESSAGE:
         text = text[: MAX_MEMBER_EVENT_MESSAGE - 1] + "…"
     return text
+
+
+_HEAP_LOCK = threading.Lock()
+
+
+def settle_heap() -> None:
+    """Collect garbage once, then move every object alive now out of reach of the cyclic collector
+    (``gc.freeze``). The member caches hold millions of small long-lived objects; a full collection
+    walks them all (about a second at 1,000 FederatedHPAs over 10 members of 10,000 pods) and holds the
+    interpreter meanwhile, which is what a member event would wait for. Frozen objects are still freed
+    by reference counting when dropped; called after the caches sync and at each resync pass, so what
+    the collector walks stays what changed since."""
+    if not _HEAP_LOCK.acquire(blocking=False):
+        return
+    try:
+        gc.collect()
+        gc.freeze()
+    finally:
+        _HEAP_LOCK.release()
 
 
 def resync_gaps(count: int, period: float) -> list[float]:
@@ -433,6 +453,7 @@ class Manager:
                 if member_deadline is None:
                     member_deadline = time.monotonic() + self.config.member_sync_grace_seconds
                 if time.monotonic() >= member_deadline or not self.unsynced_members():
+                    settle_heap()
                     return True
             stop.wait(0.05)
         return False
@@ -612,6 +633,7 @@ class Manager:
         if stop.wait(period):
             return
         while not stop.is_set():
+            settle_heap()
             keys = self._all_keys()
             if not keys:
                 self.heartbeats.beat("resync", within)
