@@ -215,6 +215,15 @@ def total_requests(members: list[Member]) -> int:
     return sum(m.requests() for m in members)
 
 
+def requests_by_kind(members: list[Member]) -> dict[str, int]:
+    """Requests so far summed over the members, by what they were for (probe, watch, list, get, write)."""
+    total: dict[str, int] = {}
+    for m in members:
+        for kind, n in (m.call("stats").get("by_kind") or {}).items():
+            total[kind] = total.get(kind, 0) + int(n)
+    return total
+
+
 def total_writes(members: list[Member]) -> int:
     return sum(int(m.call("stats")["writes"]) for m in members)
 
@@ -500,10 +509,13 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
         sync_s = wait_initial_sync(run, args, args.quiet_seconds)
         log(f"initial sync after {sync_s:.1f}s; steady window {args.steady_seconds:.0f}s")
         before, writes_before = total_requests(run.members), total_writes(run.members)
+        kinds_before = requests_by_kind(run.members)
         t0 = time.monotonic()
         time.sleep(args.steady_seconds)
         after, writes_after = total_requests(run.members), total_writes(run.members)
         window = time.monotonic() - t0
+        kinds_after = requests_by_kind(run.members)
+        steady_kinds = {k: kinds_after.get(k, 0) - kinds_before.get(k, 0) for k in sorted(kinds_after)}
         times, missed = measure_reactions(run, args)
         rss = peak_rss_mib(run.controller.pid)
         alive = run.controller.poll() is None
@@ -511,6 +523,7 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
         {
             "steady_member_requests_per_s": round((after - before) / window, 3),
             "steady_window_s": round(window, 1),
+            "steady_member_requests_by_kind": {k: v for k, v in steady_kinds.items() if v},
             "steady_member_writes": writes_after - writes_before,
             "reaction_p50_s": None if not times else round(statistics.median(times), 3),
             "reaction_p99_s": None if not times else round(percentile(times, 99) or 0.0, 3),

@@ -59,14 +59,30 @@ class CountingFake(FakeKube):
         super().__init__(**kw)
         self.count = 0
         self.by_method: dict[str, int] = {}
+        self.by_kind: dict[str, int] = {}  # probe, watch, list, get, write (request_kind)
         self.write_log: list[tuple[float, str, str]] = []
 
     def record(self, req: RequestRecord) -> None:
         with self._requests_lock:
             self.count += 1
             self.by_method[req.method] = self.by_method.get(req.method, 0) + 1
+            kind = request_kind(req)
+            self.by_kind[kind] = self.by_kind.get(kind, 0) + 1
             if req.method != "GET":
                 self.write_log.append((time.monotonic(), req.method, req.path))
+
+
+def request_kind(req: RequestRecord) -> str:
+    """What a request was for, to break a request rate down: probe, watch, list, get or write."""
+    if req.method != "GET":
+        return "write"
+    if req.path in ("/readyz", "/healthz", "/livez"):
+        return "probe"
+    if req.query.get("watch", [""])[-1] in ("true", "1"):
+        return "watch"
+    last = req.path.rstrip("/").rsplit("/", 1)[-1]
+    collections = ("pods", "nodes", "horizontalpodautoscalers", "deployments", "statefulsets")
+    return "list" if last in collections else "get"
 
 
 def deployment_name(i: int) -> str:
@@ -152,6 +168,7 @@ def serve_commands(fake: CountingFake) -> None:
                 out: dict[str, Any] = {
                     "requests": fake.count,
                     "by_method": dict(fake.by_method),
+                    "by_kind": dict(fake.by_kind),
                     "writes": len(fake.write_log),
                 }
         elif cmd == "pend":
