@@ -13,11 +13,14 @@ never empty); a workload kind first referenced starts its watch and ``observe`` 
 object (``spec.replicas``, ``spec.selector``, the same resourceVersion); another kind's Scale is read
 once per change of the object. Without a cache (tests, tools) each ``observe`` reads the API directly.
 
-Health: ``probe`` asks GET /readyz, unless the member's watches are all open and one of them carried
-a line (an event or a bookmark) within ``live_window_seconds`` (the probe period): the member has just
-answered, so a probe would tell nothing new. A member that stops sending (down, stalled, partitioned)
-gets a real probe at most one window later; a real API server sends a bookmark on each watch about
-every minute, so a quiet member is still probed most turns, and a busy one rarely.
+Health: ``probe`` asks GET /readyz, unless the member's watches are all open and
+- one of them carried a line (an event or a bookmark) within ``live_window_seconds`` (the probe
+  period): the member has just answered, so a probe would tell nothing new; or
+- a real probe succeeded within ``quiet_probe_seconds`` (60 s): a quiet member, whose watches are open
+  but carry only a bookmark a minute, is asked once a minute rather than every probe period.
+A member that goes away is seen at once (its watches fail, so the next probe is real) or, if it stalls
+with its connections open, at most ``quiet_probe_seconds`` plus a probe period later; TCP keepalive on
+the watch sockets turns a silent partition into a failing watch within about 25 s.
 
 What it writes, and how it stays safe with other writers:
 - the member HPA: created with POST (an existing one answers 409, so two writers never both
@@ -267,6 +270,7 @@ class KubeMemberCluster:
         cache_options: Mapping[str, Any] | None = None,
         cache_wait_seconds: float = 5.0,
         live_window_seconds: float = 10.0,
+        quiet_probe_seconds: float = 60.0,
     ) -> None:
         self._identity = identity
         self.client = client
@@ -279,6 +283,8 @@ class KubeMemberCluster:
         self.last_probe_error: str | None = None
         self.cache_wait_seconds = cache_wait_seconds
         self.live_window_seconds = live_window_seconds
+        self.quiet_probe_seconds = quiet_probe_seconds
+        self._last_good_probe = float("-inf")
         self._capacity_unknown_logged = False
         self._scales: dict[tuple[WorkloadKind, str, str], tuple[str | None, dict[str, Any] | None]] = {}
         self.cache: MemberCache | None = None
@@ -312,10 +318,16 @@ class KubeMemberCluster:
     # --- health ----------------------------------------------------------------------------------
 
     def probe(self) -> bool:
-        if self.cache is not None and self.cache.live(self.live_window_seconds):
+        cache = self.cache
+        now = self._monotonic()
+        if cache is not None and (
+            cache.live(self.live_window_seconds)
+            or (now - self._last_good_probe < self.quiet_probe_seconds and cache.streaming())
+        ):
             self.last_probe_error = None
             return True
         ok, detail = self.client.probe()
+        self._last_good_probe = now if ok else float("-inf")
         self.last_probe_error = None if ok else detail
         if ok and self.cache is not None:
             self.cache.retry_failing()

@@ -615,6 +615,14 @@ class MemberCache:
             if lw.failing or lw.denied.is_set():
                 lw.retry_now()
 
+    def streaming(self) -> bool:
+        """Synced, no watch failing, every watch open (or between two requests): connected, as far as
+        TCP keepalive can tell, though perhaps quiet."""
+        if not self.synced:
+            return False
+        open_watches = [lw for lw in self.watches if not lw.denied.is_set()]
+        return bool(open_watches) and not any(lw.failing for lw in open_watches)
+
     def live(self, max_silence: float) -> bool:
         """Synced, every watch open now (a refused one aside: the member answered it), and one of them
         carried a line within ``max_silence`` seconds: the member answers, as a probe would show."""

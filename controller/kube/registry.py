@@ -110,6 +110,7 @@ def default_factory(
     watch: bool = True,
     cache_options: Mapping[str, Any] | None = None,
     live_window_seconds: float = 10.0,
+    quiet_probe_seconds: float = 60.0,
 ) -> MemberFactory:
     """Members on the official client; ``observer`` sees every request's latency (metrics). With
     ``watch`` (the default) each member keeps a watch-backed cache (controller.kube.member_cache) that
@@ -126,6 +127,7 @@ def default_factory(
             watch=watch,
             cache_options=cache_options,
             live_window_seconds=live_window_seconds,
+            quiet_probe_seconds=quiet_probe_seconds,
         )
 
     return build

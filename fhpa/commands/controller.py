@@ -106,6 +106,14 @@ def register(subparsers: Any) -> None:
     pl.add_argument(
         "--probe-period", type=_positive, default=10.0, metavar="SECONDS", help="member health probes"
     )
+    pl.add_argument(
+        "--quiet-probe-period",
+        type=_positive,
+        default=60.0,
+        metavar="SECONDS",
+        help="a member whose watches are open but quiet is probed this often (one whose watches carried "
+        "a line within the probe period is not probed)",
+    )
     pl.add_argument("--workers", type=int, default=2, help="objects reconciled in parallel")
     pl.add_argument("--cleanup-timeout", type=_positive, default=300.0, metavar="SECONDS")
     pl.add_argument("--shutdown-grace", type=_positive, default=30.0, metavar="SECONDS")
@@ -268,7 +276,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
     control_plane = KubeControlPlane(api, namespace=args.watch_namespace, reporting_instance=identity)
     manager = Manager(
         control_plane,
-        _registry(namespace, args.probe_period),
+        _registry(namespace, args.probe_period, args.quiet_probe_period),
         config,
         metrics=metrics,
         lease_client=LeaseClient(api) if args.leader_elect else None,
@@ -292,12 +300,14 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
     return manager, health
 
 
-def _registry(namespace: str, probe_seconds: float = 10.0) -> Any:
-    """Members watch-backed; one whose watches carried a line within a probe period is not probed."""
+def _registry(namespace: str, probe_seconds: float = 10.0, quiet_probe_seconds: float = 60.0) -> Any:
+    """Members watch-backed; one whose watches carried a line within a probe period is not probed, and a
+    quiet one (watches open, nothing on them) only every ``quiet_probe_seconds``."""
     from controller.kube.clients import Timeouts
     from controller.kube.registry import MemberRegistry, default_factory
 
     timeouts = Timeouts()
-    return MemberRegistry(
-        namespace, timeouts, factory=default_factory(timeouts, live_window_seconds=probe_seconds)
+    factory = default_factory(
+        timeouts, live_window_seconds=probe_seconds, quiet_probe_seconds=quiet_probe_seconds
     )
+    return MemberRegistry(namespace, timeouts, factory=factory)

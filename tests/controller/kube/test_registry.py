@@ -345,7 +345,9 @@ def test_probes_track_health_and_short_circuit_observe(fakes: tuple[FakeKube, Fa
     a, b = fakes
     timeouts = Timeouts(connect=0.5, read=1.0, probe=0.5)
     # a zero window: every probe is a real GET /readyz (the passive path has its own test below)
-    registry = MemberRegistry(NS, timeouts, factory=default_factory(timeouts, live_window_seconds=0.0))
+    registry = MemberRegistry(
+        NS, timeouts, factory=default_factory(timeouts, live_window_seconds=0.0, quiet_probe_seconds=0.0)
+    )
     try:
         _probes_track_health(registry, a, b)
     finally:
@@ -387,6 +389,32 @@ def wait_for_observation(registry: MemberRegistry, name: str, timeout: float = 2
             if time.monotonic() > end:
                 raise
             time.sleep(0.05)
+
+
+def test_a_quiet_member_is_probed_once_per_quiet_period() -> None:
+    """Watches open but carrying nothing (a real API server: a bookmark a minute): one real probe, then
+    none until the quiet period has passed, then one again."""
+    with FakeKube(stall_seconds=3, tls=True, bookmark_seconds=1000) as a:
+        a.store.put("nodes", node("n1"))
+        a.store.put("deployments", deployment("web", replicas=2))
+        timeouts = Timeouts(connect=0.5, read=1.0, probe=0.5)
+        factory = default_factory(timeouts, live_window_seconds=0.5, quiet_probe_seconds=2.5)
+        registry = MemberRegistry(NS, timeouts, factory=factory)
+        try:
+            registry.sync_from_secrets([secret("east", a.kubeconfig())])
+            assert registry.members()["east"].observe(fhpa()).current_replicas == 2
+            probes = lambda: len(a.requests_matching("GET", r"^/(readyz|healthz)$"))  # noqa: E731
+            time.sleep(0.6)  # past the line window: only the quiet rule can spare a probe
+            assert registry.probe_all()["east"].healthy
+            first = probes()
+            assert first >= 1
+            assert registry.probe_all()["east"].healthy
+            assert probes() == first  # within the quiet period: no request
+            time.sleep(2.7)
+            assert registry.probe_all()["east"].healthy
+            assert probes() == first + 1
+        finally:
+            registry.close()
 
 
 def _probes_track_health(registry: MemberRegistry, a: FakeKube, b: FakeKube) -> None:
