@@ -20,6 +20,7 @@ from decimal import Decimal
 from typing import Any
 
 from fhpa_api import CRON_FEDERATED_HPA, FEDERATED_HPA
+from fhpa_api.limits import RULES_MAX_ITEMS
 
 DEFAULT_CPU_UTILIZATION = 80
 DEFAULT_METRICS: list[dict[str, Any]] = [
@@ -141,7 +142,9 @@ def _assignment_ops(spec: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _cron_ops(spec: dict[str, Any]) -> list[dict[str, Any]]:
     rules = spec.get("rules")
-    if not isinstance(rules, list):
+    if not isinstance(rules, list) or len(rules) > RULES_MAX_ITEMS:
+        # more rules than allowed: validation refuses the object; a patch of three operations per rule
+        # would only make the answer as large as the request (a body of 10,000 rules, a 4 MB patch)
         return []
     ops: list[dict[str, Any]] = []
     for index, rule in enumerate(rules):

@@ -250,3 +250,20 @@ def test_defaulting_is_idempotent_on_arbitrary_specs(kind: str, spec: dict[str, 
     once = apply_defaults(obj)
     assert default_patch(once) == []
     assert apply_defaults(once) == once
+
+
+def test_a_cron_object_with_more_rules_than_allowed_gets_no_per_rule_patch() -> None:
+    """Validation refuses it; the patch must not grow with the request (found by the webhook fuzz test:
+    a body of 14,502 rules made a 4 MB answer)."""
+    from fhpa_api.limits import RULES_MAX_ITEMS
+
+    def cron(n: int) -> dict:
+        return {
+            "apiVersion": "autoscaling.karmada.io/v1alpha1",
+            "kind": "CronFederatedHPA",
+            "metadata": {"name": "c", "namespace": "default"},
+            "spec": {"rules": [{"name": f"r{i}"} for i in range(n)]},
+        }
+
+    assert len(default_patch(cron(RULES_MAX_ITEMS))) == 3 * RULES_MAX_ITEMS
+    assert default_patch(cron(RULES_MAX_ITEMS + 1)) == []

@@ -41,9 +41,13 @@ def member_secret(cluster: str, fake: FakeKube, namespace: str, labels: dict[str
     }
 
 
-def registry(namespace: str, live_window_seconds: float = 10.0) -> MemberRegistry:
-    """The real member registry (watch-backed members) with timeouts short enough for tests;
-    ``live_window_seconds=0`` makes every probe a real GET /readyz."""
+def registry(
+    namespace: str, live_window_seconds: float = 10.0, quiet_probe_seconds: float = 60.0
+) -> MemberRegistry:
+    """The real member registry (watch-backed members) with timeouts short enough for tests; both
+    windows at 0 make every probe a real GET /readyz."""
     timeouts = Timeouts(connect=1, read=3, probe=1)
-    factory = default_factory(timeouts, live_window_seconds=live_window_seconds)
+    factory = default_factory(
+        timeouts, live_window_seconds=live_window_seconds, quiet_probe_seconds=quiet_probe_seconds
+    )
     return MemberRegistry(namespace, timeouts, factory=factory)

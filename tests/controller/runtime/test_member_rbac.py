@@ -120,7 +120,9 @@ def exercise_member(namespaced_rbac: bool = False) -> tuple[set[Call], set[Call]
         member.faults.add("GET", REFUSED_WITHOUT_CLUSTER_ROLE, status=403, times=-1)
     try:
         cp.store.create("secrets", member_secret("member1", member, SYSTEM))
-        reg: MemberRegistry = registry(SYSTEM, live_window_seconds=0.0)  # probes are real requests
+        reg: MemberRegistry = registry(
+            SYSTEM, live_window_seconds=0.0, quiet_probe_seconds=0.0
+        )  # real probes
         manager, stop, thread, _ = start_manager(cp, reg, watch_timeout_seconds=5)
         try:
             cp.store.create(FHPA, fhpa(policy="Duplicated"))
