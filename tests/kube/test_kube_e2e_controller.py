@@ -230,7 +230,7 @@ def test_prioritized_burst_moves_capacity_when_the_real_scheduler_cannot_place_p
     wait_for(lambda: all(world.bounds().values()), 60, "member HPAs on both members")
     # 8 pods' worth at the 80% target (400m of each 500m request), shared by every ready pod
     kube_load.set_demand(world.ns, "web", 8 * 400)
-    wait_for(lambda: m1.pod_summary(world.ns, "web")["unschedulable"] > 0, 90, "m1 runs out of room")
+    wait_for(lambda: m1.pod_summary(world.ns, "web")["unschedulable"] > 0, 180, "m1 runs out of room")
     final = wait_for(
         lambda: (b := world.bounds()).get("m1") is not None and b["m1"][1] == 4 and b,  # type: ignore[index]
         120,
