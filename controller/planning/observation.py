@@ -5,6 +5,8 @@ Counts and member-HPA status only: the controller never reads pod metrics (DESIG
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from fhpa_api.models import Condition
@@ -51,6 +53,24 @@ class MemberHPAObservation(BaseModel):
         return self.desired_replicas >= self.max_replicas and self.scaling_limited
 
 
+class CapacityObservation(BaseModel):
+    """Where a cluster's room for this workload comes from, in two kinds.
+
+    ``firm``: what the cluster holds now (running pods plus what fits in free allocatable), capped by
+    the namespace's ResourceQuota. ``elastic``: what can still come (a node autoscaler's node groups or
+    NodePools up to their max, or the bound an operator declared), capped by the same quota. The
+    planner's ``available`` is firm + elastic: a cloud cluster at zero nodes is room, not full.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    firm: int | None = None  # None: unknown (unlimited)
+    elastic: int = 0
+    source: str = "allocatable"  # allocatable, quota, cluster-autoscaler, karpenter, declared
+    detail: str | None = None  # why the cluster is full or growing, in words an operator reads
+    provision_seconds: float | None = None  # how long a new node takes here, when the cluster shows it
+
+
 class ClusterObservation(BaseModel):
     """One member cluster, as observed for one FederatedHPA."""
 
@@ -70,6 +90,12 @@ class ClusterObservation(BaseModel):
     available_replicas: int | None = (
         None  # replicas of this workload the cluster can hold; None: unknown/unlimited
     )
+    # capacity signals: the kinds of room, and why pods are not running
+    capacity: CapacityObservation | None = None  # None: only available_replicas is known
+    pending_coming_replicas: int = 0  # of pending_replicas: TriggeredScaleUp, nodes are on their way
+    pending_coming_since: datetime | None = None  # the oldest TriggeredScaleUp among them
+    pending_stuck_replicas: int = 0  # of pending_replicas: NotTriggerScaleUp, no node group can fit
+    refused_replicas: int = 0  # pods the workload wants that its namespace quota refused (never created)
     hpa: MemberHPAObservation | None = None
     scale_resource_version: str | None = None  # the workload's Scale as observed (a replica write's guard)
 
