@@ -43,7 +43,7 @@ def cluster(e: Explanation, name: str) -> ClusterExplanation:
 
 
 def test_static_weighted_split_and_keep_what_runs_in_numbers() -> None:
-    """DESIGN's seed 002: F 2..10, weights 1/2/3, current 1/4/0 gives max 1/4/5."""
+    """DESIGN §3 Seed 002 StaticWeighted: F 2..10, weights 1/2/3, current 1/4/0 gives max 1/4/5."""
     f = fhpa("StaticWeighted", 2, 10, weights={"member1": 1, "member2": 2, "member3": 3})
     p = run(f, [obs("member1", 1), obs("member2", 4), obs("member3", 0)])
     f2 = f.model_copy(update={"status": p.status})
@@ -177,7 +177,7 @@ def test_scaled_to_zero_says_what_wakes_it(prioritized: FederatedHPA) -> None:
 
 
 def test_a_cluster_the_planner_leaves_at_zero_says_what_wakes_it() -> None:
-    """DESIGN's Prioritized example, scalingToZero: F 8..24, priority 2/1, available 20/1, current 15/0."""
+    """DESIGN §3 Seed 002 Prioritized, scalingToZero: F 8..24, priority 2/1, available 20/1, current 15/0."""
     f = fhpa("Prioritized", 8, 24, priorities={"member1": 2, "member2": 1}, scalingToZero=True)
     p = run(f, [obs("member1", 15, 20), obs("member2", 0, 1)])
     e = explain(f.model_copy(update={"status": p.status}), as_events(p, f, T0), T0)
