@@ -8,8 +8,9 @@ comment marker read as a space so that a citation wrapped over two lines still c
 - ``DESIGN §N``: section N, a ``## N. Title`` heading.
 - Several sections, ``DESIGN §N and §M``, ``§N-§M``, ``§N/§M``, ``§N, §M``: each must exist.
 - ``DESIGN §N Name``: a named part of section N, a ``###`` (or deeper) heading under ``## N.``. The
-  text after the number must start with the heading's title, or with its title up to the first colon
-  ("DESIGN §4 Prioritized scale-down", "DESIGN §4 promise 2", "DESIGN §3 step 5"); case is ignored.
+  text after the number must start with the heading's title, or with either side of the title's
+  first colon ("DESIGN §4 Prioritized scale-down", "DESIGN §4 promise 2", "DESIGN §3 step 5",
+  "DESIGN §3 Keep what runs" for "Step 3: keep what runs"); case is ignored.
   Text that starts with a capital letter, or with "promise <digit>" or "step <digit>", is taken as a
   name and must match a heading; other words ("DESIGN §3 splits F.max") are prose, and only the
   section is checked.
@@ -66,10 +67,10 @@ class Design:
 
 
 def heading_names(title: str) -> list[str]:
-    """A heading can be cited by its whole title or by the part before its first colon."""
+    """A heading can be cited by its whole title, or by either side of its first colon."""
     names = [title.lower()]
     if ":" in title:
-        names.append(title.split(":", 1)[0].strip().lower())
+        names += [side.strip().lower() for side in title.split(":", 1)]
     return names
 
 
@@ -195,6 +196,7 @@ SMALL = parse_design(
         f"({D} §4 Prioritized scale-down: pins)",
         f"{D} §4 promise 2: a running cluster",
         f"{D} §3 step 5 raises",
+        f"{D} §3 Floor, 5a",
         f"{D} §3 splits F.max by weight",
         f"{D} §3 ``available``: the replicas",
         f"{D} §3 and §4",
