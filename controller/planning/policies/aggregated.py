@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from controller.planning.observation import ClusterObservation
-from controller.planning.policies.base import InOrder, PreferenceView, dynamic_weight
+from controller.planning.policies.base import Clusters, InOrder
 from fhpa_api.models import FederatedHPA
 
 
@@ -17,27 +15,20 @@ class Aggregated(InOrder):
     tiered = False
     shares_capped_by_room = True
     zero_wake_note = ""
+    split_words = (
+        "Aggregated: clusters are filled by available capacity, largest first, each up to what it can hold "
+        "at assignment"
+    )
 
-    def preference_order(self, fhpa: FederatedHPA, clusters: Sequence[ClusterObservation]) -> list[str]:
+    def preference_order(self, fhpa: FederatedHPA, clusters: Clusters) -> list[str]:
         def room(c: ClusterObservation) -> tuple[int, int, str]:
             amount = c.available_replicas
             return (0, 0, c.name) if amount is None else (1, -amount, c.name)
 
         return [c.name for c in sorted(clusters, key=room)]
 
-    def least_preferred(self, fhpa: FederatedHPA, clusters: Sequence[ClusterObservation]) -> str:
+    def least_preferred(self, fhpa: FederatedHPA, clusters: Clusters) -> str:
         """The cluster running the fewest replicas; a tie goes to the least room (unknown counts as
         unlimited), then to the name that sorts last, so the most preferred cluster is the last to go."""
         rank = {name: i for i, name in enumerate(self.preference_order(fhpa, clusters))}
         return max(clusters, key=lambda c: (-c.current_replicas, rank[c.name])).name
-
-    def share_weight(self, fhpa: FederatedHPA, cluster: ClusterObservation, runs: int) -> int:
-        return dynamic_weight(fhpa, cluster)
-
-    def explain_split(
-        self, fhpa: FederatedHPA, view: PreferenceView, cluster: str, assigned_max: int | None
-    ) -> list[str]:
-        return [
-            "Aggregated: clusters are filled by available capacity, largest first, each up to what it "
-            "can hold at assignment"
-        ]

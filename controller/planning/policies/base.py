@@ -14,6 +14,9 @@ from controller.planning.divide import divide, greedy_fill
 from controller.planning.observation import ClusterObservation
 from fhpa_api.models import ClusterAutoscalingPreference, FederatedHPA
 
+Clusters = Sequence[ClusterObservation]
+Capacity = Mapping[str, int | None]
+
 UNKNOWN = "unknown"
 """What a :class:`PreferenceView` answers for a cluster whose preference cannot be resolved."""
 
@@ -43,7 +46,8 @@ class AssignmentPolicy(Protocol):
     bottom under pins and clusters at 0 wake one at a time; otherwise the trigger optimization caps a
     full cluster and hands its max to the others by the split. ``reads_capacity``: the split depends
     on the clusters' available replicas (an explanation from status alone cannot show it).
-    ``shares_capped_by_room``: metric shares are capped by what each holder can run.
+    ``shares_capped_by_room``: metric shares are capped by what each holder can run. ``zero_wake_note``:
+    which cluster at 0 wakes first, as the explanation says it ("" when no order applies).
     """
 
     name: str
@@ -53,21 +57,15 @@ class AssignmentPolicy(Protocol):
     shares_capped_by_room: bool
     zero_wake_note: str
 
-    def preference_order(self, fhpa: FederatedHPA, clusters: Sequence[ClusterObservation]) -> list[str]:
+    def preference_order(self, fhpa: FederatedHPA, clusters: Clusters) -> list[str]:
         """Cluster names, most preferred first, by the policy's own measure; ties by name."""
         ...
 
-    def split(
-        self,
-        fhpa: FederatedHPA,
-        total: int,
-        clusters: Sequence[ClusterObservation],
-        capacity: Mapping[str, int | None],
-    ) -> dict[str, int]:
+    def split(self, fhpa: FederatedHPA, total: int, clusters: Clusters, capacity: Capacity) -> dict[str, int]:
         """Share ``total`` among (non-empty) ``clusters``, each bounded by ``capacity`` where it fills."""
         ...
 
-    def least_preferred(self, fhpa: FederatedHPA, clusters: Sequence[ClusterObservation]) -> str:
+    def least_preferred(self, fhpa: FederatedHPA, clusters: Clusters) -> str:
         """The (non-empty) ``clusters``' first to go to zero."""
         ...
 
@@ -78,7 +76,8 @@ class AssignmentPolicy(Protocol):
     def explain_split(
         self, fhpa: FederatedHPA, view: PreferenceView, cluster: str, assigned_max: int | None
     ) -> list[str]:
-        """The split for one cluster, in words and numbers where status and spec allow."""
+        """The split for one cluster (its assigned max: ``assigned_max``), in numbers where the spec
+        and status allow."""
         ...
 
     def split_max_from_spec(self, fhpa: FederatedHPA, view: PreferenceView, cluster: str) -> int | None:
@@ -91,7 +90,25 @@ def dynamic_weight(fhpa: FederatedHPA, cluster: ClusterObservation) -> int:
     return cluster.available_or(fhpa.spec.max_replicas)
 
 
-class ByWeight:
+class Shared:
+    """What most policies answer alike: a metric share weighed by room, the split explained in one
+    fixed sentence (``split_words``), no split an explanation can compute from the spec alone."""
+
+    split_words = ""
+
+    def share_weight(self, fhpa: FederatedHPA, cluster: ClusterObservation, runs: int) -> int:
+        return dynamic_weight(fhpa, cluster)
+
+    def explain_split(
+        self, fhpa: FederatedHPA, view: PreferenceView, cluster: str, assigned_max: int | None
+    ) -> list[str]:
+        return [self.split_words]
+
+    def split_max_from_spec(self, fhpa: FederatedHPA, view: PreferenceView, cluster: str) -> int | None:
+        return None
+
+
+class ByWeight(Shared):
     """A policy that divides by a weight per cluster: the heaviest is the most preferred, the lightest
     goes to zero first. Subclasses give the weight."""
 
@@ -103,47 +120,26 @@ class ByWeight:
     def weight(self, fhpa: FederatedHPA, cluster: ClusterObservation) -> int:
         raise NotImplementedError
 
-    def _weights(self, fhpa: FederatedHPA, clusters: Sequence[ClusterObservation]) -> dict[str, int]:
-        return {c.name: self.weight(fhpa, c) for c in clusters}
-
-    def preference_order(self, fhpa: FederatedHPA, clusters: Sequence[ClusterObservation]) -> list[str]:
-        w = self._weights(fhpa, clusters)
+    def preference_order(self, fhpa: FederatedHPA, clusters: Clusters) -> list[str]:
+        w = {c.name: self.weight(fhpa, c) for c in clusters}
         return sorted(w, key=lambda n: (-w[n], n))
 
-    def split(
-        self,
-        fhpa: FederatedHPA,
-        total: int,
-        clusters: Sequence[ClusterObservation],
-        capacity: Mapping[str, int | None],
-    ) -> dict[str, int]:
-        return divide(total, self._weights(fhpa, clusters))
+    def split(self, fhpa: FederatedHPA, total: int, clusters: Clusters, capacity: Capacity) -> dict[str, int]:
+        return divide(total, {c.name: self.weight(fhpa, c) for c in clusters})
 
-    def least_preferred(self, fhpa: FederatedHPA, clusters: Sequence[ClusterObservation]) -> str:
+    def least_preferred(self, fhpa: FederatedHPA, clusters: Clusters) -> str:
         return self.preference_order(fhpa, clusters)[-1]
 
-    def split_max_from_spec(self, fhpa: FederatedHPA, view: PreferenceView, cluster: str) -> int | None:
-        return None
 
-
-class InOrder:
+class InOrder(Shared):
     """A policy that fills clusters in its preference order, each up to its capacity (None: unlimited),
     and gives what nobody holds to the most preferred. Subclasses give the order."""
 
     divides_bounds = True
     reads_capacity = True
 
-    def preference_order(self, fhpa: FederatedHPA, clusters: Sequence[ClusterObservation]) -> list[str]:
+    def preference_order(self, fhpa: FederatedHPA, clusters: Clusters) -> list[str]:
         raise NotImplementedError
 
-    def split(
-        self,
-        fhpa: FederatedHPA,
-        total: int,
-        clusters: Sequence[ClusterObservation],
-        capacity: Mapping[str, int | None],
-    ) -> dict[str, int]:
+    def split(self, fhpa: FederatedHPA, total: int, clusters: Clusters, capacity: Capacity) -> dict[str, int]:
         return greedy_fill(total, self.preference_order(fhpa, clusters), capacity)
-
-    def split_max_from_spec(self, fhpa: FederatedHPA, view: PreferenceView, cluster: str) -> int | None:
-        return None

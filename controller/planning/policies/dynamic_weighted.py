@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from controller.planning.observation import ClusterObservation
-from controller.planning.policies.base import ByWeight, PreferenceView, dynamic_weight
+from controller.planning.policies.base import ByWeight, dynamic_weight
 from fhpa_api.models import FederatedHPA
 
 
@@ -13,17 +13,9 @@ class DynamicWeighted(ByWeight):
 
     name = "DynamicWeighted"
     reads_capacity = True
+    split_words = (
+        "DynamicWeighted: F.min and F.max are divided by the replicas each cluster could hold at assignment"
+    )
 
     def weight(self, fhpa: FederatedHPA, cluster: ClusterObservation) -> int:
         return dynamic_weight(fhpa, cluster)
-
-    def share_weight(self, fhpa: FederatedHPA, cluster: ClusterObservation, runs: int) -> int:
-        return dynamic_weight(fhpa, cluster)
-
-    def explain_split(
-        self, fhpa: FederatedHPA, view: PreferenceView, cluster: str, assigned_max: int | None
-    ) -> list[str]:
-        return [
-            "DynamicWeighted: F.min and F.max are divided by the replicas each cluster could hold "
-            "at assignment"
-        ]

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from controller.planning.affinity import priority
 from controller.planning.observation import ClusterObservation
-from controller.planning.policies.base import UNKNOWN, InOrder, PreferenceView
+from controller.planning.policies.base import UNKNOWN, Clusters, InOrder, PreferenceView
 from fhpa_api.models import ClusterAutoscalingPreference, FederatedHPA
 
 
@@ -21,11 +19,11 @@ class Prioritized(InOrder):
     shares_capped_by_room = False
     zero_wake_note = " (the highest-priority cluster at 0 first)"
 
-    def preference_order(self, fhpa: FederatedHPA, clusters: Sequence[ClusterObservation]) -> list[str]:
+    def preference_order(self, fhpa: FederatedHPA, clusters: Clusters) -> list[str]:
         prefs = fhpa.spec.preferences
         return [c.name for c in sorted(clusters, key=lambda c: (-priority(prefs, c), c.name))]
 
-    def least_preferred(self, fhpa: FederatedHPA, clusters: Sequence[ClusterObservation]) -> str:
+    def least_preferred(self, fhpa: FederatedHPA, clusters: Clusters) -> str:
         """The lowest priority (ties: the name that sorts last)."""
         return self.preference_order(fhpa, clusters)[-1]
 
