@@ -25,9 +25,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from controller.planning.affinity import affinity_matches
-from controller.planning.divide import divide
 from controller.planning.fleet import FAILED_OVER, SATURATED
 from controller.planning.observation import ClusterObservation
+from controller.planning.policies import policy_of
+from controller.planning.policies.base import UNKNOWN
 from fhpa_api.models import ClusterAutoscalingPreference, ClusterStatus, Condition, FederatedHPA
 
 DEFAULT_FAILOVER_GRACE = timedelta(seconds=60)  # `fhpa controller run --failover-grace`
@@ -172,8 +173,8 @@ def _object_next(context: _Context) -> list[str]:
     status = context.fhpa.status
     if not spec.effective_scale_assist:
         return ["nothing across clusters: scaleAssist is false, each member HPA scales within its bounds"]
-    if spec.assignment_type == "Duplicated":
-        return ["nothing across clusters: Duplicated gives every cluster the federated bounds"]
+    if not policy_of(context.fhpa).divides_bounds:
+        return [f"nothing across clusters: {spec.assignment_type} gives every cluster the federated bounds"]
     last = status.last_optimization_time if status is not None else None
     if last is None:
         return ["the first period optimization runs one period (default 60s) after the assignment"]
@@ -201,12 +202,12 @@ class _Context:
         ]
 
     def preference(self, name: str) -> ClusterAutoscalingPreference | str | None:
-        """The cluster's preference entry; "unknown" when an earlier entry selects by labels or fields."""
+        """The cluster's preference entry; UNKNOWN when an earlier entry selects by labels or fields."""
         for pref in self.fhpa.spec.preferences:
             target = pref.target_cluster
             if target.label_selector is not None or target.field_selector is not None:
                 self._unresolved = True
-                return "unknown"
+                return UNKNOWN
             if affinity_matches(target, ClusterObservation(name=name)):
                 return pref
         return None
@@ -216,7 +217,7 @@ class _Context:
         result = {}
         for name in self.candidates:
             pref = self.preference(name)
-            if pref == "unknown":
+            if pref == UNKNOWN:
                 return None
             result[name] = (pref.static_weight or 0) if isinstance(pref, ClusterAutoscalingPreference) else 0
         return result
@@ -225,9 +226,10 @@ class _Context:
         gaps = [
             "the controller's --failover-grace and --optimization-period (their defaults, 60s, are assumed)",
         ]
-        policy = self.fhpa.spec.assignment_type
-        if policy in ("DynamicWeighted", "Aggregated", "Prioritized"):
-            gaps.append(f"the available capacity per cluster that the {policy} split used")
+        if policy_of(self.fhpa).reads_capacity:
+            gaps.append(
+                f"the available capacity per cluster that the {self.fhpa.spec.assignment_type} split used"
+            )
         if self._unresolved:
             gaps.append(
                 "the weight or priority of a cluster picked by a labelSelector/fieldSelector preference"
@@ -317,63 +319,17 @@ def _rejoin(row: ClusterStatus, state: str, events: list[EventLine]) -> list[str
 
 def _arithmetic(context: _Context, row: ClusterStatus) -> list[str]:
     """The policy's split, in numbers where status and spec allow."""
-    spec = context.fhpa.spec
-    policy = spec.assignment_type
-    if policy == "Duplicated":
-        return [
-            f"Duplicated: every cluster gets the federated bounds, "
-            f"min {spec.effective_min} max {spec.max_replicas}"
-        ]
-    if policy == "StaticWeighted":
-        return _static(context, row)
-    if policy == "Prioritized":
-        pref = context.preference(row.name)
-        if pref == "unknown":
-            return [
-                "Prioritized: its priority comes from a preference that selects by labels (not in status)"
-            ]
-        prio = pref.priority or 0 if isinstance(pref, ClusterAutoscalingPreference) else 0
-        return [
-            f"Prioritized: priority {prio}; clusters are filled in priority order, each up to what it can "
-            "hold, and what is left goes to the highest priority"
-        ]
-    if policy == "DynamicWeighted":
-        return [
-            "DynamicWeighted: F.min and F.max are divided by the replicas each cluster could hold "
-            "at assignment"
-        ]
-    return [
-        "Aggregated: clusters are filled by available capacity, largest first, each up to what it can hold "
-        "at assignment"
-    ]
-
-
-def _static(context: _Context, row: ClusterStatus) -> list[str]:
-    spec = context.fhpa.spec
-    weights = context.weights()
-    if weights is None or row.name not in weights:
-        return ["StaticWeighted: its weight comes from a preference that selects by labels (not in status)"]
-    total = sum(weights.values())
-    max_share = divide(spec.max_replicas, weights)[row.name]
-    min_share = divide(spec.effective_min, weights)[row.name]
-    shown = ", ".join(f"{n} {w}" for n, w in sorted(weights.items()))
-    line = (
-        f"StaticWeighted: weight {weights[row.name]} of {total} ({shown}): F.max {spec.max_replicas} divides "
-        f"to max {max_share}, F.min {spec.effective_min} to min {min_share}"
-    )
-    if min_share < 1 <= (row.max_replicas or 0):
-        line += "; every member HPA has min >= 1"
-    return [line]
+    return policy_of(context.fhpa).explain_split(context.fhpa, context, row.name, row.max_replicas)
 
 
 def _keep_what_runs(context: _Context, row: ClusterStatus) -> list[str]:
     """Where the max stands against the split and against what the cluster runs."""
-    if context.fhpa.spec.assignment_type == "Duplicated":
+    if not policy_of(context.fhpa).divides_bounds:
         return []
     current, maximum = row.current_replicas, row.max_replicas
     if current is None or maximum is None or maximum <= 0:
         return []
-    share = _static_share(context, row.name)
+    share = policy_of(context.fhpa).split_max_from_spec(context.fhpa, context, row.name)
     if share is not None and maximum != share:
         if maximum == current and maximum > share:
             return [
@@ -392,15 +348,6 @@ def _keep_what_runs(context: _Context, row: ClusterStatus) -> list[str]:
     if maximum > current:
         return [f"{maximum - current} of its max is headroom above the {current} replicas it runs"]
     return [f"its max equals the {current} replicas it runs: its member HPA cannot scale it further up here"]
-
-
-def _static_share(context: _Context, name: str) -> int | None:
-    if context.fhpa.spec.assignment_type != "StaticWeighted":
-        return None
-    weights = context.weights()
-    if weights is None or name not in weights:
-        return None
-    return divide(context.fhpa.spec.max_replicas, weights)[name]
 
 
 def _special(context: _Context, row: ClusterStatus, state: str) -> list[str]:
@@ -470,9 +417,10 @@ def _next(context: _Context, row: ClusterStatus, state: str) -> list[str]:
             "the pin is released, back to the assigned min, once every lower-priority cluster is at its min"
         ]
     if state == "ScaledToZero":
-        first = " (the highest-priority cluster at 0 first)" if spec.assignment_type == "Prioritized" else ""
         return [
-            "wakes" + first + " when a running cluster's HPA is at its max and wants more, when pods pend "
+            "wakes"
+            + policy_of(context.fhpa).zero_wake_note
+            + " when a running cluster's HPA is at its max and wants more, when pods pend "
             f"elsewhere for {spec.effective_delay_seconds}s, or when the running clusters cannot hold F.min"
         ]
     if state == "ConflictingHPA":

@@ -46,6 +46,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from controller.planning.policies import policy_named
+
 if TYPE_CHECKING:
     from simulator.engine import ClusterSample, StepSample
 
@@ -85,7 +87,7 @@ class PromiseTerms:
     @property
     def promised(self) -> frozenset[str]:
         """The promises this FederatedHPA makes (DESIGN §4)."""
-        if self.policy == "Duplicated":
+        if not policy_named(self.policy).divides_bounds:
             return frozenset((FLOOR, UNMANAGED))
         if not self.scale_assist:
             return frozenset()
@@ -140,7 +142,7 @@ def measure(steps: Sequence[StepSample], terms: PromiseTerms) -> PromiseReport:
     below_v = _max_sum_below(steps, dt)
     promised = terms.promised
     violations = [v for v in floor_v + unmanaged_v + ceiling_v + churn_v if v.kind in promised]
-    if terms.policy != "Duplicated":
+    if policy_named(terms.policy).divides_bounds:
         violations += below_v
     violations.sort(key=lambda v: v.t)
     return PromiseReport(

@@ -17,6 +17,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from controller.planning.policies import policy_named
 from simulator.engine import RunResult, StepSample
 from simulator.promises import PROMISES
 
@@ -254,7 +255,7 @@ def draw_timeline(result: RunResult) -> Any:
     ax_fleet.step(x, f_max, where="post", color="black", ls="--", lw=1.4, label="F.max")
     ax_fleet.step(x, f_min, where="post", color="black", ls=":", lw=1.6, label="F.min")
     top = max([*f_max, *(sum(col) for col in zip(*reachable, strict=True)), 1.0])
-    if spec.assignment_type != "Duplicated":  # under Duplicated every member max is F.max by design
+    if policy_named(spec.assignment_type).divides_bounds:  # else every member max is F.max by design
         max_sum = [
             float(sum(c.hpa_max for c in s.clusters.values() if not c.down and c.hpa_max is not None))
             for s in steps

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from controller.planning.observation import ClusterObservation
-from controller.planning.policy import DUPLICATED, available, split
+from controller.planning.policies import policy_of
+from controller.planning.policy import available, split
 from fhpa_api.models import FederatedHPA
 
 
@@ -41,7 +42,7 @@ def initial_assignment(
     spec = fhpa.spec
     if not candidates:
         return {}
-    if spec.assignment_type == DUPLICATED:
+    if not policy_of(fhpa).divides_bounds:  # every cluster gets the federated bounds
         return {c.name: finalize_one(spec.effective_min, spec.max_replicas) for c in candidates}
     capacity = {c.name: available(c) for c in candidates}
     maxes = split(fhpa, spec.max_replicas, candidates, capacity)

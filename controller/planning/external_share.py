@@ -37,10 +37,9 @@ from dataclasses import dataclass
 from decimal import ROUND_CEILING
 from typing import Any
 
-from controller.planning.affinity import static_weight
 from controller.planning.divide import divide
 from controller.planning.observation import ClusterObservation
-from controller.planning.policy import DUPLICATED, PRIORITIZED, STATIC_WEIGHTED, dynamic_weight
+from controller.planning.policies import policy_of
 from fhpa_api.models import FederatedHPA, MemberMetricTarget, Quantity
 from fhpa_api.quantity import QuantityError, parse_quantity
 
@@ -215,14 +214,7 @@ def weight(fhpa: FederatedHPA, holder: Holder) -> int:
     runs = min(holder.current, holder.max_replicas)
     if runs <= 0 or not holder.cluster.workload_found:
         return 0
-    policy = fhpa.spec.assignment_type
-    if policy == PRIORITIZED:
-        return runs
-    if policy == DUPLICATED:
-        return 1
-    if policy == STATIC_WEIGHTED:
-        return static_weight(fhpa.spec.preferences, holder.cluster)
-    return dynamic_weight(fhpa, holder.cluster)  # DynamicWeighted, Aggregated: available
+    return policy_of(fhpa).share_weight(fhpa, holder.cluster, runs)
 
 
 def split_shares(weights: Mapping[str, int], rooms: Mapping[str, int] | None) -> dict[str, int]:
@@ -265,10 +257,10 @@ def split_shares(weights: Mapping[str, int], rooms: Mapping[str, int] | None) ->
 
 
 def fresh_shares(fhpa: FederatedHPA, holders: Sequence[Holder]) -> dict[str, int]:
-    """The shares the policy gives the holders now. Prioritized follows what runs and is not capped:
-    its preferred cluster runs up to its max and the controller's spill raises the next one."""
+    """The shares the policy gives the holders now, capped by their rooms where the policy says so
+    (Prioritized follows what runs, uncapped: the controller's spill raises the next cluster)."""
     weights = {h.name: weight(fhpa, h) for h in holders}
-    if fhpa.spec.assignment_type == PRIORITIZED:
+    if not policy_of(fhpa).shares_capped_by_room:
         return split_shares(weights, None)
     return split_shares(weights, {h.name: h.room for h in holders})
 

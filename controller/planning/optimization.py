@@ -12,7 +12,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from controller.planning.fleet import Fleet, Slot
-from controller.planning.policy import PRIORITIZED, available, split
+from controller.planning.policies import policy_of
+from controller.planning.policy import available, split
 
 DEFAULT_SCALE_DOWN_WINDOW = 300
 """The native HPA's scale-down stabilization window when behavior does not set one."""
@@ -127,13 +128,13 @@ def _scale_down_window(fleet: Fleet) -> float:
 
 
 def trigger(fleet: Fleet) -> bool:
-    """Trigger optimization (weighted and Aggregated policies): cap clusters that cannot schedule.
+    """Trigger optimization (the policies that are not tiered): cap clusters that cannot schedule.
 
     A cluster with unschedulable pods past the delay keeps max = what it holds (``Slot.scheduled_cap``:
     ready at least, as DESIGN says; pods already scheduled and starting are not killed) and is marked
     Saturated; its freed max goes to the others by the policy's weights.
     """
-    if fleet.fhpa.spec.assignment_type == PRIORITIZED:
+    if policy_of(fleet.fhpa).tiered:  # a tiered policy spills down its order instead (priority.py)
         return False
     capped = []
     for slot in fleet.ordered():

@@ -13,7 +13,7 @@ from controller.planning.failover import Health, Role
 from controller.planning.fleet import Fleet
 from controller.planning.observation import ClusterObservation
 from controller.planning.plan import EventRecord, HPAAction, ReplicaWrite
-from controller.planning.policy import DUPLICATED
+from controller.planning.policies import policy_of
 from fhpa_api.models import ClusterStatus, Condition
 
 
@@ -63,9 +63,10 @@ def object_events(before: list[Condition] | None, after: list[Condition] | None)
 
 
 def _failed_over_text(fleet: Fleet, h: Health) -> str:
-    """Duplicated has no share to move: every cluster already has F.min..F.max."""
+    """A policy that does not divide the bounds (Duplicated) has no share to move: every cluster
+    already has F.min..F.max."""
     flaps = f" (failover {h.failovers} within the hour: its grace grows)" if h.failovers > 1 else ""
-    if fleet.fhpa.spec.assignment_type == DUPLICATED:
+    if not policy_of(fleet.fhpa).divides_bounds:
         return f"failed over; its HPA is left alone, the other clusters keep their own bounds{flaps}"
     return f"failed over; its share goes to the other clusters{flaps}"
 

@@ -29,7 +29,7 @@ from controller.planning.member_hpa import render_spec, spec_digest
 from controller.planning.observation import ClusterObservation
 from controller.planning.plan import HPAAction, Plan, ReplicaWrite
 from controller.planning.plan_events import action_events, object_events, transition_events
-from controller.planning.policy import DUPLICATED
+from controller.planning.policies import policy_of
 from controller.planning.status_report import planned_status
 from controller.planning.wording import count
 from fhpa_api.models import ClusterStatus, FederatedHPA, FederatedHPAStatus
@@ -156,7 +156,7 @@ def assignment_key(fhpa: FederatedHPA, candidate_names: list[str]) -> str:
 
 def _assists(fhpa: FederatedHPA) -> bool:
     """Does the controller act across clusters after the assignment? (DESIGN §4)"""
-    return fhpa.spec.effective_scale_assist and fhpa.spec.assignment_type != DUPLICATED
+    return fhpa.spec.effective_scale_assist and policy_of(fhpa).divides_bounds
 
 
 def _bounds_missing(row: ClusterStatus | None) -> bool:

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from controller.planning import burst
 from controller.planning.fleet import Fleet, Slot
-from controller.planning.policy import PRIORITIZED, preference_order
+from controller.planning.policies import policy_of
+from controller.planning.policy import preference_order
 
 
 def _by_priority(fleet: Fleet) -> list[Slot]:
@@ -27,7 +28,7 @@ def _by_priority(fleet: Fleet) -> list[Slot]:
 
 def scale_up(fleet: Fleet) -> bool:
     """Move max from saturated high-priority clusters to the next by priority. True if anything moved."""
-    if fleet.fhpa.spec.assignment_type != PRIORITIZED:
+    if not policy_of(fleet.fhpa).tiered:
         return False
     ranked = _by_priority(fleet)
     moved = False
@@ -117,7 +118,7 @@ def drain_from_bottom(fleet: Fleet, settle_seconds: float) -> bool:
     tier per pass, and a cluster whose max moved within ``settle_seconds`` is left to settle first.
     Nothing is drained while pods are still starting anywhere.
     """
-    if fleet.fhpa.spec.assignment_type != PRIORITIZED or not _load_falling(fleet):
+    if not policy_of(fleet.fhpa).tiered or not _load_falling(fleet):
         return False
     if any(
         s.cluster.current_replicas > s.cluster.ready_replicas for s in fleet.slots.values() if s.can_receive
@@ -174,7 +175,7 @@ def pin_and_release(fleet: Fleet) -> bool:
 
     Returns True when a pin was released (the caller then lets unused max flow back up).
     """
-    if fleet.fhpa.spec.assignment_type != PRIORITIZED:
+    if not policy_of(fleet.fhpa).tiered:
         return False
     ranked = _by_priority(fleet)
     falling = _load_falling(fleet)

@@ -15,7 +15,7 @@ from controller.planning.external_share import format_share, member_targets
 from controller.planning.failover import Health, Role
 from controller.planning.fleet import FAILED_OVER, SATURATED, Fleet, Slot
 from controller.planning.observation import ClusterObservation
-from controller.planning.policy import DUPLICATED
+from controller.planning.policies import policy_of
 from controller.planning.wording import count
 from fhpa_api.models import ClusterStatus, Condition, FederatedHPAStatus
 
@@ -136,13 +136,14 @@ def _object_conditions(
             "scaleAssist is false: member HPAs scale within their assigned bounds only",
             fleet.now,
         )
-    elif spec.assignment_type == DUPLICATED:
+    elif not policy_of(fleet.fhpa).divides_bounds:
         active = condition(
             previous,
             "ScalingActive",
             "False",
-            "Duplicated",
-            "Duplicated: every member HPA has the federated bounds; nothing moves between clusters",
+            spec.assignment_type,
+            f"{spec.assignment_type}: every member HPA has the federated bounds; nothing moves between "
+            "clusters",
             fleet.now,
         )
     else:

@@ -14,7 +14,8 @@ can, each with its min once the mins are raised (:func:`start_for_floor`, :func:
 from __future__ import annotations
 
 from controller.planning.fleet import Fleet, Slot
-from controller.planning.policy import PRIORITIZED, least_preferred, preference_order
+from controller.planning.policies import policy_of
+from controller.planning.policy import least_preferred, preference_order
 
 
 def _wants_fewer(slot: Slot, periodic: bool) -> bool:
@@ -53,11 +54,11 @@ def _recently_written(fleet: Fleet, settle_seconds: float) -> bool:
 def _calls_for_more(fleet: Fleet, slot: Slot) -> bool:
     """Does this running cluster call for a cluster at 0 to wake up?
 
-    Prioritized: not a Saturated cluster. Its spill has already gone down the priority order
+    A tiered policy (Prioritized): not a Saturated cluster. Its spill has already gone down the order
     (``priority.scale_up``, which raises the receiving cluster to at least 1), so its capped HPA wanting
     more must not also wake the next cluster at 0; the receiving cluster calls once it is full itself.
     """
-    if fleet.fhpa.spec.assignment_type == PRIORITIZED and slot.saturated:
+    if policy_of(fleet.fhpa).tiered and slot.saturated:
         return False
     if fleet.pending_past_delay(slot):
         return True
@@ -140,7 +141,7 @@ def scale_from_zero(fleet: Fleet) -> bool:
     zeros = [s for s in _zero_slots(fleet) if s.cluster.workload_found]
     if not zeros or not any(_calls_for_more(fleet, s) for s in _running(fleet)):
         return False
-    if fleet.fhpa.spec.assignment_type == PRIORITIZED:
+    if policy_of(fleet.fhpa).tiered:  # one tier at a time: the most preferred cluster at 0 alone
         first = preference_order(fleet.fhpa, [s.cluster for s in zeros])[0]
         zeros = [fleet.slots[first]]
     # a cluster woken because pods pend elsewhere starts with as many as pend (up to its max), not one

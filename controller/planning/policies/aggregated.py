@@ -1,0 +1,34 @@
+"""Aggregated: clusters filled by available capacity, largest first, each up to what it can hold."""
+
+from __future__ import annotations
+
+from controller.planning.observation import ClusterObservation
+from controller.planning.policies.base import Clusters, InOrder
+from fhpa_api.models import FederatedHPA
+
+
+class Aggregated(InOrder):
+    """Room decides the order (unknown first, as unlimited). A full cluster is capped by the trigger,
+    not spilled down the order, and metric shares weigh the clusters by room."""
+
+    name = "Aggregated"
+    tiered = False
+    shares_capped_by_room = True
+    zero_wake_note = ""
+    split_words = (
+        "Aggregated: clusters are filled by available capacity, largest first, each up to what it can hold "
+        "at assignment"
+    )
+
+    def preference_order(self, fhpa: FederatedHPA, clusters: Clusters) -> list[str]:
+        def room(c: ClusterObservation) -> tuple[int, int, str]:
+            amount = c.available_replicas
+            return (0, 0, c.name) if amount is None else (1, -amount, c.name)
+
+        return [c.name for c in sorted(clusters, key=room)]
+
+    def least_preferred(self, fhpa: FederatedHPA, clusters: Clusters) -> str:
+        """The cluster running the fewest replicas; a tie goes to the least room (unknown counts as
+        unlimited), then to the name that sorts last, so the most preferred cluster is the last to go."""
+        rank = {name: i for i, name in enumerate(self.preference_order(fhpa, clusters))}
+        return max(clusters, key=lambda c: (-c.current_replicas, rank[c.name])).name

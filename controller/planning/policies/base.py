@@ -1,0 +1,145 @@
+"""What every assignment policy answers, and the two shapes most of them share.
+
+The planner's mechanics (the assignment, the optimizations, the spill, scaling to zero, metric shares)
+and the words that explain them ask a policy the same few questions; each policy answers them in its
+own module, so a new policy is one module plus its name in the API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from controller.planning.divide import divide, greedy_fill
+from controller.planning.observation import ClusterObservation
+from fhpa_api.models import ClusterAutoscalingPreference, FederatedHPA
+
+Clusters = Sequence[ClusterObservation]
+Capacity = Mapping[str, int | None]
+
+UNKNOWN = "unknown"
+"""What a :class:`PreferenceView` answers for a cluster whose preference cannot be resolved."""
+
+
+class PreferenceView(Protocol):
+    """The preferences as an explanation can resolve them from status alone (no cluster labels).
+
+    Lazy on purpose: asking marks the explanation as having a gap when a preference selects by labels,
+    so only a policy that reads preferences may ask.
+    """
+
+    def preference(self, name: str) -> ClusterAutoscalingPreference | str | None:
+        """The cluster's preference entry, :data:`UNKNOWN` when it cannot be resolved, None when none."""
+        ...
+
+    def weights(self) -> dict[str, int] | None:
+        """The static weights of the candidates, None when one cannot be resolved."""
+        ...
+
+
+class AssignmentPolicy(Protocol):
+    """One assignment policy: how it shares F.min..F.max out and how the controller then moves it.
+
+    ``divides_bounds``: F.min..F.max is divided among the clusters (False: each gets the whole, and
+    nothing moves between clusters after the assignment). ``tiered``: clusters are filled one tier at a
+    time in preference order, so a full cluster spills down the order, scale-down drains from the
+    bottom under pins and clusters at 0 wake one at a time; otherwise the trigger optimization caps a
+    full cluster and hands its max to the others by the split. ``reads_capacity``: the split depends
+    on the clusters' available replicas (an explanation from status alone cannot show it).
+    ``shares_capped_by_room``: metric shares are capped by what each holder can run. ``zero_wake_note``:
+    which cluster at 0 wakes first, as the explanation says it ("" when no order applies).
+    """
+
+    name: str
+    divides_bounds: bool
+    tiered: bool
+    reads_capacity: bool
+    shares_capped_by_room: bool
+    zero_wake_note: str
+
+    def preference_order(self, fhpa: FederatedHPA, clusters: Clusters) -> list[str]:
+        """Cluster names, most preferred first, by the policy's own measure; ties by name."""
+        ...
+
+    def split(self, fhpa: FederatedHPA, total: int, clusters: Clusters, capacity: Capacity) -> dict[str, int]:
+        """Share ``total`` among (non-empty) ``clusters``, each bounded by ``capacity`` where it fills."""
+        ...
+
+    def least_preferred(self, fhpa: FederatedHPA, clusters: Clusters) -> str:
+        """The (non-empty) ``clusters``' first to go to zero."""
+        ...
+
+    def share_weight(self, fhpa: FederatedHPA, cluster: ClusterObservation, runs: int) -> int:
+        """The weight of a cluster's metric share, given the replicas it runs (more than 0)."""
+        ...
+
+    def explain_split(
+        self, fhpa: FederatedHPA, view: PreferenceView, cluster: str, assigned_max: int | None
+    ) -> list[str]:
+        """The split for one cluster (its assigned max: ``assigned_max``), in numbers where the spec
+        and status allow."""
+        ...
+
+    def split_max_from_spec(self, fhpa: FederatedHPA, view: PreferenceView, cluster: str) -> int | None:
+        """The max the split gave ``cluster``, when the spec alone decides it; None otherwise."""
+        ...
+
+
+def dynamic_weight(fhpa: FederatedHPA, cluster: ClusterObservation) -> int:
+    """A weight by available replicas; unknown counts as room for all of F.max."""
+    return cluster.available_or(fhpa.spec.max_replicas)
+
+
+class Shared:
+    """What most policies answer alike: a metric share weighed by room, the split explained in one
+    fixed sentence (``split_words``), no split an explanation can compute from the spec alone."""
+
+    split_words = ""
+
+    def share_weight(self, fhpa: FederatedHPA, cluster: ClusterObservation, runs: int) -> int:
+        return dynamic_weight(fhpa, cluster)
+
+    def explain_split(
+        self, fhpa: FederatedHPA, view: PreferenceView, cluster: str, assigned_max: int | None
+    ) -> list[str]:
+        return [self.split_words]
+
+    def split_max_from_spec(self, fhpa: FederatedHPA, view: PreferenceView, cluster: str) -> int | None:
+        return None
+
+
+class ByWeight(Shared):
+    """A policy that divides by a weight per cluster: the heaviest is the most preferred, the lightest
+    goes to zero first. Subclasses give the weight."""
+
+    divides_bounds = True
+    tiered = False
+    shares_capped_by_room = True
+    zero_wake_note = ""
+
+    def weight(self, fhpa: FederatedHPA, cluster: ClusterObservation) -> int:
+        raise NotImplementedError
+
+    def preference_order(self, fhpa: FederatedHPA, clusters: Clusters) -> list[str]:
+        w = {c.name: self.weight(fhpa, c) for c in clusters}
+        return sorted(w, key=lambda n: (-w[n], n))
+
+    def split(self, fhpa: FederatedHPA, total: int, clusters: Clusters, capacity: Capacity) -> dict[str, int]:
+        return divide(total, {c.name: self.weight(fhpa, c) for c in clusters})
+
+    def least_preferred(self, fhpa: FederatedHPA, clusters: Clusters) -> str:
+        return self.preference_order(fhpa, clusters)[-1]
+
+
+class InOrder(Shared):
+    """A policy that fills clusters in its preference order, each up to its capacity (None: unlimited),
+    and gives what nobody holds to the most preferred. Subclasses give the order."""
+
+    divides_bounds = True
+    reads_capacity = True
+
+    def preference_order(self, fhpa: FederatedHPA, clusters: Clusters) -> list[str]:
+        raise NotImplementedError
+
+    def split(self, fhpa: FederatedHPA, total: int, clusters: Clusters, capacity: Capacity) -> dict[str, int]:
+        return greedy_fill(total, self.preference_order(fhpa, clusters), capacity)

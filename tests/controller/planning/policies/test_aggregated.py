@@ -1,0 +1,26 @@
+"""Aggregated: room decides the order, and the cluster running the fewest goes to zero first."""
+
+from __future__ import annotations
+
+from controller.planning.policies.aggregated import Aggregated
+from tests.controller.planning_builders import fhpa, obs
+
+POLICY = Aggregated()
+F = fhpa("Aggregated", 2, 20)
+
+
+def test_the_order_is_room_descending_unknown_first() -> None:
+    clusters = [obs("a", available=3), obs("b", available=9), obs("c"), obs("d", available=9)]
+    assert POLICY.preference_order(F, clusters) == ["c", "b", "d", "a"]
+
+
+def test_the_least_preferred_runs_fewest_then_has_least_room() -> None:
+    clusters = [obs("a", 2, available=50), obs("b", 2, available=5), obs("c", 4, available=1)]
+    assert POLICY.least_preferred(F, clusters) == "b"
+    assert POLICY.least_preferred(F, [obs("a", 2), obs("b", 2)]) == "b"  # unknown room: by name
+
+
+def test_a_full_cluster_is_capped_by_the_trigger_and_shares_weigh_room() -> None:
+    assert not POLICY.tiered and POLICY.shares_capped_by_room and POLICY.reads_capacity
+    assert POLICY.share_weight(F, obs("a", 3, available=8), 3) == 8
+    assert POLICY.share_weight(F, obs("a", 3), 3) == 20  # unknown room: all of F.max
