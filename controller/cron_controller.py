@@ -2,7 +2,8 @@
 
 ``controller.planning.cron`` decides what is due and what status records it; this is the part with side
 effects: it reads the object, scales the target (a FederatedHPA's bounds or a workload's /scale), writes
-the status and emits Events. The caller owns the timers and the clock.
+the status and emits Events. ``CronFederatedHPAReconciler`` puts it on a clock and answers the next
+wake-up as a ``Result`` (a requeue-after), so the work queue is the only timer.
 
 Once, across a leader hand-over (issue 12, M1). When the control plane offers conditional writes
 (controller.ports.ConditionalControlPlane, as the real adapter does), a fire is run in three steps:
@@ -64,7 +65,8 @@ from controller.planning.namespaces import (
     refused_conditions,
     without_refusal,
 )
-from controller.ports import ConditionalControlPlane, ControlPlane
+from controller.ports import Clock, ConditionalControlPlane, ControlPlane
+from controller.result import Result
 from fhpa_api import API_VERSION, FEDERATED_HPA
 from fhpa_api.models import (
     Condition,
@@ -483,6 +485,23 @@ class CronController:
                 reason,
                 exc,
             )
+
+
+class CronFederatedHPAReconciler:
+    """The CronFederatedHPA reconciler: ``CronController`` on a clock, its next wake-up as a requeue-after.
+
+    The runtime's work queue (or the simulator's virtual clock) holds the wake-up, so there is no timer
+    of the cron controller's own: a rule is due again when its key comes back from the queue.
+    """
+
+    def __init__(self, cron: CronController, clock: Clock) -> None:
+        self.cron = cron
+        self.clock = clock
+
+    def reconcile(self, namespace: str, name: str) -> Result:
+        now = self.clock.now()
+        wake = self.cron.reconcile(namespace, name, now)
+        return Result() if wake is None else Result.after((wake - as_utc(now)).total_seconds())
 
 
 def _applied_text(outcome: Outcome) -> str:

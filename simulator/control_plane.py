@@ -131,6 +131,33 @@ class SimulatedControlPlane:
         self.writes += 1
         return _snapshot(new)
 
+    def set_finalizers(self, fhpa: FederatedHPA, finalizers: list[str]) -> FederatedHPA:
+        """Replace metadata.finalizers (ConflictError on a stale read); the last one off an object being
+        deleted lets the API server remove it, as a real one does (the answer is its last state)."""
+        stored = self._current(self._fhpas, fhpa)
+        meta = stored.metadata.model_copy(update={"finalizers": list(finalizers) or None})
+        new = self._replace(stored.model_copy(update={"metadata": meta}))
+        self.writes += 1
+        if new.metadata.deletion_timestamp and not new.metadata.finalizers:
+            del self._fhpas[_key(new)]
+        else:
+            self._fhpas[_key(new)] = new
+        return _snapshot(new)
+
+    def delete_federated_hpa(self, namespace: str, name: str) -> None:
+        """``kubectl delete``: gone at once without finalizers, else marked (deletionTimestamp) until the
+        last finalizer is removed."""
+        stored = self._fhpas.get((namespace, name))
+        if stored is None:
+            raise NotFoundError(f"FederatedHPA {namespace}/{name} not found")
+        if not stored.metadata.finalizers:
+            del self._fhpas[(namespace, name)]
+            return
+        if stored.metadata.deletion_timestamp:
+            return
+        meta = stored.metadata.model_copy(update={"deletion_timestamp": self._clock.now().isoformat()})
+        self._fhpas[(namespace, name)] = self._replace(stored.model_copy(update={"metadata": meta}))
+
     def get_cron_federated_hpa(self, namespace: str, name: str) -> CronFederatedHPA | None:
         found = self._crons.get((namespace, name))
         return None if found is None else _snapshot(found)

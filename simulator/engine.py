@@ -3,10 +3,11 @@
 Every ``step`` (15 s, the native HPA sync period) the world moves: outages start or end, pods finish
 starting or get scheduled, the load is shared over the ready pods, and every reachable cluster's HPA
 syncs. Then, unless the controller is in an outage, the controller runs exactly as in production:
-``controller.reconcile.reconcile_federated_hpa`` (observe through the MemberCluster ports, plan, execute)
-once per step and again at ``plan.requeue_after_seconds`` when that comes sooner, and the cron
-controller (``controller.cron_controller.CronController``, when that module is present) at each rule's due
-time.
+``controller.federated_hpa_controller.FederatedHPAReconciler`` (the namespace guard, the finalizer,
+observe through the MemberCluster ports, plan, execute) once per step and again at its ``Result``'s
+requeue-after when that comes sooner, and the cron reconciler
+(``controller.cron_controller.CronFederatedHPAReconciler``, when that module is present) at each
+requeue-after it answers.
 The simulator never plans: it only plays the clusters and records what happened.
 
 A controller outage stops both controllers while member HPAs keep scaling within their last bounds;
@@ -23,14 +24,18 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+from controller.errors import ConflictError, PortError
+from controller.executor import ExecutionResult
+from controller.federated_hpa_controller import FederatedHPAReconciler
 from controller.planning.affinity import affinity_matches
 from controller.planning.member_hpa import LABEL_OWNER_UID
+from controller.planning.namespaces import NamespacePolicy
+from controller.planning.plan import Plan
 from controller.planning.planner import PlannerConfig
 from controller.ports import ClusterIdentity
-from controller.reconcile import reconcile_federated_hpa
 from fhpa_api.models import CrossVersionObjectReference, FederatedHPA
 from simulator.clock import VirtualClock
 from simulator.cluster import SimulatedCluster, taints_from
@@ -104,8 +109,14 @@ class RunResult:
 class Simulation:
     """One run of one scenario. ``run()`` may be called once."""
 
-    def __init__(self, scenario: Scenario, progress: Progress | None = None) -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        progress: Progress | None = None,
+        namespaces: NamespacePolicy | None = None,
+    ) -> None:
         self.scenario = scenario
+        self.namespaces = namespaces or NamespacePolicy()  # the controller's --allow/--deny-namespaces
         spec = scenario.file
         self._progress = progress
         self.clock = VirtualClock(spec.start)
@@ -143,9 +154,19 @@ class Simulation:
             name: Trace.from_points([(p.at, p.value) for p in points])
             for name, points in spec.load.external.items()
         }
+        self._fhpa_reconciler = FederatedHPAReconciler(
+            self.control_plane,
+            lambda: self.clusters,
+            self.clock,
+            self.config,
+            namespaces=self.namespaces,
+            on_action=self._on_action,
+            on_pass=self._on_pass,
+        )
+        self._plan: Plan | None = None  # the last pass's plan
         self._cron_module: Any = _cron_module() if self.cron_keys else None
-        self._cron: Any = None
-        self._cron_due: dict[tuple[str, str], datetime | None] = {}
+        self._cron: Any = None  # the cron reconciler of the running process (None: not started)
+        self._cron_due: dict[tuple[str, str], datetime | None] = {}  # its requeue-after, as instants
         self._violations: list[Violation] = []
         self._steps: list[StepSample] = []
         self._passes = 0
@@ -243,44 +264,57 @@ class Simulation:
         self._run_cron_until(t + step)
 
     def _reconcile(self, t: float) -> float | None:
-        fhpa = self.control_plane.get_federated_hpa(*self.fhpa_key)
-        if fhpa is None:
-            return None
+        """One pass of the production FederatedHPA reconciler; when to pass again (None: next step).
 
-        def on_action(kind: str, cluster: str, ok: bool) -> None:
-            if ok:
-                self._step_actions.append(f"{kind}/{cluster}")
-            if ok and kind == "scale" and cluster in self.clusters:
-                replicas = self.clusters[cluster].replicas
-                if replicas < self._replicas_before.get(cluster, replicas):
-                    self._drained.add(cluster)
-                self._replicas_before[cluster] = replicas
-
+        A conflict is looked at again at once, as the work queue's first retry does; a member write that
+        failed waits for the plan's own requeue, since the simulator keeps no retry backoff.
+        """
+        self._plan = None
         try:
-            the_plan, result = reconcile_federated_hpa(
-                fhpa, self.clusters, self.control_plane, self.clock, self.config, on_action
-            )
+            result = self._fhpa_reconciler.reconcile(*self.fhpa_key)
+        except ConflictError:
+            return 0.0
+        except PortError as exc:
+            if self._plan is None:  # not a failed write the pass reported: the controller broke
+                raise self._failed(t, exc) from exc
+            return self._plan.requeue_after_seconds
         except Exception as exc:  # a bug in the controller: stop with where and when
-            raise SimulationError(
-                f"the controller failed at t={t:.0f}s ({self.clock.now()}): {exc!r}"
-            ) from exc
+            raise self._failed(t, exc) from exc
+        return result.requeue_after_seconds
+
+    def _failed(self, t: float, exc: Exception) -> SimulationError:
+        return SimulationError(f"the controller failed at t={t:.0f}s ({self.clock.now()}): {exc!r}")
+
+    def _on_action(self, kind: str, cluster: str, ok: bool) -> None:
+        if ok:
+            self._step_actions.append(f"{kind}/{cluster}")
+        if ok and kind == "scale" and cluster in self.clusters:
+            replicas = self.clusters[cluster].replicas
+            if replicas < self._replicas_before.get(cluster, replicas):
+                self._drained.add(cluster)
+            self._replicas_before[cluster] = replicas
+
+    def _on_pass(self, fhpa: FederatedHPA, the_plan: Plan, result: ExecutionResult) -> None:
+        self._plan = the_plan
         self._passes += 1
         if the_plan.has_member_writes:
             self._action_passes += 1
-        if result.conflict:
-            return 0.0
-        return the_plan.requeue_after_seconds
 
     def _run_cron(self) -> None:
+        """Reconcile every CronFederatedHPA whose requeue-after has come (a fresh process: all of them)."""
         if self._cron_module is None:
             return
         now = self.clock.now()
         if self._cron is None:
-            self._cron = self._cron_module.CronController(self.control_plane, default_time_zone="UTC")
-            self._cron_due = dict.fromkeys(self.cron_keys, now)  # a fresh process looks at every object
+            runner = self._cron_module.CronController(
+                self.control_plane, default_time_zone="UTC", namespaces=self.namespaces
+            )
+            self._cron = self._cron_module.CronFederatedHPAReconciler(runner, self.clock)
+            self._cron_due = dict.fromkeys(self.cron_keys, now)
         for key, due in sorted(self._cron_due.items()):
             if due is not None and due <= now:
-                self._cron_due[key] = self._cron.reconcile(key[0], key[1], now)
+                after = self._cron.reconcile(key[0], key[1]).requeue_after_seconds
+                self._cron_due[key] = None if after is None else now + timedelta(seconds=after)
 
     def _run_cron_until(self, end: float) -> None:
         """Fire cron rules that fall due before the next step at their own instant."""

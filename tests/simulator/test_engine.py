@@ -7,9 +7,12 @@ import copy
 
 import pytest
 
+import controller.federated_hpa_controller as fhpa_controller
 import simulator.engine as engine
 from controller.errors import ClusterUnreachableError
-from controller.planning.member_hpa import render_spec
+from controller.finalizer import FINALIZER
+from controller.planning.member_hpa import LABEL_OWNER_UID, render_spec
+from controller.planning.namespaces import NamespacePolicy
 from simulator.builtin import builtin_document
 from simulator.engine import Simulation
 from simulator.promises import PromiseReport, PromiseTerms, Violation
@@ -106,15 +109,15 @@ def test_a_controller_write_that_lowers_replicas_is_recorded_as_a_drain(monkeypa
     sim._step(0.0, 15.0)
     idc = sim.clusters["idc"]
     assert idc.replicas == 20
-    original = engine.reconcile_federated_hpa
+    original = fhpa_controller.reconcile_federated_hpa
 
-    def lowering_once(fhpa, members, control_plane, clock, config, on_action):  # type: ignore[no-untyped-def]
+    def lowering_once(fhpa, members, control_plane, clock, config, on_action, on_pass):  # type: ignore[no-untyped-def]
         idc.scale_workload("default", fhpa.spec.scale_target_ref, 12)  # a controller writing idc down
         on_action("scale", "idc", True)
-        monkeypatch.setattr(engine, "reconcile_federated_hpa", original)
-        return original(fhpa, members, control_plane, clock, config, on_action)
+        monkeypatch.setattr(fhpa_controller, "reconcile_federated_hpa", original)
+        return original(fhpa, members, control_plane, clock, config, on_action=on_action, on_pass=on_pass)
 
-    monkeypatch.setattr(engine, "reconcile_federated_hpa", lowering_once)
+    monkeypatch.setattr(fhpa_controller, "reconcile_federated_hpa", lowering_once)
     sim._step(15.0, 15.0)
     sim._step(30.0, 15.0)
     assert [s.clusters["idc"].drained for s in sim._steps] == [False, True, False]
@@ -149,3 +152,43 @@ def test_duplicated_maxes_above_federated_max_are_measured_but_not_a_violation()
     assert summary["promises_checked"] == ["floor", "unmanaged-replicas"]
     assert summary["over_max_seconds"] == 300  # two clusters with F.max each, the whole run
     assert summary["violations"] == []
+
+
+def test_a_federated_hpa_in_a_refused_namespace_is_not_acted_on_in_simulation():
+    data = copy.deepcopy(builtin_document())
+    data["duration"] = "2m"
+    sim = Simulation(parse_scenario(data), namespaces=NamespacePolicy(deny=("default",)))
+    result = sim.run()
+    assert result.controller_passes == 0 and all(not s.actions for s in result.steps)
+    assert all(c.api_writes == 0 for c in sim.clusters.values())
+    assert not any(h.labels.get(LABEL_OWNER_UID) for c in sim.clusters.values() for h in c.hpas.values())
+    assert result.final is not None and not result.final.metadata.finalizers
+    ready = next(c for c in result.final.status.conditions or [] if c.type == "Ready")
+    assert (ready.status, ready.reason) == ("False", "NamespaceNotAllowed")
+    assert [e.reason for e in result.events] == ["NamespaceNotAllowed"]  # once, not every pass
+
+
+def test_a_federated_hpa_deleted_mid_run_has_its_member_hpas_removed_and_its_finalizer_released():
+    sim = short_builtin(5)
+    for i in range(4):
+        sim._step(i * 15.0, 15.0)
+    fhpa = sim.control_plane.get_federated_hpa(*sim.fhpa_key)
+    assert fhpa is not None and fhpa.metadata.finalizers == [FINALIZER]
+    uid = fhpa.metadata.uid
+    owned = [
+        n
+        for n, c in sim.clusters.items()
+        if any(h.labels.get(LABEL_OWNER_UID) == uid for h in c.hpas.values())
+    ]
+    assert owned  # the controller made member HPAs
+    sim.control_plane.delete_federated_hpa(*sim.fhpa_key)
+    assert sim.control_plane.get_federated_hpa(*sim.fhpa_key) is not None  # held by the finalizer
+    sim._step(4 * 15.0, 15.0)
+    assert sim.control_plane.get_federated_hpa(*sim.fhpa_key) is None  # finalizer released: gone
+    assert not any(
+        h.labels.get(LABEL_OWNER_UID) == uid for c in sim.clusters.values() for h in c.hpas.values()
+    )
+    assert sorted(a for a in sim._steps[-1].actions if a.startswith("delete/")) == sorted(
+        f"delete/{n}" for n in sim.clusters
+    )
+    assert "CleanedUp" in [e.reason for e in sim.control_plane.events]
