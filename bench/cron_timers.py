@@ -1,8 +1,9 @@
 """Benchmark: 10,000 cron rules on one timer heap; p99 firing delay must stay under 1 s.
 
 The rules (one per CronFederatedHPA, each raising a FederatedHPA's minReplicas) are spread over the
-minutes of the hour, as a fleet's pre-scaling rules are. The driver is the controller's own loop: one
-TimerQueue for every object, ``CronController.reconcile`` against the simulator's in-memory API server.
+minutes of the hour, as a fleet's pre-scaling rules are. The driver is the controller's own loop: the
+work queue's delayed adds for every object (a reconcile's requeue-after), ``CronFederatedHPAReconciler``
+against the simulator's in-memory API server.
 
 Virtual time stands still while the controller is idle (the driver jumps to the next deadline) and moves
 with the real time the controller spends working, so a fire's delay is exactly the backlog the controller
@@ -25,9 +26,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from controller.cron_controller import CronController
+from controller.cron_controller import CronController, CronFederatedHPAReconciler
 from controller.planning.cron import SCALE_SUCCEEDED
-from controller.runtime.timers import TimerQueue
+from controller.runtime.workqueue import WorkQueue
 from fhpa_api import API_VERSION
 from fhpa_api.models import CronFederatedHPA, FederatedHPA
 from simulator.clock import VirtualClock
@@ -73,40 +74,60 @@ def build(rules: int) -> SimulatedControlPlane:
     return plane
 
 
+class _Clock:
+    """Virtual time: stands still while idle, moves with the real time spent working."""
+
+    def __init__(self, start: datetime) -> None:
+        self.start = self.at = start
+
+    def now(self) -> datetime:
+        return self.at
+
+    def seconds(self) -> float:
+        return (self.at - self.start).total_seconds()
+
+    def advance(self, seconds: float) -> None:
+        self.at += timedelta(seconds=seconds)
+
+
 def run(rules: int, hours: float) -> int:
     started = time.perf_counter()
     plane = build(rules)
-    controller = CronController(plane)
-    queue: TimerQueue[Key] = TimerQueue()
+    clock = _Clock(START)
+    reconciler = CronFederatedHPAReconciler(CronController(plane), clock)
+    queue: WorkQueue[Key] = WorkQueue(clock=clock.seconds)
     deadlines: dict[Key, datetime] = {}
     for i in range(rules):
         key = (NAMESPACE, f"cron{i}")
-        wake = controller.reconcile(*key, START)
-        if wake is not None:
-            queue.schedule(key, wake)
-            deadlines[key] = wake
+        after = reconciler.reconcile(*key).requeue_after_seconds
+        if after is not None:
+            queue.add_after(key, after)
+            deadlines[key] = START + timedelta(seconds=after)
     setup_seconds = time.perf_counter() - started
 
     end = START + timedelta(hours=hours)
-    now = START
     delays: list[float] = []
     busy = 0.0
-    while (deadline := queue.next_time()) is not None and deadline <= end:
-        now = max(now, deadline)
-        tick = time.perf_counter()
-        due = queue.pop_due(now)
-        now += timedelta(seconds=time.perf_counter() - tick)
-        for key in due:
+    while (wait := queue.next_due_in()) is not None and clock.now() + timedelta(seconds=wait) <= end:
+        clock.advance(wait)
+        while True:
             tick = time.perf_counter()
-            wake = controller.reconcile(*key, now)
-            if wake is not None:
-                queue.schedule(key, wake)
+            key = queue.get(timeout=0)
+            clock.advance(time.perf_counter() - tick)
+            if key is None:
+                break
+            tick = time.perf_counter()
+            at = clock.now()
+            after = reconciler.reconcile(*key).requeue_after_seconds
+            if after is not None:
+                queue.add_after(key, (at + timedelta(seconds=after) - clock.now()).total_seconds())
+            queue.done(key)
             spent = time.perf_counter() - tick
             busy += spent
-            now += timedelta(seconds=spent)
-            delays.append((now - deadlines[key]).total_seconds())
-            if wake is not None:
-                deadlines[key] = wake
+            clock.advance(spent)
+            delays.append((clock.now() - deadlines[key]).total_seconds())
+            if after is not None:
+                deadlines[key] = at + timedelta(seconds=after)
 
     executed = sum(1 for e in plane.events if e.reason == SCALE_SUCCEEDED)
     failed = [e for e in plane.events if e.reason != SCALE_SUCCEEDED]

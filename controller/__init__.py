@@ -4,11 +4,16 @@
   reads, no client library (tests/test_import_contract.py holds it to that).
 - the package root: the core that joins decisions to the world. ``ports.py`` (what a member cluster,
   the control plane and the clock offer), ``executor.py`` (the one place that turns a plan into port
-  calls), ``reconcile.py`` (observe, plan, execute for one FederatedHPA), ``cron_controller.py`` (runs
-  due cron rules), ``finalizer.py`` (member clean-up on delete), ``errors.py`` (the ports' failures).
-  These import ``planning`` and nothing of ``runtime`` or ``kube``.
+  calls), ``reconcile.py`` (observe, plan, execute for one FederatedHPA), ``result.py`` (what every
+  reconciler returns: requeue after N seconds, or nothing), the reconcilers ``federated_hpa_controller.py``
+  (the namespace guard, the wait for unknown clusters, the finalizer, around ``reconcile.py``) and
+  ``cron_controller.py`` (runs due cron rules), ``finalizer.py`` (member clean-up on delete),
+  ``errors.py`` (the ports' failures). These import ``planning`` and nothing of ``runtime`` or ``kube``;
+  the runtime's workers and the simulator call the same reconcilers.
 - ``kube/``: the ports on the official kubernetes client (member clusters, the control plane, the
-  member registry built from kubeconfig Secrets). The simulator offers the same ports in memory.
-- ``runtime/``: the running process: manager, leader election, watches, work queue, timers, health
+  member registry built from kubeconfig Secrets) and the one list/watch loop (``listwatch.py``) behind
+  both the member caches and the control-plane informers. The simulator offers the same ports in memory.
+- ``runtime/``: the running process: a manager that knows no kind (informers, workers, leader election,
+  probes, resync), a controller per kind, the kinds' registration (``fleet.py``), work queue, health
   probes, metrics, logs. It may import everything above.
 """

@@ -21,7 +21,6 @@ An Event the API server has expired meanwhile (its event TTL, an hour by default
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import logging
 import threading
@@ -29,12 +28,13 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
 
-from kubernetes.client import ApiClient, CoreV1Api, CustomObjectsApi
+from kubernetes.client import ApiClient
 from pydantic import ValidationError
 
 from controller.errors import ConflictError, NotFoundError, PortError
 from controller.event_series import series_key
 from controller.kube.clients import KubeClient, Timeouts
+from controller.kube.listwatch import KubeTransport
 from controller.planning.member_hpa import FIELD_MANAGER
 from fhpa_api import GROUP, VERSION
 from fhpa_api.models import (
@@ -316,17 +316,21 @@ class KubeControlPlane:
 
     # -- watches ------------------------------------------------------------------------------------
 
-    def list_func(self, plural: str) -> Callable[..., Any]:
-        """The client list call for ``plural`` (all namespaces, or ``namespace``) (for runtime.watch)."""
-        api = CustomObjectsApi(self.api_client)
-        if self.namespace:
-            return functools.partial(
-                api.list_namespaced_custom_object, GROUP, VERSION, self.namespace, plural
-            )
-        return functools.partial(api.list_cluster_custom_object, GROUP, VERSION, plural)
+    def watch_transport(self, read_seconds: float) -> KubeTransport:
+        """The list/watch transport of the manager's informers: this API client, with list requests
+        allowed ``read_seconds`` (a page of a thousand objects is slower than one GET)."""
+        timeouts = Timeouts(connect=self._timeout[0], read=read_seconds)
+        return KubeTransport(KubeClient(CONTROL_PLANE, self.api_client, timeouts))
 
-    def secret_list_func(self, namespace: str) -> Callable[..., Any]:
-        return functools.partial(CoreV1Api(self.api_client).list_namespaced_secret, namespace)
+    def collection_path(self, plural: str) -> str:
+        """Where ``plural`` of this API group is listed: all namespaces, or only ``namespace``."""
+        if self.namespace:
+            return f"/apis/{GROUP}/{VERSION}/namespaces/{self.namespace}/{plural}"
+        return f"/apis/{GROUP}/{VERSION}/{plural}"
+
+    @staticmethod
+    def secrets_path(namespace: str) -> str:
+        return f"/api/v1/namespaces/{namespace}/secrets"
 
     # -- internals ----------------------------------------------------------------------------------
 

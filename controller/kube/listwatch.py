@@ -1,9 +1,9 @@
-"""Paginated list, then watch, of one resource of a member cluster, kept trimmed in a local store.
+"""Paginated list, then watch, of one resource, kept trimmed in a local store: the one informer loop.
 
-``controller.runtime.watch.Watcher`` does the same for the control plane, but ``controller/kube`` may not
-import ``controller.runtime`` (tests/test_import_contract.py), and that Watcher neither paginates nor
-trims: it holds whole objects. This is the member-side loop, with the API's rules (kubernetes.io "API
-Concepts", efficient detection of changes; retrieving large results sets in chunks):
+It serves the member clusters (their caches) and the control plane (the manager's informers) alike; only
+the transport (which cluster, which client) and the trim (what of each object the store keeps) differ.
+The API's rules (kubernetes.io "API Concepts", efficient detection of changes; retrieving large results
+sets in chunks):
 
 - the list is read in pages (``limit``/``continue``); the last page's ``metadata.resourceVersion`` is the
   snapshot's version. A continue token that expired (410) restarts the list from its first page;
@@ -18,7 +18,12 @@ Concepts", efficient detection of changes; retrieving large results sets in chun
   a watch that carried anything resets the backoff;
 - a watch that ends early without a line waits ``min_watch_interval``: no hot loop against a proxy that
   ends streams at once;
-- ``close()`` shuts the socket of an open watch down so a blocked read returns at once;
+- ``close()`` shuts the socket of an open watch down so a blocked read returns at once (a socket shutdown,
+  not a close of the response: closing a buffered response takes the reader's lock and so waits for the
+  read to return, up to the watch timeout on an idle watch);
+- ``on_full`` sees each object whole, before the trim, for a consumer that needs what the store must not
+  keep: the member registry builds a member's client from its Secret's kubeconfig, which the Secret
+  store drops (objects a relist finds gone reach only ``handler``, as DELETED);
 - a list refused with 401/403 sets ``denied`` (the caller may fall back to a narrower scope, or count
   what this resource would tell as unknown) and is retried only every ``denied_retry_seconds``, in case
   the member's RBAC is fixed later;
@@ -136,9 +141,15 @@ class ListWatch:
         min_watch_interval: float = 1.0,
         denied_retry_seconds: float = DEFAULT_DENIED_RETRY_SECONDS,
         on_synced: Callable[[], None] | None = None,
+        on_relist: Callable[[], None] | None = None,
+        on_full: Callable[[str, Mapping[str, Any]], None] | None = None,
+        label_selector: str | None = None,
     ) -> None:
         self.name = name
         self._on_synced = on_synced
+        self._on_relist = on_relist
+        self._on_full = on_full
+        self._selector = label_selector
         self.path = path
         self._transport = transport
         self._trim = trim
@@ -176,6 +187,10 @@ class ListWatch:
     def get(self, key: ObjectKey) -> dict[str, Any] | None:
         with self._lock:
             return self._store.get(key)
+
+    def keys(self) -> list[ObjectKey]:
+        with self._lock:
+            return list(self._store)
 
     def items(self) -> list[dict[str, Any]]:
         """The trimmed objects (shared, not copied: callers must not change them)."""
@@ -270,6 +285,8 @@ class ListWatch:
         version: str | None = None
         while True:
             query: dict[str, Any] = {"limit": self._page_size}
+            if self._selector:
+                query["labelSelector"] = self._selector
             if token:
                 query["continue"] = token
             with LIST_GATE:
@@ -288,6 +305,7 @@ class ListWatch:
                 self._contact()
                 items = body.get("items") or ()
                 for item in items:
+                    self._full("ADDED", item)
                     trimmed = self._trim(item)
                     fresh[object_key(trimmed)] = trimmed
                 meta = body.get("metadata") or {}
@@ -307,6 +325,8 @@ class ListWatch:
         first = not self.synced.is_set()
         if not first:
             self.relists += 1
+            if self._on_relist is not None:
+                self._on_relist()
         for key, item in fresh.items():
             before = old.get(key)
             if before is None:
@@ -335,6 +355,8 @@ class ListWatch:
         }
         if self._resource_version:
             query["resourceVersion"] = self._resource_version
+        if self._selector:
+            query["labelSelector"] = self._selector
         stream = self._transport.open_watch(self.path, query, self._timeout_seconds + self._read_slack)
         self.watches += 1
         self._contact()
@@ -375,6 +397,7 @@ class ListWatch:
         if kind not in ("ADDED", "MODIFIED", "DELETED"):
             log.warning("unknown watch event type skipped", extra={"watch": self.name, "event_type": kind})
             return
+        self._full(kind, obj)
         trimmed = self._trim(obj)
         key = object_key(trimmed)
         with self._lock:
@@ -415,6 +438,16 @@ class ListWatch:
                 self._emit("DELETED", key, before, None)
         elif before != trimmed:
             self._emit("MODIFIED" if before is not None else "ADDED", key, before, trimmed)
+
+    def _full(self, kind: str, obj: Mapping[str, Any]) -> None:
+        if self._on_full is None:
+            return
+        try:
+            self._on_full(kind, obj)
+        except Exception:
+            log.exception(
+                "list/watch on_full failed", extra={"watch": self.name, "object": "/".join(object_key(obj))}
+            )
 
     def _emit(
         self, kind: str, key: ObjectKey, old: dict[str, Any] | None, new: dict[str, Any] | None

@@ -1,43 +1,31 @@
-"""The running controller: leader election, watches, a work queue, workers, cron timers and resync.
+"""The running process: informers, controllers, workers, leader election, probes and a resync.
+
+The manager knows no kind. A kind is registered as a reconciler (controller.result.Reconciler) with the
+informer whose objects it reconciles (``register``); informers that feed no controller (``add_informer``)
+and periodic loops (``add_loop``) are registered the same way. ``controller.runtime.fleet`` registers
+this project's kinds; a new kind is a reconciler plus one ``register`` line there.
 
 How the pieces fit (one process, a handful of threads):
 
     LeaderElector.run (main thread) ── on leading ──► start:
-        Watcher(FederatedHPA), Watcher(CronFederatedHPA), Watcher(member Secrets)   (one thread each)
-            └─ every event enqueues its key; a Secret change updates the registry and enqueues every
-               FederatedHPA, since the candidate clusters changed
-        probe thread: registry.probe_all() every probe period; a health flip enqueues every FederatedHPA
-        WorkQueue ──► workers: FederatedHPA keys → finalizer / reconcile_federated_hpa
-                               CronFederatedHPA keys → CronController.reconcile → TimerQueue
-        timer thread: TimerQueue.pop_due(now) → WorkQueue (one heap for all cron rules)
+        one ListWatch per informer (controller.kube.listwatch), one thread each: every change calls the
+            informer's handler, by default "enqueue the object's key" for the kind it feeds
+        WorkQueue ──► workers: each key to the Controller of its kind (controller.runtime.controller),
+            whose Result becomes a delayed add (a cron rule's next fire, a plan's requeue_after)
         resync thread: every resync period, every known key → WorkQueue (a missed event heals)
-    ── on stop (SIGTERM) ──► stop the watches at once (a socket shutdown: an idle watch never holds
+        the registered loops (the member probes)
+    ── on stop (SIGTERM) ──► stop the informers at once (a socket shutdown: an idle watch never holds
        shutdown up), stop handing out keys, let each worker finish the reconcile in flight (at most
        --shutdown-grace), then release the Lease (LeaderElector does it after on_stopped_leading).
     ── on Lease loss ──► nothing waits: every write is fenced (controller.runtime.fence) from the renew
        deadline on, so the reconciles in flight are abandoned at their next write; run() returns 1.
 
-Start: no worker takes a key before every watch has listed once. The member-Secret watch's first list
-feeds the registry before it reports synced, so no FederatedHPA is planned while some of its clusters
-are still unknown. Later on, a member Secret the watch has seen but the registry has not registered
-(its credentials still loading, or its registration failed) makes the cluster unknown, not absent:
-FederatedHPA reconciles wait and retry rather than plan without it (which would move its share and
-lose the state kept in status).
-
-Namespaces (security review M5): an object in a namespace ``ManagerConfig.namespaces`` refuses
-(``--allow-namespaces``/``--deny-namespaces``) is not acted on: no member is read or written, no
-finalizer is added, no cron rule runs; its status says Ready=False (NamespaceNotAllowed) with a Warning
-Event, once.
-
-Member Secrets that need attention (``registry.problems()``: unusable; ``registry.warnings()``: an opt-in
-insecure setting in use) get a Warning Event (``MemberUnusable``, ``InsecureMemberCredentials``) on the
-member's Secret, since a member cluster has no object of its own on the management cluster: once per
-change of what is wrong, from the probe loop (never from the watch handler, which must stay quick). The
-message is the registry's text, which never quotes the kubeconfig, with any URL credentials masked.
+Start: no worker takes a key before every informer has listed once, and then, for at most
+``member_sync_grace_seconds``, until ``warming_up()`` names nothing more to wait for.
 
 Keys are ``(kind, namespace, name)``. The queue guarantees one reconcile per key at a time; several
-workers reconcile different objects in parallel. Every reconcile reads the object fresh from the API
-(the watch only says *which* object to look at), so a stale watch cache never drives an action.
+workers reconcile different objects in parallel. The informers only say *which* object to look at; a
+reconciler reads what it acts on fresh from the API.
 
 Before every reconcile, and before every write within one (the fence), a worker asks the elector
 whether the Lease is still ours (renewed within the renew deadline, which is shorter than the lease
@@ -46,148 +34,70 @@ duration); a process that lost it stops writing at once and the caller exits.
 Shards (``ManagerConfig.shards`` > 1, docs/sharding.md): the elector is a ShardedElector holding some
 of K shard Leases, and "ours" is asked per object (``owns()``): the work loop skips a key whose shard
 another replica holds, and the fence refuses a write for an object whose shard this replica no longer
-holds, so losing one shard leaves the others running (the process does not exit). Watches and caches
-stay global: every replica watches every object and filters by shard. A shard won enqueues every key.
+holds, so losing one shard leaves the others running (the process does not exit). Informers stay
+global: every replica watches every object and filters by shard. A shard won enqueues every key.
 
 Probes: ``ready()`` means "this process can do its job": the control-plane API answered within the
-contact window (a Lease read, a watch list/open, or, without leader election, a GET /version every
-``api_ping_seconds``), and on the leader every watch has synced its first list. ``alive()`` means "no
-loop is wedged or dead": every loop beats a ``Heartbeats`` entry each turn, and a down API server only
-slows the turns (every call has a timeout), so it never fails liveness.
+contact window (a Lease read, an informer's list or watch, or, without leader election, a GET /version
+every ``api_ping_seconds``), and on the leader every informer has synced its first list. ``alive()``
+means "no loop is wedged or dead": every loop beats a ``Heartbeats`` entry each turn, and a down API
+server only slows the turns (every call has a timeout), so it never fails liveness.
 """
 
 from __future__ import annotations
 
 import gc
 import logging
-import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 from kubernetes.client import VersionApi
 
 from controller import finalizer
-from controller.cron_controller import CronController
-from controller.errors import ConflictError, PortError
-from controller.kube.control_plane import CRON_FEDERATED_HPA_PLURAL, FEDERATED_HPA_PLURAL, KubeControlPlane
-from controller.planning.member_hpa import LABEL_OWNER_UID
-from controller.planning.namespaces import (
-    REASON_NAMESPACE_NOT_ALLOWED,
-    NamespacePolicy,
-    is_refused,
-    refused_conditions,
-)
+from controller.kube.control_plane import KubeControlPlane
+from controller.kube.listwatch import SYNC, ListWatch, ObjectKey, Trim
+from controller.planning.namespaces import NamespacePolicy
 from controller.planning.planner import PlannerConfig
-from controller.ports import MemberCluster, NotLeaderError
-from controller.reconcile import reconcile_federated_hpa
-from controller.runtime.fence import Fence, FencedControlPlane, FencedMember, current_object, writes_for
+from controller.result import Reconciler
+from controller.runtime.controller import Controller, Key
+from controller.runtime.fence import Fence, FencedControlPlane, current_object
 from controller.runtime.health import Heartbeats
 from controller.runtime.leader import Elector, LeaderConfig, LeaderElector, LeaseClient
-from controller.runtime.member_events import ALL, TargetIndex, concerned, target_of
-from controller.runtime.metrics import Metrics, TimedMember
+from controller.runtime.metrics import Metrics
 from controller.runtime.shard_elector import ShardedElector
-from controller.runtime.timers import TimerQueue
-from controller.runtime.watch import Watcher, WatchEvent
 from controller.runtime.workqueue import ExponentialBackoff, ShutDown, WorkQueue
-from fhpa_api import CRON_FEDERATED_HPA, FEDERATED_HPA
-from fhpa_api.models import FederatedHPA, FederatedHPAStatus
 
 log = logging.getLogger(__name__)
 
-REASON_MEMBER_UNUSABLE = "MemberUnusable"
-REASON_INSECURE_MEMBER = "InsecureMemberCredentials"
-MAX_MEMBER_EVENT_MESSAGE = 512
-_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]*@")
-
-MEMBER_SECRET_LABEL = "autoscaling.karmada.io/member-cluster"
-Key = tuple[str, str, str]  # (kind, namespace, name)
-
-_RECONCILING: ContextVar[tuple[str, str] | None] = ContextVar("fhpa_reconciling", default=None)
-
-
-def _install_reconcile_log_context() -> None:
-    """Every log record made while a worker reconciles carries ``reconcile_kind`` and
-    ``reconcile_object`` ("namespace/name"), whichever module logs it and whatever extras it passed.
-
-    A record factory rather than a handler filter, because logs.configure() replaces the handlers; and
-    keys of its own, because the logging module refuses an ``extra=`` key already on the record, so
-    setting ``object`` here would break the callers that pass it.
-    """
-    previous = logging.getLogRecordFactory()
-    if getattr(previous, "fhpa_reconcile_context", False):
-        return
-
-    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
-        record = previous(*args, **kwargs)
-        current = _RECONCILING.get()
-        if current is not None:
-            record.reconcile_kind, record.reconcile_object = current
-        return record
-
-    factory.fhpa_reconcile_context = True  # type: ignore[attr-defined]
-    logging.setLogRecordFactory(factory)
-
-
-@contextmanager
-def reconciling(kind: str, namespace: str, name: str) -> Iterator[None]:
-    """Tag the log records of this thread with the object being reconciled, for the block's length."""
-    _install_reconcile_log_context()
-    token = _RECONCILING.set((kind, f"{namespace}/{name}"))
-    try:
-        yield
-    finally:
-        _RECONCILING.reset(token)
-
-
-class RegistryChange(Protocol):
-    @property
-    def changed(self) -> bool: ...
-
-
-class Registry(Protocol):
-    """The member-cluster registry as the manager drives it (controller.kube.registry.MemberRegistry)."""
-
-    def apply_event(self, event_type: str, secret: Any) -> RegistryChange:
-        """One Secret watch event: a cluster added, its client rebuilt, relabelled or removed."""
-        ...
-
-    def members(self) -> Mapping[str, MemberCluster]: ...
-
-    def probe_all(self) -> Mapping[str, Any]:
-        """Probe every cluster (GET /readyz, short timeout); the reconcile reads the results."""
-        ...
+CONTROL_PLANE_DENIED_RETRY_SECONDS = 30.0
+"""An informer the control plane refuses (RBAC) is retried this often: the controller can do nothing
+without it, so it is worth more tries than a member's optional resource."""
 
 
 @dataclass(frozen=True)
-class _SecretMeta:
-    name: str
-    namespace: str
-    uid: str | None = None
-    resource_version: str | None = None
+class WatchEvent:
+    """One change an informer reports to its handler (the first list's objects come as ADDED)."""
+
+    type: str  # ADDED, MODIFIED or DELETED
+    key: ObjectKey
+    obj: Mapping[str, Any]
 
 
 @dataclass(frozen=True)
-class SecretRef:
-    """A member's Secret as the involved object of an Event (what ``emit_event`` reads of an object:
-    kind, apiVersion and metadata; never the Secret's data)."""
+class InformerSpec:
+    """What an informer lists and watches on the control plane, what its store keeps, who hears of it."""
 
-    metadata: _SecretMeta
-    api_version: str = "v1"
-    kind: str = "Secret"
-
-
-def member_event_message(cluster: str, what: str) -> str:
-    """The Event text for a member's problem: URL credentials masked, bounded."""
-    text = _URL_USERINFO.sub(r"\1***@", f"member cluster {cluster}: {what}")
-    if len(text) > MAX_MEMBER_EVENT_MESSAGE:
-        text = text[: MAX_MEMBER_EVENT_MESSAGE - 1] + "…"
-    return text
+    name: str  # the watch's name in logs and readiness ("waiting for <name>")
+    path: str  # the collection's API path
+    trim: Trim
+    resource: str  # the metrics label of its relists
+    handler: Callable[[WatchEvent], None] | None = None  # None: enqueue the key for the kind it feeds
+    label_selector: str | None = None
+    on_full: Callable[[str, Mapping[str, Any]], None] | None = None  # controller.kube.listwatch
 
 
 _HEAP_LOCK = threading.Lock()
@@ -258,10 +168,11 @@ class ManagerConfig:
 
 
 class Manager:
+    """Starts and stops what is registered, as the elector says; see the module docstring."""
+
     def __init__(
         self,
         control_plane: KubeControlPlane,
-        registry: Registry,
         config: ManagerConfig,
         *,
         metrics: Metrics | None = None,
@@ -269,18 +180,11 @@ class Manager:
         clock: SystemClock | None = None,
     ) -> None:
         self.cp = control_plane
-        self.registry = registry
         self.config = config
         self.metrics = metrics or Metrics()
         self.clock = clock or SystemClock()
         self.fence = Fence(lambda: self.owns(current_object()))
         self.writer: Any = FencedControlPlane(control_plane, self.fence)  # reconciles write through this
-        self.cron = CronController(
-            self.writer,
-            config.default_time_zone,
-            namespaces=config.namespaces,
-            on_fire=self.metrics.on_cron_fire,
-        )
         self.elector: Elector | None = None
         if config.shards != 1 and not config.leader_elect:
             raise ValueError("shards need leader election: the shard Leases are how replicas split the work")
@@ -288,26 +192,36 @@ class Manager:
             if lease_client is None or config.lease is None:
                 raise ValueError("leader election needs a lease client and a lease configuration")
             self.elector = self._elector(lease_client, config.lease, config.shards)
+        self.controllers: dict[str, Controller] = {}
+        self._specs: list[tuple[InformerSpec, str | None]] = []  # (informer, the kind it feeds)
+        self._loops: list[tuple[str, Callable[[threading.Event], None]]] = []
+        self.informers: dict[str, Any] = {}  # name -> ListWatch, while leading
+        self._sources: dict[str, str] = {}  # kind -> the name of the informer whose keys it reconciles
         self._leading_stop = threading.Event()
         self._lease_lost = False
         self._threads: list[threading.Thread] = []
         self._workers: list[threading.Thread] = []
-        self._watchers: list[Watcher] = []
-        self._timers: TimerQueue[Key] = TimerQueue()
-        self._timers_lock = threading.Lock()
         self.queue: WorkQueue[Key] = self._new_queue()
         self.leading = False
         self.heartbeats = Heartbeats()
         self._contact_lock = threading.Lock()
         self._last_contact = float("-inf")
-        self._members_lock = threading.Lock()
-        self._member_secrets: dict[str, SecretRef] = {}  # from the Secret watch: the Events' objects
-        self._member_reported: dict[str, tuple[str, str]] = {}  # cluster -> (reason, message) sent
-        self.targets = TargetIndex()  # workload -> the FederatedHPAs that scale it (member events)
-        self._fhpa_seen: dict[tuple[str, str], Any] = {}  # what of each object a new event must change
-        listen = getattr(registry, "add_change_listener", None)
-        if callable(listen):
-            listen(self._on_member_change)
+
+    # -- registration -------------------------------------------------------------------------------
+
+    def register(self, kind: str, reconciler: Reconciler, informer: InformerSpec) -> None:
+        """A kind: its reconciler, and the informer whose objects are its keys."""
+        self.controllers[kind] = Controller(kind, reconciler, self.metrics)
+        self._sources[kind] = informer.name
+        self._specs.append((informer, kind))
+
+    def add_informer(self, informer: InformerSpec) -> None:
+        """An informer that feeds no controller directly (its handler decides what to enqueue)."""
+        self._specs.append((informer, None))
+
+    def add_loop(self, name: str, loop: Callable[[threading.Event], None]) -> None:
+        """A loop run in its own thread while leading; it must return soon after its event is set."""
+        self._loops.append((name, loop))
 
     # -- lifecycle ----------------------------------------------------------------------------------
 
@@ -354,46 +268,42 @@ class Manager:
         self.metrics.leader.set(1)
         self._leading_stop = threading.Event()
         self.queue = self._new_queue()
-        with self._timers_lock:
-            self._timers = TimerQueue()
-        timeout = self.config.watch_timeout_seconds
-
-        def relisted(resource: str) -> Callable[[], None]:
-            return self.metrics.watch_relists.labels(resource=resource).inc
-
-        self._watchers = [
-            Watcher(
-                self._contacting(self.cp.list_func(FEDERATED_HPA_PLURAL)),
-                self._on_fhpa,
-                name="federatedhpas",
-                timeout_seconds=timeout,
-                on_relist=relisted("federatedhpas"),
-            ),
-            Watcher(
-                self._contacting(self.cp.list_func(CRON_FEDERATED_HPA_PLURAL)),
-                self._on_cron,
-                name="cronfederatedhpas",
-                timeout_seconds=timeout,
-                on_relist=relisted("cronfederatedhpas"),
-            ),
-            Watcher(
-                self._contacting(self.cp.secret_list_func(self.config.namespace)),
-                self._on_secret,
-                name="member-secrets",
-                label_selector=f"{MEMBER_SECRET_LABEL}=true",
-                timeout_seconds=timeout,
-                on_relist=relisted("secrets"),
-            ),
-        ]
+        self.informers = {spec.name: self._informer(spec, kind) for spec, kind in self._specs}
         stop = self._leading_stop
-        self._threads = [self._thread(f"watch-{w.name}", w.run, stop) for w in self._watchers]
-        self._threads.append(self._thread("cron-timers", self._timer_loop, stop))
+        self._threads = [self._thread(f"watch-{i.name}", i.run, stop) for i in self.informers.values()]
         self._threads.append(self._thread("resync", self._resync_loop, stop))
-        self._threads.append(self._thread("member-probes", self._probe_loop, stop))
+        self._threads += [self._thread(name, loop, stop) for name, loop in self._loops]
         self._workers = [self._thread(f"worker-{i}", self._worker_loop) for i in range(self.config.workers)]
 
+    def _informer(self, spec: InformerSpec, kind: str | None) -> ListWatch:
+        timeout = self.config.watch_timeout_seconds
+        handler = spec.handler or self._enqueuer(kind)
+
+        def report(type_: str, key: ObjectKey, old: Any, new: Any) -> None:
+            handler(WatchEvent("ADDED" if type_ == SYNC else type_, key, new if new is not None else old))
+
+        return ListWatch(
+            self.cp.watch_transport(max(30.0, float(timeout))),
+            spec.path,
+            spec.trim,
+            name=spec.name,
+            handler=report,
+            timeout_seconds=timeout,
+            denied_retry_seconds=CONTROL_PLANE_DENIED_RETRY_SECONDS,
+            on_relist=self.metrics.watch_relists.labels(resource=spec.resource).inc,
+            on_full=spec.on_full,
+            label_selector=spec.label_selector,
+        )
+
+    def _enqueuer(self, kind: str | None) -> Callable[[WatchEvent], None]:
+        def enqueue(event: WatchEvent) -> None:
+            if kind is not None:
+                self.queue.add((kind, *event.key))
+
+        return enqueue
+
     def _stop_leading(self) -> None:
-        """Stop the watches, finish the reconciles in flight, then the rest (the Lease is released after).
+        """Stop the informers, finish the reconciles in flight, then the rest (the Lease is released after).
 
         After a SIGTERM the workers get up to ``shutdown_grace_seconds`` to finish. After a Lease loss
         nobody waits: the fence already refuses every write, so a worker still running only reads, and
@@ -403,8 +313,8 @@ class Manager:
         log.info("stopping controllers", extra={"lease_lost": lost})
         self._leading_stop.set()
         self.queue.shut_down()
-        for watcher in self._watchers:
-            watcher.close()  # never blocks (a socket shutdown), so an idle watch cannot hold up shutdown
+        for informer in self.informers.values():
+            informer.close()  # never blocks (a socket shutdown), so an idle watch cannot hold up shutdown
         grace = 0.0 if lost else self.config.shutdown_grace_seconds
         deadline = time.monotonic() + grace
         for worker in self._workers:
@@ -440,47 +350,40 @@ class Manager:
             return False, "control-plane API not reached yet"
         return False, f"control-plane API not reached for {age:.1f}s (window {window:g}s)"
 
+    def warming_up(self) -> list[str]:
+        """What, beyond the informers, the workers wait for at start (at most the sync grace)."""
+        return []
+
     def _wait_for_caches(self, stop: threading.Event) -> bool:
-        """Block a worker until every watch has listed once (False: stopped first), then until every
-        member cache has, for at most ``member_sync_grace_seconds``: a restart should not plan with
-        members whose caches are still listing (they would be observed as unreachable), but one member
-        that cannot be listed must not hold up the others."""
-        watchers = list(self._watchers)
-        member_deadline: float | None = None
+        """Block a worker until every informer has listed once (False: stopped first), then while
+        ``warming_up()`` names something, for at most ``member_sync_grace_seconds``: a restart should not
+        plan with members whose caches are still listing (they would be observed as unreachable), but
+        one member that cannot be listed must not hold up the others."""
+        informers = list(self.informers.values())
+        deadline: float | None = None
         while not stop.is_set():
             self.heartbeats.beat(threading.current_thread().name, 0.5 + self.config.liveness_stall_seconds)
-            if all(w.synced.is_set() for w in watchers):
-                if member_deadline is None:
-                    member_deadline = time.monotonic() + self.config.member_sync_grace_seconds
-                if time.monotonic() >= member_deadline or not self.unsynced_members():
+            if all(i.synced.is_set() for i in informers):
+                if deadline is None:
+                    deadline = time.monotonic() + self.config.member_sync_grace_seconds
+                if time.monotonic() >= deadline or not self.warming_up():
                     settle_heap()
                     return True
             stop.wait(0.05)
         return False
 
-    def unsynced_members(self) -> list[str]:
-        """Members whose watch-backed cache has not completed its first lists."""
-        state = getattr(self.registry, "cache_state", None)
-        return [] if not callable(state) else sorted(n for n, ok in state().items() if not ok)
-
-    def unknown_clusters(self) -> list[str]:
-        """Member Secrets the watch has seen whose cluster the registry has not registered (yet)."""
-        if len(self._watchers) < 3:
-            return []
-        seen = {name for _, name in self._watchers[2].snapshot()}
-        return sorted(seen - set(self.registry.members()))
-
     def caches_synced(self) -> tuple[bool, str]:
-        """On the leader, every watch has listed once; a standby keeps no caches and passes."""
+        """On the leader, every informer has listed once; a standby keeps no caches and passes."""
         if not self.leading:
             return True, "standby (not the leader)"
-        waiting = [w.name for w in self._watchers if not w.synced.is_set()]
+        waiting = [name for name, i in self.informers.items() if not i.synced.is_set()]
         return (not waiting), ("caches synced" if not waiting else f"waiting for {', '.join(waiting)}")
 
     def api_contact_age(self) -> float:
         """Seconds since the control-plane API last answered us (inf: never)."""
         with self._contact_lock:
-            own = time.monotonic() - self._last_contact
+            last = max([self._last_contact, *(i.last_contact for i in list(self.informers.values()))])
+        own = time.monotonic() - last
         return min(own, self.elector.contact_age()) if self.elector is not None else own
 
     def alive(self) -> tuple[bool, str]:
@@ -500,16 +403,6 @@ class Manager:
     def _note_contact(self) -> None:
         with self._contact_lock:
             self._last_contact = time.monotonic()
-
-    def _contacting(self, list_func: Callable[..., Any]) -> Callable[..., Any]:
-        """A list/watch call that records the API's answer (a list, or a watch stream opened)."""
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            response = list_func(*args, **kwargs)
-            self._note_contact()
-            return response
-
-        return call
 
     def _ping_loop(self, stop: threading.Event) -> None:
         """Without leader election nothing else talks to the API on a quiet cluster: GET /version."""
@@ -535,93 +428,21 @@ class Manager:
         Lease the same as ``acting()``; with shards, it holds that object's shard (shard 0 for chores)."""
         return self.elector.owns(obj) if self.elector is not None else self.leading
 
-    # -- watch handlers -----------------------------------------------------------------------------
+    # -- keys ---------------------------------------------------------------------------------------
 
-    def _on_fhpa(self, event: WatchEvent) -> None:
-        """Enqueue a FederatedHPA whose spec, metadata or existence changed; a change of its status alone
-        (our own status write, coming back through the watch) is not a reason to plan it again."""
-        if event.type == "DELETED":
-            self.targets.remove(event.key)
-            self._fhpa_seen.pop(event.key, None)
-            self.queue.add((FEDERATED_HPA, *event.key))
-            return
-        self.targets.update(event.key, target_of(event.obj))
-        meta = event.obj.get("metadata") or {}
-        seen = (
-            meta.get("generation"),
-            meta.get("deletionTimestamp"),
-            tuple(meta.get("finalizers") or ()),
-            repr(sorted((meta.get("labels") or {}).items())),
-            repr(sorted((meta.get("annotations") or {}).items())),
-            event.obj.get("spec"),
-        )
-        if event.type == "MODIFIED" and self._fhpa_seen.get(event.key) == seen:
-            return
-        self._fhpa_seen[event.key] = seen
-        self.queue.add((FEDERATED_HPA, *event.key))
+    def keys(self, kind: str) -> list[ObjectKey]:
+        """The keys of ``kind`` its informer knows now (none while not leading)."""
+        informer = self.informers.get(self._sources.get(kind, ""))
+        return list(informer.keys()) if informer is not None else []
 
-    def _on_member_change(self, cluster: str, change: Any) -> None:
-        """A member cache saw a change: enqueue the FederatedHPAs it concerns (member_events)."""
-        if not self.leading:
-            return
-        selecting = getattr(self.registry, "workloads_selecting", None)
-
-        def workloads(namespace: str, labels: Mapping[str, str]) -> Any:
-            return selecting(cluster, namespace, labels) if callable(selecting) else ()
-
-        refs = concerned(change, self.targets, workloads)
-        if not refs:
-            return
-        self.metrics.member_events.labels(resource=change.resource).inc()
-        if refs == set(ALL):  # a node: every plan on the member may change, none urgently
-            self._enqueue_all(FEDERATED_HPA, low=True)
-            return
-        for namespace, name in refs:
-            self.queue.add((FEDERATED_HPA, namespace, name))
-
-    def _on_cron(self, event: WatchEvent) -> None:
-        key: Key = (CRON_FEDERATED_HPA, *event.key)
-        if event.type == "DELETED":
-            with self._timers_lock:
-                self._timers.cancel(key)
-            return
-        self.queue.add(key)
-
-    def _on_secret(self, event: WatchEvent) -> None:
-        meta = event.obj.get("metadata") or {}
-        name = event.key[1]
-        with self._members_lock:
-            if event.type == "DELETED":
-                self._member_secrets.pop(name, None)
-            else:
-                self._member_secrets[name] = SecretRef(
-                    _SecretMeta(
-                        name,
-                        event.key[0] or self.config.namespace,
-                        meta.get("uid"),
-                        meta.get("resourceVersion"),
-                    )
-                )
-        change = self.registry.apply_event(event.type, event.obj)
-        if change.changed:
-            log.info(
-                "member cluster registry changed",
-                extra={"cluster": event.key[1], "change": event.type.lower()},
-            )
-            self._enqueue_all(FEDERATED_HPA)
-
-    # -- periodic work ------------------------------------------------------------------------------
+    def _all_keys(self, kinds: Iterable[str] | None = None) -> list[Key]:
+        return [(kind, *key) for kind in (kinds or self.controllers) for key in self.keys(kind)]
 
     def _enqueue_all(self, kind: str | None = None, low: bool = False) -> None:
         """Every known key; ``low`` puts them in the resync lane, behind keys that events asked for."""
-        if not self._watchers:
-            return
-        sources = {FEDERATED_HPA: self._watchers[0], CRON_FEDERATED_HPA: self._watchers[1]}
         add = self.queue.add_low if low else self.queue.add
-        for kind_name, watcher in sources.items():
-            if kind is None or kind == kind_name:
-                for namespace, name in watcher.snapshot():
-                    add((kind_name, namespace, name))
+        for key in self._all_keys(None if kind is None else [kind]):
+            add(key)
 
     def _resync_loop(self, stop: threading.Event) -> None:
         """Every key once per resync period, spread evenly over the period (``resync_gaps``), in the low
@@ -646,75 +467,6 @@ class Manager:
                 if stop.wait(gap):
                     return
 
-    def _all_keys(self) -> list[Key]:
-        if not self._watchers:
-            return []
-        sources = {FEDERATED_HPA: self._watchers[0], CRON_FEDERATED_HPA: self._watchers[1]}
-        return [(kind, ns, name) for kind, watcher in sources.items() for ns, name in watcher.snapshot()]
-
-    def _probe_loop(self, stop: threading.Event) -> None:
-        """Probe members; a cluster whose health flips gets every FederatedHPA looked at again."""
-        before: dict[str, Any] = {}
-        while not stop.is_set():
-            within = self.config.probe_seconds + self.config.liveness_stall_seconds
-            self.heartbeats.beat("member-probes", within)
-            try:
-                health = self.registry.probe_all()
-                self.metrics.observe_member_health(health)
-            except Exception:  # a probe must never end the loop
-                log.exception("member probes failed")
-                health = before
-            now = {name: getattr(h, "healthy", None) for name, h in health.items()}
-            if now != before:
-                self._enqueue_all(FEDERATED_HPA)
-            before = now
-            self._report_member_secrets()
-            stop.wait(self.config.probe_seconds)
-
-    def _report_member_secrets(self) -> None:
-        """A Warning Event on the Secret of each member that is unusable or uses an insecure opt-in, once
-        per change of what is wrong (an Event that could not be sent is tried again next turn)."""
-        try:
-            problems = dict(getattr(self.registry, "problems", dict)())
-            warnings = dict(getattr(self.registry, "warnings", dict)())
-        except Exception:  # reporting must never end the probe loop
-            log.exception("cannot read the member registry's problems")
-            return
-        wanted = {
-            name: (REASON_MEMBER_UNUSABLE, member_event_message(name, p)) for name, p in problems.items()
-        }
-        for name, warning in warnings.items():
-            wanted.setdefault(name, (REASON_INSECURE_MEMBER, member_event_message(name, warning)))
-        with self._members_lock:
-            for name in [n for n in self._member_reported if n not in wanted]:
-                del self._member_reported[name]  # fixed or gone: a later problem is news again
-            todo = [
-                (name, self._member_secrets.get(name), reason, message)
-                for name, (reason, message) in sorted(wanted.items())
-                if self._member_reported.get(name) != (reason, message)
-            ]
-        for name, ref, reason, message in todo:
-            ref = ref or SecretRef(_SecretMeta(name, self.config.namespace))
-            try:
-                self.writer.emit_event(ref, "Warning", reason, message)
-            except Exception as exc:  # best effort (and fenced: only the leader reports)
-                log.info("event not recorded", extra={"cluster": name, "error": str(exc)})
-                continue
-            with self._members_lock:
-                self._member_reported[name] = (reason, message)
-
-    def _timer_loop(self, stop: threading.Event) -> None:
-        while not stop.is_set():
-            self.heartbeats.beat("cron-timers", 1.0 + self.config.liveness_stall_seconds)
-            now = self.clock.now()
-            with self._timers_lock:
-                due = self._timers.pop_due(now)
-                upcoming = self._timers.next_time()
-            for key in due:
-                self.queue.add(key)
-            wait = 1.0 if upcoming is None else min(1.0, max(0.01, (upcoming - now).total_seconds()))
-            stop.wait(wait)
-
     # -- workers ------------------------------------------------------------------------------------
 
     def _worker_loop(self) -> None:
@@ -732,8 +484,7 @@ class Manager:
                 continue
             try:
                 if self.owns((key[1], key[2])):
-                    with reconciling(*key), writes_for(key[1], key[2]):
-                        self._process(queue, key)
+                    self.controllers[key[0]].handle(queue, key)
                 elif self.config.shards > 1:
                     log.debug("another replica's shard; not acting", extra={"object": f"{key[1]}/{key[2]}"})
                 else:
@@ -742,143 +493,5 @@ class Manager:
                 queue.done(key)
 
     def _process(self, queue: WorkQueue[Key], key: Key) -> None:
-        kind, namespace, name = key
-        ref = f"{namespace}/{name}"
-        start = time.perf_counter()
-        try:
-            if kind == FEDERATED_HPA:
-                requeue = self._reconcile_fhpa(namespace, name)
-            else:
-                requeue = self._reconcile_cron(key)
-        except NotLeaderError as exc:
-            log.warning(
-                "reconcile abandoned: not the leader", extra={"object": ref, "kind": kind, "error": str(exc)}
-            )
-            self.metrics.reconciles.labels(kind=kind, result="abandoned").inc()
-            return
-        except ConflictError as exc:
-            self._failed(queue, key, "conflict", exc)
-            return
-        except PortError as exc:
-            self._failed(queue, key, "error", exc)
-            return
-        except Exception as exc:  # a bug must not kill the worker; it shows in logs and metrics
-            log.exception("reconcile crashed", extra={"object": ref, "kind": kind})
-            self._failed(queue, key, "error", exc)
-            return
-        finally:
-            self.metrics.reconcile_seconds.labels(kind=kind).observe(time.perf_counter() - start)
-        self.metrics.reconciles.labels(kind=kind, result="success").inc()
-        log.debug("reconciled", extra={"object": ref, "kind": kind, "requeue_after_seconds": requeue})
-        queue.forget(key)
-        if requeue is not None:
-            queue.add_after(key, requeue)
-
-    def _failed(self, queue: WorkQueue[Key], key: Key, result: str, exc: BaseException) -> None:
-        self.metrics.reconciles.labels(kind=key[0], result=result).inc()
-        if result == "error":
-            self.metrics.reconcile_errors.labels(kind=key[0]).inc()
-        delay = queue.add_rate_limited(key)
-        log.info(
-            "reconcile failed; retrying",
-            extra={
-                "object": f"{key[1]}/{key[2]}",
-                "kind": key[0],
-                "error": str(exc),
-                "retry_in_seconds": round(delay, 3),
-            },
-        )
-
-    def _members(self) -> dict[str, MemberCluster]:
-        return {
-            name: FencedMember(TimedMember(m, self.metrics), self.fence)
-            for name, m in self.registry.members().items()
-        }
-
-    def _reconcile_fhpa(self, namespace: str, name: str) -> float | None:
-        """One pass for one FederatedHPA; returns when to look again (None: on the next event/resync)."""
-        fhpa = self.cp.get_federated_hpa(namespace, name)
-        if fhpa is None:
-            return None
-        refusal = self.config.namespaces.refusal(namespace)
-        if refusal is not None:  # before anything touches a member: no observe, no HPA, no scale
-            self._refuse_fhpa(fhpa, refusal)
-            return None
-        unknown = self.unknown_clusters()
-        if unknown:  # unknown is not absent: planning now would move their share away
-            raise PortError(f"member clusters not registered yet: {', '.join(unknown)}; waiting for them")
-        members = self._members()
-        writer = self.writer
-        if finalizer.is_deleting(fhpa):
-            cleaned = finalizer.clean_up(
-                fhpa, members, writer, writer, self.clock.now(), self.config.cleanup_give_up_seconds
-            )
-            for cluster in cleaned.removed:
-                self.metrics.on_action("delete", cluster, True)
-            self.metrics.on_cleanup(cleaned)
-            return cleaned.requeue_after_seconds
-        fhpa = finalizer.ensure_finalizer(fhpa, writer)
-        the_plan, result = reconcile_federated_hpa(
-            fhpa,
-            members,
-            writer,
-            self.clock,
-            self.config.planner,
-            on_action=self.metrics.on_action,
-            on_pass=self.metrics.on_pass,
-        )
-        if result.conflict:
-            where = (
-                "member objects changed since they were observed: " + ", ".join(sorted(result.stale))
-                if result.stale
-                else "it changed during the reconcile"
-            )
-            raise ConflictError(f"FederatedHPA {namespace}/{name}: {where}; replanning")
-        if result.failed:
-            raise PortError("; ".join(f"{k}: {v}" for k, v in sorted(result.failed.items())))
-        return the_plan.requeue_after_seconds
-
-    def _refuse_fhpa(self, fhpa: FederatedHPA, message: str) -> None:
-        """A FederatedHPA in a namespace the controller may not act in: say so, touch no member.
-
-        No finalizer is added. One being deleted that still carries ours (it was made while its
-        namespace was allowed) has the finalizer released without cleaning the members, and the
-        Warning Event names the label that finds any member HPA left behind.
-        """
-        writer = self.writer
-        ref = f"{fhpa.metadata.namespace}/{fhpa.metadata.name}"
-        if finalizer.is_deleting(fhpa):
-            if finalizer.has_finalizer(fhpa):
-                remaining = [f for f in fhpa.metadata.finalizers or [] if f != finalizer.FINALIZER]
-                writer.set_finalizers(fhpa, remaining)
-                self._warn(
-                    fhpa,
-                    f"{message}. Finalizer released without cleaning member clusters; a member HPA made "
-                    f"earlier has the label {LABEL_OWNER_UID}={fhpa.metadata.uid}",
-                )
-            return
-        previous = fhpa.status.conditions if fhpa.status else None
-        if is_refused(previous, message):
-            return  # already reported
-        status = fhpa.status.model_copy(deep=True) if fhpa.status else FederatedHPAStatus()
-        status.conditions = refused_conditions(previous, message, self.clock.now())
-        status.observed_generation = fhpa.metadata.generation
-        writer.update_federated_hpa_status(fhpa, status)
-        log.warning("namespace not allowed; not acting", extra={"object": ref, "kind": FEDERATED_HPA})
-        self._warn(fhpa, message)
-
-    def _warn(self, fhpa: FederatedHPA, message: str) -> None:
-        try:
-            self.writer.emit_event(fhpa, "Warning", REASON_NAMESPACE_NOT_ALLOWED, message)
-        except PortError as exc:  # an Event is best effort; status is the record
-            log.info("event not recorded", extra={"object": fhpa.metadata.name, "error": str(exc)})
-
-    def _reconcile_cron(self, key: Key) -> float | None:
-        _, namespace, name = key
-        wake = self.cron.reconcile(namespace, name, self.clock.now())
-        with self._timers_lock:
-            if wake is None:
-                self._timers.cancel(key)
-            else:
-                self._timers.schedule(key, wake)
-        return None
+        """One key, as a worker that owns it would run it (without the log and fence scope)."""
+        self.controllers[key[0]].process(queue, key)

@@ -213,6 +213,11 @@ class WorkQueue(Generic[K]):
         with self._cond:
             return len(self._due)
 
+    def next_due_in(self) -> float | None:
+        """Seconds until the earliest delayed add is due (0: due now; None: none is pending)."""
+        with self._cond:
+            return self._seconds_to_next_due_locked()
+
     def processing(self) -> set[K]:
         with self._cond:
             return set(self._processing)

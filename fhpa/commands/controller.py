@@ -217,9 +217,10 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
     from controller.kube.control_plane import KubeControlPlane
     from controller.planning.namespaces import NamespacePolicy
     from controller.planning.planner import PlannerConfig
+    from controller.runtime.fleet import FleetManager
     from controller.runtime.health import HealthServer
     from controller.runtime.leader import LeaderConfig, LeaseClient, default_identity
-    from controller.runtime.manager import Manager, ManagerConfig
+    from controller.runtime.manager import ManagerConfig
     from controller.runtime.metrics import Metrics
     from fhpa_api.schedule import ScheduleError, load_time_zone
 
@@ -274,7 +275,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
     )
     metrics = Metrics()
     control_plane = KubeControlPlane(api, namespace=args.watch_namespace, reporting_instance=identity)
-    manager = Manager(
+    manager = FleetManager(
         control_plane,
         _registry(namespace, args.probe_period, args.quiet_probe_period),
         config,

@@ -19,8 +19,9 @@ from typing import Any
 from kubernetes import config as kube_config
 
 from controller.kube.control_plane import KubeControlPlane
+from controller.runtime.fleet import FleetManager
 from controller.runtime.leader import LeaderConfig, LeaseClient
-from controller.runtime.manager import Manager, ManagerConfig
+from controller.runtime.manager import ManagerConfig
 from tests.support.fakekube import FakeKube, Resource, deployment
 from tests.support.members import registry
 
@@ -102,7 +103,7 @@ def test_one_cron_fire_is_applied_once_across_a_lease_hand_over_with_a_partition
             },
         )
         lease_clients: dict[str, CutLeaseClient] = {}
-        managers: dict[str, Manager] = {}
+        managers: dict[str, FleetManager] = {}
         threads: dict[str, threading.Thread] = {}
         results: dict[str, list[int]] = {}
 
@@ -116,7 +117,7 @@ def test_one_cron_fire_is_applied_once_across_a_lease_hand_over_with_a_partition
                 renew_deadline_seconds=1.0,
                 retry_period_seconds=0.2,
             )
-            managers[name] = Manager(
+            managers[name] = FleetManager(
                 KubeControlPlane(api, reporting_instance=name),
                 registry(SYSTEM),
                 ManagerConfig(namespace=SYSTEM, lease=lease, watch_timeout_seconds=5, resync_seconds=1),

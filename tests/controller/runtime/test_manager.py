@@ -17,8 +17,9 @@ from controller.kube.clients import OPT_IN_INSECURE_TLS
 from controller.kube.control_plane import KubeControlPlane
 from controller.planning.member_hpa import LABEL_OWNER_UID
 from controller.planning.planner import PlannerConfig
+from controller.runtime.fleet import MEMBER_SECRET_LABEL, FleetManager, member_event_message
 from controller.runtime.leader import LeaderConfig, LeaseClient
-from controller.runtime.manager import MEMBER_SECRET_LABEL, Manager, ManagerConfig, member_event_message
+from controller.runtime.manager import ManagerConfig
 from tests.support.fakekube import FakeKube, Resource
 from tests.support.members import member_cluster, member_secret, registry
 
@@ -55,7 +56,7 @@ def world() -> Iterator[dict[str, Any]]:
     plane = KubeControlPlane(
         kube_config.new_client_from_config_dict(cp.kubeconfig()), reporting_instance="test"
     )
-    manager = Manager(
+    manager = FleetManager(
         plane,
         registry(SYSTEM),
         ManagerConfig(
@@ -149,7 +150,7 @@ def test_a_vanished_member_is_failed_over_and_a_new_secret_joins(world: dict[str
     )
 
     # a new member's Secret joins the running controller (through its Secret watch) ...
-    manager: Manager = world["manager"]
+    manager: FleetManager = world["manager"]
     member3 = member_cluster()
     try:
         assert "member3" not in manager.registry.members()
@@ -172,7 +173,7 @@ def test_a_vanished_member_is_failed_over_and_a_new_secret_joins(world: dict[str
 def test_metrics_count_reconciles_and_actions(world: dict[str, Any]) -> None:
     cp: FakeKube = world["cp"]
     cp.store.create(FHPA, fhpa())
-    manager: Manager = world["manager"]
+    manager: FleetManager = world["manager"]
     wait_for(
         lambda: b'fhpa_member_actions_total{action="create",result="success"}' in manager.metrics.render()
     )
@@ -186,7 +187,7 @@ def test_metrics_count_reconciles_and_actions(world: dict[str, Any]) -> None:
 
 def test_stop_lets_the_reconcile_in_flight_finish(world: dict[str, Any]) -> None:
     cp: FakeKube = world["cp"]
-    manager: Manager = world["manager"]
+    manager: FleetManager = world["manager"]
     # observe reads the member cache; the write is a request: stall the member HPA's creation
     stall = world["members"]["member1"].faults.add("POST", "horizontalpodautoscalers", stall=2)
     cp.store.create(FHPA, fhpa())
@@ -218,7 +219,7 @@ def test_losing_the_lease_stops_acting_and_run_returns_1() -> None:
         lease = LeaderConfig(
             namespace=SYSTEM, lease_duration_seconds=1.5, renew_deadline_seconds=1.0, retry_period_seconds=0.1
         )
-        manager = Manager(
+        manager = FleetManager(
             KubeControlPlane(api),
             registry(SYSTEM),
             ManagerConfig(namespace=SYSTEM, lease=lease, watch_timeout_seconds=5),
@@ -278,9 +279,9 @@ def start_manager(
     lease: LeaderConfig | None = None,
     lease_client: LeaseClient | None = None,
     **config: Any,
-) -> tuple[Manager, threading.Event, threading.Thread, list[int]]:
+) -> tuple[FleetManager, threading.Event, threading.Thread, list[int]]:
     api = kube_config.new_client_from_config_dict(cp.kubeconfig())
-    manager = Manager(
+    manager = FleetManager(
         KubeControlPlane(api, reporting_instance="test"),
         reg,
         ManagerConfig(
@@ -532,3 +533,25 @@ def test_member_event_messages_mask_url_credentials_and_are_bounded() -> None:
     assert "hunter2" not in text and ":p@" not in text
     assert "https://***@10.0.0.1:6443" in text and "http://***@proxy" in text
     assert len(member_event_message("m", "x" * 5000)) == 512
+
+
+def test_the_manager_knows_no_kind() -> None:
+    """A kind is a reconciler plus a registration (controller.runtime.fleet): the manager module imports
+    no API model, no kind constant and no reconciler, and uses no kind's name in its code."""
+    import ast
+    import inspect
+
+    import controller.runtime.manager as manager_module
+
+    source = inspect.getsource(manager_module)
+    tree = ast.parse(source)
+    imported = {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names}
+    kinds_code = ("fhpa_api", "controller.cron_controller", "controller.federated_hpa_controller")
+    assert not [m for m in imported if m.startswith((*kinds_code, "controller.reconcile"))]
+    names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    names |= {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    assert not names & {"FEDERATED_HPA", "CRON_FEDERATED_HPA", "FederatedHPA", "CronFederatedHPA", "cron"}
+    kinds = {"FederatedHPA", "CronFederatedHPA", "federatedhpas", "cronfederatedhpas"}
+    assert not [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value in kinds]
+    assert len(source.splitlines()) < 600

@@ -19,7 +19,8 @@ from kubernetes import config as kube_config
 
 from controller.kube.control_plane import KubeControlPlane
 from controller.planning.planner import PlannerConfig
-from controller.runtime.manager import Manager, ManagerConfig
+from controller.runtime.fleet import FleetManager
+from controller.runtime.manager import ManagerConfig
 from tests.controller.runtime.test_manager import FHPA, GROUP, HPA, SYSTEM, control_plane_fake, wait_for
 from tests.support.fakekube import FakeKube, pod
 from tests.support.members import member_cluster, member_secret, registry
@@ -65,7 +66,7 @@ def fleet(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
     if not request.param:  # the control: member caches report changes to nobody
         reg.add_change_listener = lambda listener: None  # type: ignore[method-assign]
     plane = KubeControlPlane(kube_config.new_client_from_config_dict(cp.kubeconfig()), reporting_instance="t")
-    manager = Manager(
+    manager = FleetManager(
         plane,
         reg,
         ManagerConfig(
@@ -132,14 +133,14 @@ class _NoMembers:
 def test_a_status_only_change_of_a_federated_hpa_does_not_enqueue_it_again() -> None:
     """Our own status write comes back through the watch: planning the object again for it would make
     every reconcile cause the next one. A spec, metadata or deletion change does enqueue it."""
-    from controller.runtime.watch import WatchEvent
+    from controller.runtime.manager import WatchEvent
 
     cp = control_plane_fake()
     try:
         plane = KubeControlPlane(
             kube_config.new_client_from_config_dict(cp.kubeconfig()), reporting_instance="t"
         )
-        manager = Manager(plane, _NoMembers(), ManagerConfig(namespace=SYSTEM, leader_elect=False))
+        manager = FleetManager(plane, _NoMembers(), ManagerConfig(namespace=SYSTEM, leader_elect=False))
         obj = prioritized()
         obj["metadata"].update({"generation": 1, "resourceVersion": "1"})
         key = ("default", "web")
@@ -183,20 +184,24 @@ def test_the_resync_is_spread_over_its_period_in_the_low_lane() -> None:
 
     class Snap:
         def __init__(self, keys: list[tuple[str, str]]) -> None:
-            self.keys = keys
+            self._keys = keys
 
-        def snapshot(self) -> list[tuple[str, str]]:
-            return self.keys
+        def keys(self) -> list[tuple[str, str]]:
+            return self._keys
 
     cp = control_plane_fake()
     try:
         plane = KubeControlPlane(
             kube_config.new_client_from_config_dict(cp.kubeconfig()), reporting_instance="t"
         )
-        manager = Manager(
+        manager = FleetManager(
             plane, _NoMembers(), ManagerConfig(namespace=SYSTEM, leader_elect=False, resync_seconds=0.6)
         )
-        manager._watchers = [Snap([("default", f"f{i}") for i in range(6)]), Snap([]), Snap([])]  # type: ignore[list-item]
+        manager.informers = {
+            "federatedhpas": Snap([("default", f"f{i}") for i in range(6)]),
+            "cronfederatedhpas": Snap([]),
+            "member-secrets": Snap([]),
+        }
         added: list[tuple[float, Any]] = []
         manager.queue.add_low = lambda key: added.append((time.monotonic(), key))  # type: ignore[method-assign]
         manager.queue.add = lambda key: pytest.fail(f"resync used the normal lane for {key}")  # type: ignore[method-assign]

@@ -12,9 +12,10 @@ import pytest
 from kubernetes import config as kube_config
 
 from controller.kube.control_plane import KubeControlPlane
+from controller.runtime.fleet import FleetManager
 from controller.runtime.health import HealthServer
 from controller.runtime.leader import LeaderConfig, LeaseClient
-from controller.runtime.manager import Manager, ManagerConfig
+from controller.runtime.manager import ManagerConfig
 from controller.runtime.metrics import Metrics
 from tests.controller.runtime.test_health import get
 from tests.controller.runtime.test_manager import SYSTEM, control_plane_fake, wait_for
@@ -46,7 +47,7 @@ def lease_config() -> LeaderConfig:
 class Running:
     """A manager run in a thread with its health server; ``code`` is /readyz's or /healthz's status."""
 
-    def __init__(self, manager: Manager) -> None:
+    def __init__(self, manager: FleetManager) -> None:
         self.manager = manager
         self.stop = threading.Event()
         self.result: list[int] = []
@@ -86,7 +87,7 @@ def start() -> Iterator[Callable[..., Running]]:
     def make(cp: FakeKube, **config: Any) -> Running:
         api = kube_config.new_client_from_config_dict(cp.kubeconfig())
         leader_elect = config.pop("leader_elect", True)
-        manager = Manager(
+        manager = FleetManager(
             KubeControlPlane(api, request_timeout=(1.0, 2.0)),
             registry(SYSTEM),
             ManagerConfig(
@@ -158,26 +159,37 @@ def test_the_leader_is_not_ready_until_its_watches_listed(
 
 
 def test_a_deadlocked_loop_fails_liveness(cp: FakeKube, start: Callable[..., Running]) -> None:
-    r = start(cp, leader_elect=False, api_ping_seconds=0.1, liveness_stall_seconds=0.5)
+    r = start(cp, leader_elect=False, api_ping_seconds=0.1, liveness_stall_seconds=0.5, probe_seconds=0.1)
     wait_for(lambda: r.code("/readyz") == 200, what="ready")
     assert r.code("/healthz") == 200
-    with r.manager._timers_lock:  # the cron timer loop blocks on this lock: wedged, yet still alive
+    release = threading.Event()
+    probe_all = r.manager.registry.probe_all
+
+    def wedged() -> Any:
+        release.wait(30)
+        return probe_all()
+
+    r.manager.registry.probe_all = wedged  # type: ignore[method-assign]
+    try:  # the member probe loop blocks in a probe: wedged, yet still alive
         wait_for(lambda: r.code("/healthz") == 503, what="liveness failing")
-        assert "cron-timers stuck for" in r.body("/healthz")
+        assert "member-probes stuck for" in r.body("/healthz")
+    finally:
+        r.manager.registry.probe_all = probe_all  # type: ignore[method-assign]
+        release.set()
     wait_for(lambda: r.code("/healthz") == 200, what="alive again once the loop turns")
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
 def test_a_crashed_loop_fails_liveness(cp: FakeKube, start: Callable[..., Running]) -> None:
-    r = start(cp, leader_elect=False, api_ping_seconds=0.1)
+    r = start(cp, leader_elect=False, api_ping_seconds=0.1, probe_seconds=0.1)
     wait_for(lambda: r.code("/readyz") == 200, what="ready")
 
-    def crash(now: object) -> list[Any]:
-        raise RuntimeError("a bug in the timer loop")
+    def crash() -> None:
+        raise RuntimeError("a bug in the member probe loop")
 
-    r.manager._timers.pop_due = crash  # type: ignore[method-assign]
+    r.manager._report_member_secrets = crash  # type: ignore[method-assign]
     wait_for(lambda: r.code("/healthz") == 503, what="liveness failing")
-    assert "threads ended: cron-timers" in r.body("/healthz")
+    assert "threads ended: member-probes" in r.body("/healthz")
 
 
 class StuckLeaseClient(LeaseClient):
@@ -196,7 +208,7 @@ def test_a_wedged_election_loop_fails_liveness(cp: FakeKube) -> None:
     other_holds_the_lease(cp)
     api = kube_config.new_client_from_config_dict(cp.kubeconfig())
     client = StuckLeaseClient(api)
-    manager = Manager(
+    manager = FleetManager(
         KubeControlPlane(api),
         registry(SYSTEM),
         ManagerConfig(namespace=SYSTEM, lease=lease_config(), liveness_stall_seconds=0.5),

@@ -21,8 +21,9 @@ import yaml
 from kubernetes import config as kube_config
 
 from controller.kube.control_plane import KubeControlPlane
+from controller.runtime.fleet import FleetManager
 from controller.runtime.leader import LeaderConfig, LeaseClient
-from controller.runtime.manager import Manager, ManagerConfig
+from controller.runtime.manager import ManagerConfig
 from fhpa_api.models import CronFederatedHPAStatus, CrossVersionObjectReference, FederatedHPAStatus
 from tests.controller.runtime.test_manager import FHPA, GROUP, SYSTEM, control_plane_fake, fhpa, wait_for
 from tests.support.fakekube import FakeKube, RequestRecord, cron_federated_hpa, deployment
@@ -98,7 +99,7 @@ def exercise_control_plane() -> set[Triple]:
         lease = LeaderConfig(
             namespace=SYSTEM, lease_duration_seconds=2, renew_deadline_seconds=1.5, retry_period_seconds=0.2
         )
-        manager = Manager(
+        manager = FleetManager(
             plane,
             registry(SYSTEM),
             ManagerConfig(

@@ -17,20 +17,22 @@ from kubernetes import config as kube_config
 from controller.kube.control_plane import KubeControlPlane
 from controller.planning.planner import PlannerConfig
 from controller.runtime import logs
+from controller.runtime.controller import reconciling
+from controller.runtime.fleet import FleetManager
 from controller.runtime.leader import LeaderConfig, LeaseClient
-from controller.runtime.manager import Manager, ManagerConfig, reconciling
+from controller.runtime.manager import ManagerConfig
 from fhpa_api import FEDERATED_HPA
 from tests.controller.runtime.test_manager import FHPA, HPA, SYSTEM, control_plane_fake, fhpa, wait_for
 from tests.support.fakekube import FakeKube
 from tests.support.members import MEMBER_LABEL, member_cluster, member_secret, registry
 
 
-def make_manager(cp: FakeKube, *, leader_elect: bool = False) -> Manager:
+def make_manager(cp: FakeKube, *, leader_elect: bool = False) -> FleetManager:
     api = kube_config.new_client_from_config_dict(cp.kubeconfig())
     lease = LeaderConfig(
         namespace=SYSTEM, lease_duration_seconds=3, renew_deadline_seconds=2, retry_period_seconds=0.1
     )
-    return Manager(
+    return FleetManager(
         KubeControlPlane(api, request_timeout=(1.0, 1.0)),
         registry(SYSTEM),
         ManagerConfig(

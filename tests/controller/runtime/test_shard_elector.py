@@ -284,10 +284,11 @@ def test_the_role_grants_every_lease_call_of_sharded_replicas_for_any_shard_coun
 
 
 def test_a_manager_with_shards_but_no_leader_election_is_refused() -> None:
-    from controller.runtime.manager import Manager, ManagerConfig
+    from controller.runtime.fleet import FleetManager
+    from controller.runtime.manager import ManagerConfig
 
     with pytest.raises(ValueError, match="shards need leader election"):
-        Manager(None, None, ManagerConfig(namespace=NS, leader_elect=False, shards=3))  # type: ignore[arg-type]
+        FleetManager(None, None, ManagerConfig(namespace=NS, leader_elect=False, shards=3))  # type: ignore[arg-type]
 
 
 class SlowLeaseClient(LeaseClient):

@@ -1,0 +1,346 @@
+"""This controller's kinds and member clusters, registered on the kind-agnostic manager.
+
+``FleetManager`` is ``Manager`` with: the FederatedHPA controller (controller.federated_hpa_controller)
+and the CronFederatedHPA controller (controller.cron_controller), each fed by its informer; the member
+Secrets' informer, which keeps the member registry (controller.kube.registry) up to date; the member
+probe loop; and member-cache events (controller.runtime.member_events) turned into FederatedHPA keys.
+
+What each informer keeps (its trim): a FederatedHPA's metadata and spec (what says whether a change is
+news, and which workload it scales), a CronFederatedHPA's identity, a member Secret's metadata only.
+The kubeconfig in a Secret reaches the registry as the list or watch reads it and is never kept in a
+store of the manager's: the registry holds the clients built from it, and nothing else needs it.
+
+Start: the member-Secret informer feeds the registry during its first list, before it reports synced,
+so no FederatedHPA is planned while some of its clusters are still unknown. Later on, a member Secret
+the informer has seen but the registry has not registered (its credentials still loading, or its
+registration failed) makes the cluster unknown, not absent: FederatedHPA reconciles wait and retry
+rather than plan without it (which would move its share and lose the state kept in status).
+
+Member Secrets that need attention (``registry.problems()``: unusable; ``registry.warnings()``: an opt-in
+insecure setting in use) get a Warning Event (``MemberUnusable``, ``InsecureMemberCredentials``) on the
+member's Secret, since a member cluster has no object of its own on the management cluster: once per
+change of what is wrong, from the probe loop (never from the informer's handler, which must stay quick).
+The message is the registry's text, which never quotes the kubeconfig, with any URL credentials masked.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from controller.cron_controller import CronController, CronFederatedHPAReconciler
+from controller.federated_hpa_controller import FederatedHPAReconciler
+from controller.kube.control_plane import CRON_FEDERATED_HPA_PLURAL, FEDERATED_HPA_PLURAL, KubeControlPlane
+from controller.ports import MemberCluster
+from controller.runtime.fence import FencedMember
+from controller.runtime.leader import LeaseClient
+from controller.runtime.manager import InformerSpec, Manager, ManagerConfig, SystemClock, WatchEvent
+from controller.runtime.member_events import ALL, TargetIndex, concerned, target_of
+from controller.runtime.metrics import Metrics, TimedMember
+from fhpa_api import CRON_FEDERATED_HPA, FEDERATED_HPA
+
+log = logging.getLogger(__name__)
+
+REASON_MEMBER_UNUSABLE = "MemberUnusable"
+REASON_INSECURE_MEMBER = "InsecureMemberCredentials"
+MAX_MEMBER_EVENT_MESSAGE = 512
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]*@")
+
+MEMBER_SECRET_LABEL = "autoscaling.karmada.io/member-cluster"
+_IDENTITY = ("name", "namespace", "uid", "resourceVersion", "generation", "deletionTimestamp")
+
+
+class RegistryChange(Protocol):
+    @property
+    def changed(self) -> bool: ...
+
+
+class Registry(Protocol):
+    """The member-cluster registry as the manager drives it (controller.kube.registry.MemberRegistry)."""
+
+    def apply_event(self, event_type: str, secret: Any) -> RegistryChange:
+        """One Secret watch event: a cluster added, its client rebuilt, relabelled or removed."""
+        ...
+
+    def members(self) -> Mapping[str, MemberCluster]: ...
+
+    def probe_all(self) -> Mapping[str, Any]:
+        """Probe every cluster (GET /readyz, short timeout); the reconcile reads the results."""
+        ...
+
+
+@dataclass(frozen=True)
+class _SecretMeta:
+    name: str
+    namespace: str
+    uid: str | None = None
+    resource_version: str | None = None
+
+
+@dataclass(frozen=True)
+class SecretRef:
+    """A member's Secret as the involved object of an Event (what ``emit_event`` reads of an object:
+    kind, apiVersion and metadata; never the Secret's data)."""
+
+    metadata: _SecretMeta
+    api_version: str = "v1"
+    kind: str = "Secret"
+
+
+def member_event_message(cluster: str, what: str) -> str:
+    """The Event text for a member's problem: URL credentials masked, bounded."""
+    text = _URL_USERINFO.sub(r"\1***@", f"member cluster {cluster}: {what}")
+    if len(text) > MAX_MEMBER_EVENT_MESSAGE:
+        text = text[: MAX_MEMBER_EVENT_MESSAGE - 1] + "…"
+    return text
+
+
+def trim_identity(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """Who the object is and which version: enough to enqueue it and to tell a change."""
+    meta = obj.get("metadata") or {}
+    return {"metadata": {k: meta[k] for k in _IDENTITY if k in meta}}
+
+
+def trim_federated_hpa(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """Metadata (without managedFields) and spec: status is read fresh by the reconcile, never here."""
+    meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k != "managedFields"}
+    return {"metadata": meta, "spec": obj.get("spec")}
+
+
+def trim_secret(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A member Secret's metadata: its identity, labels and annotations; never its data."""
+    meta = obj.get("metadata") or {}
+    kept = trim_identity(obj)["metadata"]
+    for k in ("labels", "annotations"):
+        if k in meta:
+            kept[k] = meta[k]
+    return {"metadata": kept}
+
+
+class FleetManager(Manager):
+    """The manager with this controller's kinds, member registry, probes and member events."""
+
+    def __init__(
+        self,
+        control_plane: KubeControlPlane,
+        registry: Registry,
+        config: ManagerConfig,
+        *,
+        metrics: Metrics | None = None,
+        lease_client: LeaseClient | None = None,
+        clock: SystemClock | None = None,
+    ) -> None:
+        super().__init__(control_plane, config, metrics=metrics, lease_client=lease_client, clock=clock)
+        self.registry = registry
+        self.cron = CronController(
+            self.writer,
+            config.default_time_zone,
+            namespaces=config.namespaces,
+            on_fire=self.metrics.on_cron_fire,
+        )
+        self.federated_hpas = FederatedHPAReconciler(
+            self.writer,
+            self._members,
+            self.clock,
+            config.planner,
+            namespaces=config.namespaces,
+            unknown=self.unknown_clusters,
+            cleanup_give_up_seconds=config.cleanup_give_up_seconds,
+            on_action=self.metrics.on_action,
+            on_pass=self.metrics.on_pass,
+            on_cleanup=self.metrics.on_cleanup,
+        )
+        self._members_lock = threading.Lock()
+        self._member_secrets: dict[str, SecretRef] = {}  # from the Secret informer: the Events' objects
+        self._member_reported: dict[str, tuple[str, str]] = {}  # cluster -> (reason, message) sent
+        self.targets = TargetIndex()  # workload -> the FederatedHPAs that scale it (member events)
+        self._fhpa_seen: dict[tuple[str, str], Any] = {}  # what of each object a new event must change
+        path = control_plane.collection_path
+        self.register(
+            FEDERATED_HPA,
+            self.federated_hpas,
+            InformerSpec(
+                "federatedhpas",
+                path(FEDERATED_HPA_PLURAL),
+                trim_federated_hpa,
+                "federatedhpas",
+                self._on_fhpa,
+            ),
+        )
+        self.register(
+            CRON_FEDERATED_HPA,
+            CronFederatedHPAReconciler(self.cron, self.clock),
+            InformerSpec(
+                "cronfederatedhpas", path(CRON_FEDERATED_HPA_PLURAL), trim_identity, "cronfederatedhpas"
+            ),
+        )
+        self.add_informer(
+            InformerSpec(
+                "member-secrets",
+                control_plane.secrets_path(config.namespace),
+                trim_secret,
+                "secrets",
+                self._on_secret,
+                label_selector=f"{MEMBER_SECRET_LABEL}=true",
+                on_full=self._on_secret_data,
+            )
+        )
+        self.add_loop("member-probes", self._probe_loop)
+        listen = getattr(registry, "add_change_listener", None)
+        if callable(listen):
+            listen(self._on_member_change)
+
+    # -- members ------------------------------------------------------------------------------------
+
+    def _members(self) -> dict[str, MemberCluster]:
+        return {
+            name: FencedMember(TimedMember(m, self.metrics), self.fence)
+            for name, m in self.registry.members().items()
+        }
+
+    def warming_up(self) -> list[str]:
+        return self.unsynced_members()
+
+    def unsynced_members(self) -> list[str]:
+        """Members whose watch-backed cache has not completed its first lists."""
+        state = getattr(self.registry, "cache_state", None)
+        return [] if not callable(state) else sorted(n for n, ok in state().items() if not ok)
+
+    def unknown_clusters(self) -> list[str]:
+        """Member Secrets the informer has seen whose cluster the registry has not registered (yet)."""
+        informer = self.informers.get("member-secrets")
+        if informer is None:
+            return []
+        seen = {name for _, name in list(informer.keys())}
+        return sorted(seen - set(self.registry.members()))
+
+    # -- informer handlers --------------------------------------------------------------------------
+
+    def _on_fhpa(self, event: WatchEvent) -> None:
+        """Enqueue a FederatedHPA whose spec, metadata or existence changed; a change of its status alone
+        (our own status write, coming back through the watch) is not a reason to plan it again."""
+        if event.type == "DELETED":
+            self.targets.remove(event.key)
+            self._fhpa_seen.pop(event.key, None)
+            self.queue.add((FEDERATED_HPA, *event.key))
+            return
+        self.targets.update(event.key, target_of(event.obj))
+        meta = event.obj.get("metadata") or {}
+        seen = (
+            meta.get("generation"),
+            meta.get("deletionTimestamp"),
+            tuple(meta.get("finalizers") or ()),
+            repr(sorted((meta.get("labels") or {}).items())),
+            repr(sorted((meta.get("annotations") or {}).items())),
+            event.obj.get("spec"),
+        )
+        if event.type == "MODIFIED" and self._fhpa_seen.get(event.key) == seen:
+            return
+        self._fhpa_seen[event.key] = seen
+        self.queue.add((FEDERATED_HPA, *event.key))
+
+    def _on_member_change(self, cluster: str, change: Any) -> None:
+        """A member cache saw a change: enqueue the FederatedHPAs it concerns (member_events)."""
+        if not self.leading:
+            return
+        selecting = getattr(self.registry, "workloads_selecting", None)
+
+        def workloads(namespace: str, labels: Mapping[str, str]) -> Any:
+            return selecting(cluster, namespace, labels) if callable(selecting) else ()
+
+        refs = concerned(change, self.targets, workloads)
+        if not refs:
+            return
+        self.metrics.member_events.labels(resource=change.resource).inc()
+        if refs == set(ALL):  # a node: every plan on the member may change, none urgently
+            self._enqueue_all(FEDERATED_HPA, low=True)
+            return
+        for namespace, name in refs:
+            self.queue.add((FEDERATED_HPA, namespace, name))
+
+    def _on_secret_data(self, event_type: str, secret: Mapping[str, Any]) -> None:
+        """A member Secret as read, kubeconfig included: the registry builds or rebuilds its client."""
+        self._registry_event(event_type, secret)
+
+    def _on_secret(self, event: WatchEvent) -> None:
+        """A member Secret's trimmed change: the Events' object; a Secret a relist found gone leaves."""
+        meta = event.obj.get("metadata") or {}
+        name = event.key[1]
+        with self._members_lock:
+            if event.type == "DELETED":
+                self._member_secrets.pop(name, None)
+            else:
+                self._member_secrets[name] = SecretRef(
+                    _SecretMeta(
+                        name,
+                        event.key[0] or self.config.namespace,
+                        meta.get("uid"),
+                        meta.get("resourceVersion"),
+                    )
+                )
+        if event.type == "DELETED":
+            self._registry_event("DELETED", event.obj)  # already seen whole when watched; not after a relist
+
+    def _registry_event(self, event_type: str, secret: Mapping[str, Any]) -> None:
+        change = self.registry.apply_event(event_type, secret)
+        if change.changed:
+            name = (secret.get("metadata") or {}).get("name")
+            log.info("member cluster registry changed", extra={"cluster": name, "change": event_type.lower()})
+            self._enqueue_all(FEDERATED_HPA)
+
+    # -- member probes ------------------------------------------------------------------------------
+
+    def _probe_loop(self, stop: threading.Event) -> None:
+        """Probe members; a cluster whose health flips gets every FederatedHPA looked at again."""
+        before: dict[str, Any] = {}
+        while not stop.is_set():
+            within = self.config.probe_seconds + self.config.liveness_stall_seconds
+            self.heartbeats.beat("member-probes", within)
+            try:
+                health = self.registry.probe_all()
+                self.metrics.observe_member_health(health)
+            except Exception:  # a probe must never end the loop
+                log.exception("member probes failed")
+                health = before
+            now = {name: getattr(h, "healthy", None) for name, h in health.items()}
+            if now != before:
+                self._enqueue_all(FEDERATED_HPA)
+            before = now
+            self._report_member_secrets()
+            stop.wait(self.config.probe_seconds)
+
+    def _report_member_secrets(self) -> None:
+        """A Warning Event on the Secret of each member that is unusable or uses an insecure opt-in, once
+        per change of what is wrong (an Event that could not be sent is tried again next turn)."""
+        try:
+            problems = dict(getattr(self.registry, "problems", dict)())
+            warnings = dict(getattr(self.registry, "warnings", dict)())
+        except Exception:  # reporting must never end the probe loop
+            log.exception("cannot read the member registry's problems")
+            return
+        wanted = {
+            name: (REASON_MEMBER_UNUSABLE, member_event_message(name, p)) for name, p in problems.items()
+        }
+        for name, warning in warnings.items():
+            wanted.setdefault(name, (REASON_INSECURE_MEMBER, member_event_message(name, warning)))
+        with self._members_lock:
+            for name in [n for n in self._member_reported if n not in wanted]:
+                del self._member_reported[name]  # fixed or gone: a later problem is news again
+            todo = [
+                (name, self._member_secrets.get(name), reason, message)
+                for name, (reason, message) in sorted(wanted.items())
+                if self._member_reported.get(name) != (reason, message)
+            ]
+        for name, ref, reason, message in todo:
+            ref = ref or SecretRef(_SecretMeta(name, self.config.namespace))
+            try:
+                self.writer.emit_event(ref, "Warning", reason, message)
+            except Exception as exc:  # best effort (and fenced: only the leader reports)
+                log.info("event not recorded", extra={"cluster": name, "error": str(exc)})
+                continue
+            with self._members_lock:
+                self._member_reported[name] = (reason, message)
