@@ -566,3 +566,26 @@ def test_bounds_of_a_federated_hpa_are_patched_once_after_the_marker_with_a_prec
     assert preconditions and preconditions[0]  # the FederatedHPA's resourceVersion as read
     assert ctl.reconcile(NS, "peak", at(9, 3, 20)) == at(10, 3)
     assert cp.patch_calls == [(NS, "web", 4, 12)]  # not again
+
+
+def test_the_cron_reconciler_answers_its_next_wake_up_as_a_requeue_after() -> None:
+    from controller.cron_controller import CronFederatedHPAReconciler
+    from controller.result import Result
+
+    now = datetime(2026, 6, 1, 8, 0, 0, tzinfo=UTC)
+
+    class Runner:
+        def __init__(self, wake: datetime | None) -> None:
+            self.wake = wake
+
+        def reconcile(self, namespace: str, name: str, at: datetime) -> datetime | None:
+            assert at == now
+            return self.wake
+
+    class Clock:
+        def now(self) -> datetime:
+            return now
+
+    wakes = CronFederatedHPAReconciler(Runner(now + timedelta(seconds=90)), Clock())  # type: ignore[arg-type]
+    assert wakes.reconcile("ns", "c") == Result(90.0)
+    assert CronFederatedHPAReconciler(Runner(None), Clock()).reconcile("ns", "c") == Result()  # type: ignore[arg-type]
