@@ -195,7 +195,7 @@ class Manager:
         self.controllers: dict[str, Controller] = {}
         self._specs: list[tuple[InformerSpec, str | None]] = []  # (informer, the kind it feeds)
         self._loops: list[tuple[str, Callable[[threading.Event], None]]] = []
-        self.informers: dict[str, Any] = {}  # name -> ListWatch, while leading
+        self.informers: dict[str, ListWatch] = {}  # by name, while leading
         self._sources: dict[str, str] = {}  # kind -> the name of the informer whose keys it reconciles
         self._leading_stop = threading.Event()
         self._lease_lost = False
