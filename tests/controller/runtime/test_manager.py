@@ -535,6 +535,19 @@ def test_member_event_messages_mask_url_credentials_and_are_bounded() -> None:
     assert len(member_event_message("m", "x" * 5000)) == 512
 
 
+def test_the_member_secret_informer_keeps_no_kubeconfig(world: dict[str, Any]) -> None:
+    """The registry builds each member's client from the Secret as it is read; the informer's store
+    keeps the Secret's metadata only, so no second copy of a kubeconfig lives in the manager."""
+    manager: FleetManager = world["manager"]
+    wait_for(lambda: manager.caches_synced()[0] and manager.leading, what="caches synced")
+    wait_for(lambda: set(manager.registry.members()) == {"member1", "member2"}, what="both registered")
+    kept = manager.informers["member-secrets"].items()
+    assert sorted(item["metadata"]["name"] for item in kept) == ["member1", "member2"]
+    assert all(set(item) == {"metadata"} for item in kept)
+    assert "kubeconfig" not in json.dumps(kept)
+    assert manager.unknown_clusters() == []
+
+
 def test_the_manager_knows_no_kind() -> None:
     """A kind is a reconciler plus a registration (controller.runtime.fleet): the manager module imports
     no API model, no kind constant and no reconciler, and uses no kind's name in its code."""
