@@ -568,3 +568,44 @@ def test_the_manager_knows_no_kind() -> None:
     kinds = {"FederatedHPA", "CronFederatedHPA", "federatedhpas", "cronfederatedhpas"}
     assert not [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value in kinds]
     assert len(source.splitlines()) < 600
+
+
+def test_a_new_kind_is_a_reconciler_and_one_registration() -> None:
+    """The generic manager runs a kind it has never heard of: its informer's events become keys, its
+    reconciler's Result a requeue."""
+    from controller.result import Result
+    from controller.runtime.manager import InformerSpec, Manager
+
+    cp = control_plane_fake()
+    cp.store.add_resource(Resource(GROUP, "v1alpha1", "widgets", "Widget"))
+    seen: list[tuple[str, str]] = []
+
+    class Widgets:
+        def reconcile(self, namespace: str, name: str) -> Result:
+            seen.append((namespace, name))
+            return Result(0.2) if len(seen) == 1 else Result()
+
+    plane = KubeControlPlane(kube_config.new_client_from_config_dict(cp.kubeconfig()), reporting_instance="t")
+    manager = Manager(plane, ManagerConfig(namespace=SYSTEM, leader_elect=False, watch_timeout_seconds=5))
+    path = plane.collection_path("widgets")
+    manager.register(
+        "Widget", Widgets(), InformerSpec("widgets", path, lambda o: {"metadata": o["metadata"]}, "widgets")
+    )
+    stop = threading.Event()
+    thread = threading.Thread(target=manager.run, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        cp.store.create(
+            "widgets",
+            {
+                "apiVersion": f"{GROUP}/v1alpha1",
+                "kind": "Widget",
+                "metadata": {"name": "w", "namespace": "default"},
+            },
+        )
+        wait_for(lambda: len(seen) >= 2, what="the event, then the requeue")
+        assert seen[:2] == [("default", "w"), ("default", "w")]
+    finally:
+        stop.set()
+        thread.join(10)
+        cp.stop()
