@@ -162,25 +162,15 @@ def execute(
         if member is None:
             result.failed[f"{action.op}/{action.cluster}"] = "cluster is no longer registered"
             continue
-        if action.op == "delete":
-            if attempt("delete", action.cluster, partial(member.delete_hpa, fhpa, observed=action.observed)):
-                applied[action.cluster] = None
-        else:
-            call = partial(
-                member.apply_hpa, fhpa, action.spec or {}, observed=action.observed, decision=action.decision
-            )
-            if attempt(action.op, action.cluster, call):
-                applied[action.cluster] = action.decision
+        if attempt(action.op, action.cluster, partial(member.write, fhpa, action)):
+            applied[action.cluster] = None if action.op == "delete" else action.decision
 
     for write in plan.replica_writes:
         member = members.get(write.cluster)
         if member is None:
             result.failed[f"scale/{write.cluster}"] = "cluster is no longer registered"
             continue
-        namespace = fhpa.metadata.namespace or "default"
-        target = fhpa.spec.scale_target_ref
-        scale = partial(member.scale_workload, namespace, target, write.replicas, observed=write.observed)
-        attempt("scale", write.cluster, scale)
+        attempt("scale", write.cluster, partial(member.write, fhpa, write))
 
     try:
         status = _record_decisions(plan, applied)

@@ -3,7 +3,7 @@
 Why a finalizer rather than owner references: the member HPAs live in other clusters, where the
 garbage collector cannot see their owner. So the controller puts
 ``autoscaling.karmada.io/federatedhpa-cleanup`` on every FederatedHPA it manages, and when one is being
-deleted it deletes its member HPA in every registered cluster (``MemberCluster.delete_hpa`` removes
+deleted it deletes its member HPA in every registered cluster (a member deletes
 only an HPA labelled as ours; an absent one is fine) and then removes the finalizer.
 
 Workloads are never touched: they belong to whoever propagated them, and the replicas they run now are
@@ -27,8 +27,9 @@ from typing import Literal, Protocol
 from controller.errors import NotFoundError, PortError
 from controller.planning.conditions import condition
 from controller.planning.member_hpa import LABEL_OWNER_UID
+from controller.planning.plan import HPAAction
 from controller.planning.wording import count
-from controller.ports import ControlPlane, MemberCluster
+from controller.ports import ControlPlane, MemberCluster, writes
 from fhpa_api.models import FederatedHPA, FederatedHPAStatus
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,7 @@ RETRY_SECONDS = 10.0
 class FinalizerStore(Protocol):
     """What the finalizer needs beyond the ControlPlane port (KubeControlPlane implements it)."""
 
+    @writes
     def set_finalizers(self, fhpa: FederatedHPA, finalizers: list[str]) -> FederatedHPA: ...
 
 
@@ -83,7 +85,7 @@ def clean_up(
         return result
     for name in sorted(members):
         try:
-            members[name].delete_hpa(fhpa)
+            members[name].write(fhpa, HPAAction(cluster=name, op="delete"))
             result.removed.append(name)
         except NotFoundError:
             result.removed.append(name)

@@ -1,17 +1,20 @@
 """The interfaces the controller's logic talks to. The simulator and the real clusters both implement them.
 
-Every method may raise the errors in controller.errors; none of them returns HTTP-library types.
+Every method may raise the errors in controller.errors; none of them returns HTTP-library types. A port
+method that changes anything is marked ``@writes``: the write fence (controller.runtime.fence) learns the
+verbs it must refuse from these marks, so a new write is fenced the moment it is declared.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from controller.planning.observation import ClusterObservation, Taint
-from controller.planning.plan import Observed
+from controller.planning.plan import HPAAction, ReplicaWrite
 from fhpa_api.models import (
     CronFederatedHPA,
     CronFederatedHPAStatus,
@@ -19,6 +22,32 @@ from fhpa_api.models import (
     FederatedHPA,
     FederatedHPAStatus,
 )
+
+MemberWrite = HPAAction | ReplicaWrite
+"""One of a plan's member writes: the member port takes the plan's own actions, nothing retyped."""
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+_WRITE_MARK = "__fhpa_writes__"
+
+
+def writes(method: _Method) -> _Method:
+    """Marks a port method as a write, so that every wrapper that guards writes knows it is one."""
+    setattr(method, _WRITE_MARK, True)
+    return method
+
+
+def write_verbs(*ports: type) -> frozenset[str]:
+    """The names of the methods the given port protocols mark as writes."""
+    return frozenset(
+        name for port in ports for name in dir(port) if getattr(getattr(port, name, None), _WRITE_MARK, False)
+    )
+
+
+def operation_of(action: MemberWrite) -> str:
+    """The member API operation an action becomes: the name metrics and fault injection know it by."""
+    if isinstance(action, ReplicaWrite):
+        return "scale"
+    return "delete_hpa" if action.op == "delete" else "apply_hpa"
 
 
 class ClusterIdentity(BaseModel):
@@ -69,40 +98,24 @@ class MemberCluster(Protocol):
         """
         ...
 
-    def apply_hpa(
-        self,
-        fhpa: FederatedHPA,
-        spec: dict[str, object],
-        observed: Observed | None = None,
-        decision: str | None = None,
-    ) -> None:
-        """Create or update the member HPA (autoscaling/v2 spec body) labelled as owned by ``fhpa``.
+    @writes
+    def write(self, fhpa: FederatedHPA, action: MemberWrite) -> None:
+        """Carry out one member write of a plan made for ``fhpa``; the one way anything changes a member.
 
-        ``observed``: the HPA as the planning pass saw it. With no resourceVersion the HPA was absent: it
-        is created (one that exists now is a ConflictError); with one, it is replaced only at that version
-        (a change since is a ConflictError, never retried with a fresh read). None: unconditional, for
-        callers without an observation. ``decision`` (member_hpa.decision_key) is stamped on the HPA as
-        the annotation ``autoscaling.karmada.io/decision``; an HPA that already holds that decision with
-        that spec is not written again.
+        An ``HPAAction`` creates or updates (``op``) the member HPA with ``spec`` (an autoscaling/v2 spec
+        body), labelled as owned by ``fhpa``, or deletes it (only if it is ours; absent is fine). Its
+        ``observed`` is the HPA as the planning pass saw it: with no resourceVersion the HPA was absent
+        and is created (one that exists now is a ConflictError); with one, it is replaced or deleted only
+        at that version (a change since is a ConflictError, never retried with a fresh read); None:
+        unconditional, for callers without an observation (the finalizer). ``decision``
+        (member_hpa.decision_key) is stamped as the annotation ``autoscaling.karmada.io/decision``; an
+        HPA that already holds that decision with that spec is not written again.
+
+        A ``ReplicaWrite`` sets the replicas of ``fhpa``'s scale target through its scale subresource;
+        with ``observed``, only if the Scale is still at that resourceVersion (ConflictError otherwise).
 
         Raises NotOwnedError when an HPA of that name exists and is not ours, ConflictError on a 409.
         """
-        ...
-
-    def delete_hpa(self, fhpa: FederatedHPA, observed: Observed | None = None) -> None:
-        """Delete the member HPA if it is ours; absent is fine. With ``observed``, only the HPA at that
-        resourceVersion (ConflictError otherwise)."""
-        ...
-
-    def scale_workload(
-        self,
-        namespace: str,
-        target: CrossVersionObjectReference,
-        replicas: int,
-        observed: Observed | None = None,
-    ) -> None:
-        """Set replicas through the scale subresource; with ``observed``, only if the Scale is still at
-        that resourceVersion (ConflictError otherwise)."""
         ...
 
 
@@ -113,10 +126,12 @@ class ControlPlane(Protocol):
 
     def list_federated_hpas(self) -> list[FederatedHPA]: ...
 
+    @writes
     def update_federated_hpa_status(self, fhpa: FederatedHPA, status: FederatedHPAStatus) -> FederatedHPA:
         """Write status through the status subresource, guarded by fhpa's resourceVersion (ConflictError)."""
         ...
 
+    @writes
     def patch_federated_hpa_bounds(
         self, namespace: str, name: str, min_replicas: int | None, max_replicas: int | None
     ) -> FederatedHPA:
@@ -127,14 +142,17 @@ class ControlPlane(Protocol):
 
     def list_cron_federated_hpas(self) -> list[CronFederatedHPA]: ...
 
+    @writes
     def update_cron_federated_hpa_status(
         self, cron: CronFederatedHPA, status: CronFederatedHPAStatus
     ) -> CronFederatedHPA: ...
 
+    @writes
     def scale_workload(self, namespace: str, target: CrossVersionObjectReference, replicas: int) -> None:
         """Set a workload's replicas through its scale subresource on the control plane."""
         ...
 
+    @writes
     def emit_event(
         self,
         obj: FederatedHPA | CronFederatedHPA,
@@ -152,10 +170,12 @@ class ConditionalControlPlane(Protocol):
         """(spec.replicas, metadata.resourceVersion) of the target's scale subresource."""
         ...
 
+    @writes
     def scale_workload_if_unchanged(
         self, namespace: str, target: CrossVersionObjectReference, replicas: int, resource_version: str
     ) -> None: ...
 
+    @writes
     def patch_federated_hpa_bounds_if_unchanged(
         self,
         namespace: str,

@@ -35,8 +35,8 @@ from controller.planning.member_hpa import (
 )
 from controller.planning.metric_ratio import metric_ratio
 from controller.planning.observation import ClusterObservation, MemberHPAObservation, Taint
-from controller.planning.plan import Observed
-from controller.ports import Clock, ClusterIdentity
+from controller.planning.plan import ReplicaWrite
+from controller.ports import Clock, ClusterIdentity, MemberWrite
 from fhpa_api.models import CrossVersionObjectReference, FederatedHPA
 from simulator.native_hpa import NativeHPA, SyncResult, current_metrics, spec_metrics
 from simulator.replica_calculator import PodReadings
@@ -177,14 +177,16 @@ class SimulatedCluster:
             hpa=self._hpa_observation(fhpa),
         )
 
-    def apply_hpa(
-        self,
-        fhpa: FederatedHPA,
-        spec: dict[str, object],
-        observed: Observed | None = None,
-        decision: str | None = None,
-    ) -> None:
+    def write(self, fhpa: FederatedHPA, action: MemberWrite) -> None:
         # the simulator observes no resourceVersions (one writer, no concurrency): ``observed`` is None
+        if isinstance(action, ReplicaWrite):
+            self._scale(fhpa.metadata.namespace or "default", fhpa.spec.scale_target_ref, action.replicas)
+        elif action.op == "delete":
+            self._delete_hpa(fhpa)
+        else:
+            self._apply_hpa(fhpa, action.spec or {}, action.decision)
+
+    def _apply_hpa(self, fhpa: FederatedHPA, spec: dict[str, object], decision: str | None) -> None:
         name = hpa_name(fhpa)
         existing = self.hpas.get(name)
         if self.down:
@@ -208,7 +210,7 @@ class SimulatedCluster:
             existing.labels, existing.annotations = labels, annotations
         self.api_writes += 1
 
-    def delete_hpa(self, fhpa: FederatedHPA, observed: Observed | None = None) -> None:
+    def _delete_hpa(self, fhpa: FederatedHPA) -> None:
         self._reachable()
         name = hpa_name(fhpa)
         existing = self.hpas.get(name)
@@ -219,13 +221,7 @@ class SimulatedCluster:
         del self.hpas[name]
         self.api_writes += 1
 
-    def scale_workload(
-        self,
-        namespace: str,
-        target: CrossVersionObjectReference,
-        replicas: int,
-        observed: Observed | None = None,
-    ) -> None:
+    def _scale(self, namespace: str, target: CrossVersionObjectReference, replicas: int) -> None:
         if self.down and replicas > self.replicas:
             self.raises_while_down += 1
         self._reachable()

@@ -66,8 +66,8 @@ from controller.planning.member_hpa import (
 )
 from controller.planning.metric_ratio import metric_ratio
 from controller.planning.observation import ClusterObservation, MemberHPAObservation
-from controller.planning.plan import Observed
-from controller.ports import ClusterIdentity
+from controller.planning.plan import Observed, ReplicaWrite
+from controller.ports import ClusterIdentity, MemberWrite
 from fhpa_api.models import Condition, CrossVersionObjectReference, FederatedHPA
 
 log = logging.getLogger(__name__)
@@ -582,6 +582,19 @@ class KubeMemberCluster:
         with self._lock:
             self._capacity = snap
         return snap
+
+    # --- writes ----------------------------------------------------------------------------------
+
+    def write(self, fhpa: FederatedHPA, action: MemberWrite) -> None:
+        if isinstance(action, ReplicaWrite):
+            namespace = fhpa.metadata.namespace or "default"
+            self.scale_workload(
+                namespace, fhpa.spec.scale_target_ref, action.replicas, observed=action.observed
+            )
+        elif action.op == "delete":
+            self.delete_hpa(fhpa, observed=action.observed)
+        else:
+            self.apply_hpa(fhpa, action.spec or {}, observed=action.observed, decision=action.decision)
 
     # --- member HPA ------------------------------------------------------------------------------
 

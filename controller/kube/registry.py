@@ -70,10 +70,10 @@ from controller.kube.clients import (
 )
 from controller.kube.member import KubeMemberCluster
 from controller.kube.member_cache import Change
+from controller.member_layer import MemberLayer
 from controller.planning.observation import ClusterObservation, Taint
-from controller.planning.plan import Observed
-from controller.ports import ClusterIdentity, MemberCluster
-from fhpa_api.models import CrossVersionObjectReference, FederatedHPA
+from controller.ports import ClusterIdentity, MemberCluster, MemberWrite
+from fhpa_api.models import FederatedHPA
 
 log = logging.getLogger(__name__)
 
@@ -268,25 +268,7 @@ class BrokenMember:
     def observe(self, fhpa: FederatedHPA) -> ClusterObservation:
         raise self._fail()
 
-    def apply_hpa(
-        self,
-        fhpa: FederatedHPA,
-        spec: dict[str, object],
-        observed: Observed | None = None,
-        decision: str | None = None,
-    ) -> None:
-        raise self._fail()
-
-    def delete_hpa(self, fhpa: FederatedHPA, observed: Observed | None = None) -> None:
-        raise self._fail()
-
-    def scale_workload(
-        self,
-        namespace: str,
-        target: CrossVersionObjectReference,
-        replicas: int,
-        observed: Observed | None = None,
-    ) -> None:
+    def write(self, fhpa: FederatedHPA, action: MemberWrite) -> None:
         raise self._fail()
 
     def close(self) -> None:
@@ -304,21 +286,19 @@ class ClusterHealth:
     last_error: str | None = None
 
 
-class RegisteredMember:
+class RegisteredMember(MemberLayer):
     """A member as the registry hands it out: its identity kept current, and ``observe`` refused at once
     while the last probe failed (the reconcile then reports the cluster unhealthy without waiting)."""
 
     def __init__(self, registry: MemberRegistry, name: str) -> None:
+        # no fixed inner member: ``inner`` looks the name up on every call
         self._registry = registry
         self._name = name
 
-    def _inner(self) -> ProbedMember:
-        entry = self._registry._entry(self._name)
-        return entry.member
-
     @property
-    def identity(self) -> ClusterIdentity:
-        return self._inner().identity
+    def inner(self) -> ProbedMember:
+        """The registry's current member of that name (a changed kubeconfig replaces it)."""
+        return self._registry._entry(self._name).member
 
     def probe(self) -> bool:
         return self._registry.probe(self._name)
@@ -327,28 +307,7 @@ class RegisteredMember:
         health = self._registry.health(self._name)
         if health is not None and health.healthy is False:
             raise ClusterUnreachableError(self._name, f"failed its last health probe: {health.last_error}")
-        return self._inner().observe(fhpa)
-
-    def apply_hpa(
-        self,
-        fhpa: FederatedHPA,
-        spec: dict[str, object],
-        observed: Observed | None = None,
-        decision: str | None = None,
-    ) -> None:
-        self._inner().apply_hpa(fhpa, spec, observed=observed, decision=decision)
-
-    def delete_hpa(self, fhpa: FederatedHPA, observed: Observed | None = None) -> None:
-        self._inner().delete_hpa(fhpa, observed=observed)
-
-    def scale_workload(
-        self,
-        namespace: str,
-        target: CrossVersionObjectReference,
-        replicas: int,
-        observed: Observed | None = None,
-    ) -> None:
-        self._inner().scale_workload(namespace, target, replicas, observed=observed)
+        return super().observe(fhpa)
 
 
 @dataclass

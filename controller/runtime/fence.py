@@ -20,23 +20,20 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from controller.planning.observation import ClusterObservation
-from controller.planning.plan import Observed
-from controller.ports import ClusterIdentity, MemberCluster, NotLeaderError
-from fhpa_api.models import CrossVersionObjectReference, FederatedHPA
-
-CONTROL_PLANE_WRITES = frozenset(
-    {
-        "update_federated_hpa_status",
-        "patch_federated_hpa_bounds",
-        "patch_federated_hpa_bounds_if_unchanged",
-        "scale_workload_if_unchanged",
-        "set_finalizers",
-        "update_cron_federated_hpa_status",
-        "scale_workload",
-        "emit_event",
-    }
+from controller.finalizer import FinalizerStore
+from controller.member_layer import MemberLayer
+from controller.ports import (
+    ConditionalControlPlane,
+    ControlPlane,
+    MemberCluster,
+    MemberWrite,
+    NotLeaderError,
+    operation_of,
+    write_verbs,
 )
+
+CONTROL_PLANE_WRITES = write_verbs(ControlPlane, ConditionalControlPlane, FinalizerStore)
+"""What the fence refuses on the control plane: every method its ports mark as a write."""
 
 
 _WRITING_FOR: ContextVar[tuple[str, str] | None] = ContextVar("fhpa_writing_for", default=None)
@@ -90,46 +87,15 @@ class FencedControlPlane:
         return fenced
 
 
-class FencedMember:
-    """A member cluster whose writes (HPA apply/delete, scale) are behind the fence."""
+class FencedMember(MemberLayer):
+    """A member cluster whose writes are behind the fence (the member port has one write entry point)."""
 
     def __init__(self, inner: MemberCluster, fence: Fence) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._fence = fence
 
-    @property
-    def identity(self) -> ClusterIdentity:
-        return self._inner.identity
-
-    def probe(self) -> bool:
-        return self._inner.probe()
-
-    def observe(self, fhpa: FederatedHPA) -> ClusterObservation:
-        return self._inner.observe(fhpa)
-
-    def apply_hpa(
-        self,
-        fhpa: FederatedHPA,
-        spec: dict[str, object],
-        observed: Observed | None = None,
-        decision: str | None = None,
-    ) -> None:
-        self._fence.check(f"apply HPA in {self._inner.identity.name}")
-        self._inner.apply_hpa(fhpa, spec, observed=observed, decision=decision)
-
-    def delete_hpa(self, fhpa: FederatedHPA, observed: Observed | None = None) -> None:
-        self._fence.check(f"delete HPA in {self._inner.identity.name}")
-        self._inner.delete_hpa(fhpa, observed=observed)
-
-    def scale_workload(
-        self,
-        namespace: str,
-        target: CrossVersionObjectReference,
-        replicas: int,
-        observed: Observed | None = None,
-    ) -> None:
-        self._fence.check(f"scale in {self._inner.identity.name}")
-        self._inner.scale_workload(namespace, target, replicas, observed=observed)
+    def before_write(self, action: MemberWrite) -> None:
+        self._fence.check(f"{operation_of(action)} in {self.identity.name}")
 
 
 __all__ = ["Fence", "FencedControlPlane", "FencedMember", "NotLeaderError", "current_object", "writes_for"]

@@ -16,22 +16,24 @@ namespace there.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from controller.executor import ExecutionResult
 from controller.finalizer import CleanupResult
+from controller.member_layer import MemberLayer
 from controller.planning.fleet import FAILED_OVER
-from controller.planning.observation import ClusterObservation
-from controller.planning.plan import Observed, Plan
-from controller.ports import ClusterIdentity, MemberCluster
-from fhpa_api.models import ClusterStatus, CrossVersionObjectReference, FederatedHPA
+from controller.planning.plan import Plan
+from controller.ports import MemberCluster
+from fhpa_api.models import ClusterStatus, FederatedHPA
 
 __all__ = ["CONTENT_TYPE_LATEST", "Metrics", "TimedMember"]
+
+_T = TypeVar("_T")
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
@@ -223,45 +225,13 @@ def max_moves(before: Mapping[str, ClusterStatus], after: Mapping[str, ClusterSt
     return deltas
 
 
-class TimedMember:
-    """Wraps a MemberCluster so every call's latency lands in ``fhpa_member_api_latency_seconds``."""
+class TimedMember(MemberLayer):
+    """A member whose every call's latency lands in ``fhpa_member_api_latency_seconds``."""
 
     def __init__(self, inner: MemberCluster, metrics: Metrics) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._metrics = metrics
 
-    @property
-    def identity(self) -> ClusterIdentity:
-        return self._inner.identity
-
-    def probe(self) -> bool:
-        with self._metrics.time_member(self._inner.identity.name, "probe"):
-            return self._inner.probe()
-
-    def observe(self, fhpa: FederatedHPA) -> ClusterObservation:
-        with self._metrics.time_member(self._inner.identity.name, "observe"):
-            return self._inner.observe(fhpa)
-
-    def apply_hpa(
-        self,
-        fhpa: FederatedHPA,
-        spec: dict[str, object],
-        observed: Observed | None = None,
-        decision: str | None = None,
-    ) -> None:
-        with self._metrics.time_member(self._inner.identity.name, "apply_hpa"):
-            self._inner.apply_hpa(fhpa, spec, observed=observed, decision=decision)
-
-    def delete_hpa(self, fhpa: FederatedHPA, observed: Observed | None = None) -> None:
-        with self._metrics.time_member(self._inner.identity.name, "delete_hpa"):
-            self._inner.delete_hpa(fhpa, observed=observed)
-
-    def scale_workload(
-        self,
-        namespace: str,
-        target: CrossVersionObjectReference,
-        replicas: int,
-        observed: Observed | None = None,
-    ) -> None:
-        with self._metrics.time_member(self._inner.identity.name, "scale"):
-            self._inner.scale_workload(namespace, target, replicas, observed=observed)
+    def around(self, operation: str, call: Callable[[], _T]) -> _T:
+        with self._metrics.time_member(self.identity.name, operation):
+            return call()

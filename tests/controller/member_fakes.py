@@ -11,9 +11,9 @@ from typing import Literal
 
 from controller.errors import ClusterUnreachableError, PortError
 from controller.planning.observation import ClusterObservation
-from controller.planning.plan import Observed
-from controller.ports import ClusterIdentity
-from fhpa_api.models import CronFederatedHPA, CrossVersionObjectReference, FederatedHPA, FederatedHPAStatus
+from controller.planning.plan import ReplicaWrite
+from controller.ports import ClusterIdentity, MemberWrite
+from fhpa_api.models import CronFederatedHPA, FederatedHPA, FederatedHPAStatus
 from tests.controller.fakes import FakeControlPlane
 
 
@@ -51,32 +51,23 @@ class FakeMember:
             raise ClusterUnreachableError(self.ident.name, "connection refused")
         return self.observation or ClusterObservation(name=self.ident.name, labels=self.ident.labels)
 
-    def apply_hpa(
-        self,
-        fhpa: FederatedHPA,
-        spec: dict[str, object],
-        observed: Observed | None = None,
-        decision: str | None = None,
-    ) -> None:
-        self.calls.append(f"apply/{self.ident.name}")
-        self._maybe_fail("apply_hpa")
-        self.hpa_specs[fhpa.metadata.name or ""] = spec
-
-    def delete_hpa(self, fhpa: FederatedHPA, observed: Observed | None = None) -> None:
-        self.calls.append(f"delete/{self.ident.name}")
-        self._maybe_fail("delete_hpa")
-        self.hpa_specs.pop(fhpa.metadata.name or "", None)
-
-    def scale_workload(
-        self,
-        namespace: str,
-        target: CrossVersionObjectReference,
-        replicas: int,
-        observed: Observed | None = None,
-    ) -> None:
-        self.calls.append(f"scale/{self.ident.name}={replicas}")
-        self._maybe_fail("scale_workload")
-        self.replicas[f"{namespace}/{target.kind}/{target.name}"] = replicas
+    def write(self, fhpa: FederatedHPA, action: MemberWrite) -> None:
+        name = fhpa.metadata.name or ""
+        if isinstance(action, ReplicaWrite):
+            self.calls.append(f"scale/{self.ident.name}={action.replicas}")
+            self._maybe_fail("scale_workload")
+            target = fhpa.spec.scale_target_ref
+            self.replicas[f"{fhpa.metadata.namespace or 'default'}/{target.kind}/{target.name}"] = (
+                action.replicas
+            )
+        elif action.op == "delete":
+            self.calls.append(f"delete/{self.ident.name}")
+            self._maybe_fail("delete_hpa")
+            self.hpa_specs.pop(name, None)
+        else:
+            self.calls.append(f"apply/{self.ident.name}")
+            self._maybe_fail("apply_hpa")
+            self.hpa_specs[name] = action.spec or {}
 
 
 @dataclass

@@ -14,6 +14,7 @@ from controller.ports import ClusterIdentity
 from fhpa_api.models import CrossVersionObjectReference, FederatedHPA
 from simulator.clock import VirtualClock
 from simulator.cluster import Pods, SimulatedCluster
+from tests.support.writes import apply_hpa, scale
 
 T0 = datetime(2026, 11, 23, tzinfo=UTC)
 WEB = CrossVersionObjectReference(kind="Deployment", name="web", api_version="apps/v1")
@@ -69,7 +70,7 @@ def test_freed_room_goes_to_pending_pods():
 
 def test_observe_reports_counts_capacity_and_our_hpa():
     c, _ = cluster(capacity=5, replicas=3)
-    c.apply_hpa(fhpa(), render_spec(fhpa(), 2, 8))
+    apply_hpa(c, fhpa(), render_spec(fhpa(), 2, 8))
     seen = c.observe(fhpa())
     assert (seen.current_replicas, seen.ready_replicas, seen.available_replicas) == (3, 3, 5)
     assert seen.hpa is not None and seen.hpa.owned
@@ -80,24 +81,24 @@ def test_observe_reports_counts_capacity_and_our_hpa():
 
 def test_someone_elses_hpa_is_reported_not_owned_and_never_overwritten():
     c, _ = cluster()
-    c.apply_hpa(fhpa("other"), render_spec(fhpa("other"), 1, 3))
+    apply_hpa(c, fhpa("other"), render_spec(fhpa("other"), 1, 3))
     seen = c.observe(fhpa("mine"))
     assert seen.hpa is not None and not seen.hpa.owned
     with pytest.raises(NotOwnedError):
-        c.apply_hpa(fhpa("mine"), render_spec(fhpa("mine"), 1, 5))
+        apply_hpa(c, fhpa("mine"), render_spec(fhpa("mine"), 1, 5))
 
 
 def test_outage_makes_the_port_unreachable_and_counts_raises():
     c, _ = cluster(replicas=2)
-    c.apply_hpa(fhpa(), render_spec(fhpa(), 1, 4))
+    apply_hpa(c, fhpa(), render_spec(fhpa(), 1, 4))
     c.set_down(True)
     assert not c.probe()
     with pytest.raises(ClusterUnreachableError):
         c.observe(fhpa())
     with pytest.raises(ClusterUnreachableError):
-        c.apply_hpa(fhpa(), render_spec(fhpa(), 1, 9))
+        apply_hpa(c, fhpa(), render_spec(fhpa(), 1, 9))
     with pytest.raises(ClusterUnreachableError):
-        c.scale_workload("default", WEB, 1)  # lowering is not counted as giving replicas
+        scale(c, fhpa(), 1)  # lowering is not counted as giving replicas
     assert c.raises_while_down == 1
     assert c.sync_hpas(T0, 500) == []  # the controller-manager is down too
     c.set_down(False)
@@ -109,12 +110,12 @@ def test_a_missing_workload_is_reported_and_cannot_be_scaled():
     c = SimulatedCluster(ClusterIdentity(name="m2"), clock, 5, 30, workload=None)
     assert not c.observe(fhpa()).workload_found
     with pytest.raises(Exception, match="not found"):
-        c.scale_workload("default", WEB, 2)
+        scale(c, fhpa(), 2)
 
 
 def test_member_hpa_scales_the_workload_on_sync():
     c, clock = cluster(capacity=50, replicas=4)
-    c.apply_hpa(fhpa(), render_spec(fhpa(), 1, 20))
+    apply_hpa(c, fhpa(), render_spec(fhpa(), 1, 20))
     c.sync_hpas(clock.now(), 1600)  # 160% against 80%: 8 replicas
     assert c.replicas == 8
     assert c.pods.starting_count == 4

@@ -18,6 +18,7 @@ from simulator.engine import Simulation
 from simulator.promises import PromiseReport, PromiseTerms, Violation
 from simulator.report import summarize
 from simulator.scenario import parse_scenario
+from tests.support.writes import apply_hpa, scale
 
 
 def short_builtin(minutes: int = 10) -> Simulation:
@@ -46,7 +47,7 @@ def test_a_tampered_member_hpa_is_reported_once_while_it_stays_so():
     fhpa = sim.control_plane.get_federated_hpa(*sim.fhpa_key)
     assert fhpa is not None
     idc = sim.clusters["idc"]
-    idc.apply_hpa(fhpa, render_spec(fhpa, 5, 3))  # min above max
+    apply_hpa(idc, fhpa, render_spec(fhpa, 5, 3))  # min above max
     sim._check_invariants(20 * 15.0, 15.0)
     sim._check_invariants(21 * 15.0, 15.0)
     assert [v.kind for v in sim._violations] == ["member-min-above-max"]
@@ -60,7 +61,7 @@ def test_writes_that_give_replicas_to_a_down_cluster_are_reported():
     fhpa = sim.control_plane.get_federated_hpa(*sim.fhpa_key)
     assert fhpa is not None
     with pytest.raises(ClusterUnreachableError):
-        cloud.scale_workload("default", fhpa.spec.scale_target_ref, 50)
+        scale(cloud, fhpa, 50)
     sim._check_invariants(15.0, 15.0)
     assert "replicas-to-unhealthy-cluster" in kinds(sim)
 
@@ -112,7 +113,7 @@ def test_a_controller_write_that_lowers_replicas_is_recorded_as_a_drain(monkeypa
     original = fhpa_controller.reconcile_federated_hpa
 
     def lowering_once(fhpa, members, control_plane, clock, config, on_action, on_pass):  # type: ignore[no-untyped-def]
-        idc.scale_workload("default", fhpa.spec.scale_target_ref, 12)  # a controller writing idc down
+        scale(idc, fhpa, 12)  # a controller writing idc down
         on_action("scale", "idc", True)
         monkeypatch.setattr(fhpa_controller, "reconcile_federated_hpa", original)
         return original(fhpa, members, control_plane, clock, config, on_action=on_action, on_pass=on_pass)

@@ -31,6 +31,7 @@ from simulator.replica_calculator import (
 )
 from simulator.report import summarize
 from simulator.scenario import ScenarioError, parse_scenario
+from tests.support.writes import apply_hpa
 
 T0 = datetime(2026, 11, 23, tzinfo=UTC)
 
@@ -183,7 +184,7 @@ def test_the_member_hpa_is_stamped_with_the_digest_of_the_spec_it_holds() -> Non
     cluster = SimulatedCluster(ClusterIdentity(name="a"), clock, 10, 30, workload)
     fhpa = FederatedHPA.model_validate(parse_scenario(scenario_doc()).federated_hpa.to_json())
     spec = render_spec(fhpa, 1, 10, metric_share=250)
-    cluster.apply_hpa(fhpa, spec)
+    apply_hpa(cluster, fhpa, spec)
     observed = cluster.observe(fhpa).hpa
     assert observed is not None and observed.template_digest == spec_digest(spec)
     assert cluster.hpas["w"].spec["metrics"][0]["external"]["target"]["averageValue"] == "400"

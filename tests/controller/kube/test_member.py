@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 from controller.errors import ClusterUnreachableError, ConflictError, NotFoundError, NotOwnedError, PortError
 from controller.kube.clients import KubeClient, Timeouts, build_api_client
 from controller.kube.member import KubeMemberCluster, pod_counts, selector_string, spec_template_digest
+from controller.member_layer import MemberLayer
 from controller.planning.member_hpa import ANNOTATION_DIGEST, LABEL_OWNER_UID, render_spec, template_digest
-from controller.ports import ClusterIdentity
+from controller.ports import ClusterIdentity, MemberWrite
 from fhpa_api.models import (
     CronFederatedHPA,
     CronFederatedHPAStatus,
@@ -479,41 +480,17 @@ class Crash(BaseException):
     """The controller process dies: nothing after this point of the reconcile happens."""
 
 
-class CrashingMember:
+class CrashingMember(MemberLayer):
     """A member whose process dies before its ``budget.left``-th next write reaches the cluster."""
 
     def __init__(self, inner: KubeMemberCluster, budget: dict[str, int]) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.budget = budget
 
-    @property
-    def identity(self) -> ClusterIdentity:
-        return self.inner.identity
-
-    def probe(self) -> bool:
-        return self.inner.probe()
-
-    def observe(self, fhpa: FederatedHPA) -> Any:
-        return self.inner.observe(fhpa)
-
-    def _spend(self) -> None:
+    def before_write(self, action: MemberWrite) -> None:
         if self.budget["left"] == 0:
             raise Crash()
         self.budget["left"] -= 1
-
-    def apply_hpa(self, fhpa: FederatedHPA, spec: dict[str, object], **conditions: Any) -> None:
-        self._spend()
-        self.inner.apply_hpa(fhpa, spec, **conditions)
-
-    def delete_hpa(self, fhpa: FederatedHPA, **conditions: Any) -> None:
-        self._spend()
-        self.inner.delete_hpa(fhpa, **conditions)
-
-    def scale_workload(
-        self, namespace: str, target: CrossVersionObjectReference, replicas: int, **conditions: Any
-    ) -> None:
-        self._spend()
-        self.inner.scale_workload(namespace, target, replicas, **conditions)
 
 
 def member_state(fake: FakeKube) -> tuple[Any, ...]:

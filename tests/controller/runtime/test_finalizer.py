@@ -7,7 +7,8 @@ from typing import Any
 
 from controller.errors import ClusterUnreachableError, NotFoundError
 from controller.finalizer import FINALIZER, clean_up, ensure_finalizer
-from controller.ports import ClusterIdentity
+from controller.planning.plan import ReplicaWrite
+from controller.ports import ClusterIdentity, MemberWrite
 from fhpa_api.models import ClusterStatus, FederatedHPA, FederatedHPAStatus
 
 NOW = datetime(2026, 11, 22, 0, 0, tzinfo=UTC)
@@ -43,13 +44,14 @@ class Member:
         self.deleted: list[str] = []
         self.scaled: list[int] = []
 
-    def delete_hpa(self, f: FederatedHPA) -> None:
+    def write(self, f: FederatedHPA, action: MemberWrite) -> None:
+        if isinstance(action, ReplicaWrite):
+            self.scaled.append(1)
+            return
+        assert action.op == "delete"
         if self.fail:
             raise self.fail
         self.deleted.append(f.metadata.name or "")
-
-    def scale_workload(self, *args: Any) -> None:
-        self.scaled.append(1)
 
 
 class Plane:

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from controller.kube.registry import MemberRegistry
-from fhpa_api.models import CrossVersionObjectReference
+from fhpa_api.models import FederatedHPA
 from tests.controller.runtime.test_manager import (
     FHPA,
     HPA,
@@ -35,6 +35,7 @@ from tests.controller.runtime.test_manager import (
 from tests.controller.runtime.test_rbac import PATH
 from tests.support.fakekube import FakeKube, RequestRecord
 from tests.support.members import member_cluster, member_secret, registry
+from tests.support.writes import scale
 
 MEMBER = Path(__file__).resolve().parents[3] / "manifests" / "member"
 NONRESOURCE = "nonResourceURL"
@@ -131,9 +132,10 @@ def exercise_member(namespaced_rbac: bool = False) -> tuple[set[Call], set[Call]
             obj["spec"]["maxReplicas"] = 12
             cp.store.put(FHPA, obj)
             wait_for(lambda: member.store.get(HPA, "default", "web")["spec"]["maxReplicas"] == 12, what="PUT")
-            web = CrossVersionObjectReference(api_version="apps/v1", kind="Deployment", name="web")
             port = manager.registry.members()["member1"]
-            port.scale_workload("default", web, 4)  # the executor's scale write
+            scale(
+                port, FederatedHPA.model_validate(fhpa(policy="Duplicated")), 4
+            )  # the executor's scale write
             member.faults.add("GET", r"^/readyz$", status=404)  # a member without /readyz: /healthz
             assert port.probe()
             cp.store.delete(FHPA, "default", "web")
