@@ -66,7 +66,6 @@ GROUP = "autoscaling.karmada.io"
 FHPA = f"federatedhpas.{GROUP}"
 SYSTEM = "federated-hpa-system"
 NAMESPACE = "default"
-MEMBER_LABEL = "autoscaling.karmada.io/member-cluster"
 KEYS = (
     "steady_member_requests_per_s",
     "reaction_p50_s",
@@ -201,6 +200,8 @@ class Member:
 
     def secret(self) -> dict[str, Any]:
         """The member Secret the registry reads (no credential: the registry refuses one over HTTP)."""
+        from controller.kube.registry import MEMBER_LABEL
+
         config = self.kubeconfig()
         return {
             "apiVersion": "v1",

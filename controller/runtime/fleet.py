@@ -35,6 +35,7 @@ from typing import Any, Protocol
 from controller.cron_controller import CronController, CronFederatedHPAReconciler
 from controller.federated_hpa_controller import FederatedHPAReconciler
 from controller.kube.control_plane import CRON_FEDERATED_HPA_PLURAL, FEDERATED_HPA_PLURAL, KubeControlPlane
+from controller.kube.registry import MEMBER_LABEL
 from controller.ports import MemberCluster
 from controller.runtime.fence import FencedMember
 from controller.runtime.leader import LeaseClient
@@ -50,7 +51,6 @@ REASON_INSECURE_MEMBER = "InsecureMemberCredentials"
 MAX_MEMBER_EVENT_MESSAGE = 512
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]*@")
 
-MEMBER_SECRET_LABEL = "autoscaling.karmada.io/member-cluster"
 _IDENTITY = ("name", "namespace", "uid", "resourceVersion", "generation", "deletionTimestamp")
 
 
@@ -185,7 +185,7 @@ class FleetManager(Manager):
                 trim_secret,
                 "secrets",
                 self._on_secret,
-                label_selector=f"{MEMBER_SECRET_LABEL}=true",
+                label_selector=f"{MEMBER_LABEL}=true",
                 on_full=self._on_secret_data,
             )
         )

@@ -7,10 +7,8 @@ import base64
 import json
 
 from controller.kube.clients import Timeouts
-from controller.kube.registry import MemberRegistry, default_factory
+from controller.kube.registry import MEMBER_LABEL, MemberRegistry, default_factory
 from tests.support.fakekube import FakeKube, deployment, node
-
-MEMBER_LABEL = "autoscaling.karmada.io/member-cluster"
 
 
 def member_cluster(namespace: str = "default", replicas: int = 1, name: str = "web") -> FakeKube:

@@ -15,9 +15,10 @@ from kubernetes import config as kube_config
 
 from controller.kube.clients import OPT_IN_INSECURE_TLS
 from controller.kube.control_plane import KubeControlPlane
+from controller.kube.registry import MEMBER_LABEL
 from controller.planning.member_hpa import LABEL_OWNER_UID
 from controller.planning.planner import PlannerConfig
-from controller.runtime.fleet import MEMBER_SECRET_LABEL, FleetManager, member_event_message
+from controller.runtime.fleet import FleetManager, member_event_message
 from controller.runtime.leader import LeaderConfig, LeaseClient
 from controller.runtime.manager import ManagerConfig
 from tests.support.fakekube import FakeKube, Resource
@@ -448,7 +449,7 @@ def kubeconfig_secret(name: str, cluster: dict[str, Any], user: dict[str, Any], 
         "metadata": {
             "name": name,
             "namespace": SYSTEM,
-            "labels": {MEMBER_SECRET_LABEL: "true"},
+            "labels": {MEMBER_LABEL: "true"},
             "annotations": annotations,
         },
         "type": "Opaque",

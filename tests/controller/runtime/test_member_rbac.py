@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from controller.kube.registry import MemberRegistry
+from controller.kube.registry import MEMBER_LABEL, MemberRegistry
 from fhpa_api.models import FederatedHPA
 from tests.controller.runtime.test_manager import (
     FHPA,
@@ -271,7 +271,7 @@ def test_without_the_capacity_cluster_role_the_member_still_works_with_capacity_
 def test_the_example_member_secret_registers_a_cluster_once_its_placeholders_are_filled() -> None:
     """example-secret.yaml: the label, the key, inline token and CA only; with real values it works."""
     (secret,) = load("example-secret.yaml")
-    assert secret["metadata"]["labels"]["autoscaling.karmada.io/member-cluster"] == "true"
+    assert secret["metadata"]["labels"][MEMBER_LABEL] == "true"
     assert secret["metadata"]["namespace"] == SYSTEM
     text = secret["stringData"]["kubeconfig"]
     config = yaml.safe_load(text)
