@@ -67,6 +67,7 @@ from controller.planning.member_hpa import (
 from controller.planning.metric_ratio import metric_ratio
 from controller.planning.observation import ClusterObservation, MemberHPAObservation
 from controller.planning.plan import Observed, ReplicaWrite
+from controller.planning.selectors import selector_string
 from controller.ports import ClusterIdentity, MemberWrite
 from fhpa_api.models import Condition, CrossVersionObjectReference, FederatedHPA
 
@@ -236,24 +237,6 @@ def pod_counts(pods: Sequence[Mapping[str, Any]]) -> tuple[int, int, int]:
         if (conds.get("Ready") or {}).get("status") == "True" and not meta.get("deletionTimestamp"):
             ready += 1
     return ready, pending, running
-
-
-def selector_string(selector: Any) -> str:
-    """A LabelSelector (dict) or selector string as the labelSelector query string."""
-    if isinstance(selector, str):
-        return selector
-    if not isinstance(selector, Mapping):
-        return ""
-    terms = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
-    for expr in selector.get("matchExpressions") or []:
-        op, key, values = expr.get("operator"), expr.get("key"), ",".join(expr.get("values") or [])
-        if op in ("In", "NotIn"):
-            terms.append(f"{key} {op.lower()} ({values})")
-        elif op == "Exists":
-            terms.append(str(key))
-        elif op == "DoesNotExist":
-            terms.append(f"!{key}")
-    return ",".join(terms)
 
 
 class KubeMemberCluster:

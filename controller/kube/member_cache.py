@@ -37,7 +37,7 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -55,6 +55,7 @@ from controller.kube.listwatch import (
     Transport,
 )
 from controller.planning import capacity
+from controller.planning.selectors import Requirement, parse_selector, selector_matches
 
 log = logging.getLogger(__name__)
 
@@ -225,81 +226,6 @@ def trim_workload(obj: Mapping[str, Any], interner: _Interner | None = None) -> 
     if isinstance(template, Mapping):
         out_spec["template"] = {"spec": trim_pod_spec(template, interner)}
     return {"metadata": out_meta, "spec": out_spec}
-
-
-# --- label selectors ----------------------------------------------------------------------------------
-
-
-def _split_terms(text: str) -> list[str]:
-    terms, depth, cur = [], 0, ""
-    for ch in text:
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        if ch == "," and depth == 0:
-            terms.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        terms.append(cur.strip())
-    return terms
-
-
-Requirement = tuple[str, str, frozenset[str]]  # (key, operator, values): In, NotIn, Exists, DoesNotExist
-
-
-def parse_selector(selector: Any) -> list[Requirement] | None:
-    """A LabelSelector (dict) or selector string as requirements; None when it selects nothing
-    (a None selector, or an operator we do not know: never guess a match)."""
-    if selector is None:
-        return None
-    reqs: list[Requirement] = []
-    if isinstance(selector, Mapping):
-        for k, v in (selector.get("matchLabels") or {}).items():
-            reqs.append((str(k), "In", frozenset({str(v)})))
-        for expr in selector.get("matchExpressions") or ():
-            op = expr.get("operator")
-            if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
-                return None
-            reqs.append((str(expr.get("key")), op, frozenset(str(v) for v in expr.get("values") or ())))
-        return reqs
-    if not isinstance(selector, str):
-        return None
-    for term in _split_terms(selector):
-        words = term.split()
-        if len(words) >= 3 and words[1] in ("in", "notin"):
-            values = " ".join(words[2:]).strip()
-            if not (values.startswith("(") and values.endswith(")")):
-                return None
-            vals = frozenset(v.strip() for v in values[1:-1].split(",") if v.strip())
-            reqs.append((words[0], "In" if words[1] == "in" else "NotIn", vals))
-        elif "!=" in term:
-            key, _, value = term.partition("!=")
-            reqs.append((key.strip(), "NotIn", frozenset({value.strip()})))
-        elif "=" in term:
-            key, _, value = term.partition("==") if "==" in term else term.partition("=")
-            reqs.append((key.strip(), "In", frozenset({value.strip()})))
-        elif term.startswith("!"):
-            reqs.append((term[1:].strip(), "DoesNotExist", frozenset()))
-        elif term:
-            reqs.append((term, "Exists", frozenset()))
-    return reqs
-
-
-def selector_matches(reqs: Iterable[Requirement], labels: Mapping[str, str]) -> bool:
-    for key, op, values in reqs:
-        present = key in labels
-        if op == "In" and not (present and labels[key] in values):
-            return False
-        if op == "NotIn" and present and labels[key] in values:
-            return False
-        if op == "Exists" and not present:
-            return False
-        if op == "DoesNotExist" and present:
-            return False
-    return True
 
 
 # --- the cache ----------------------------------------------------------------------------------------

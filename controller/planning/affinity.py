@@ -8,42 +8,15 @@ past admission narrows the selection instead of widening it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from controller.planning.observation import ClusterObservation
+from controller.planning.selectors import label_selector_matches, requirement_matches
 from fhpa_api.models import (
     ClusterAffinity,
     ClusterAutoscalingPreference,
     FieldSelector,
-    LabelSelector,
 )
 
 FIELD_KEYS = ("provider", "region", "zone")
-
-
-def _requirement_matches(value: str | None, operator: str, values: list[str]) -> bool:
-    if operator == "In":
-        return value is not None and value in values
-    if operator == "NotIn":
-        return value is None or value not in values
-    if operator == "Exists":
-        return value is not None
-    if operator == "DoesNotExist":
-        return value is None
-    return False
-
-
-def label_selector_matches(selector: LabelSelector | None, labels: Mapping[str, str]) -> bool:
-    """metav1.LabelSelector semantics: matchLabels and every matchExpression must hold."""
-    if selector is None:
-        return True
-    for key, value in (selector.match_labels or {}).items():
-        if labels.get(key) != value:
-            return False
-    return all(
-        _requirement_matches(labels.get(req.key), req.operator, req.values or [])
-        for req in selector.match_expressions or []
-    )
 
 
 def field_selector_matches(selector: FieldSelector | None, cluster: ClusterObservation) -> bool:
@@ -54,7 +27,7 @@ def field_selector_matches(selector: FieldSelector | None, cluster: ClusterObser
     for req in selector.match_expressions or []:
         if req.key not in fields:
             return False
-        if not _requirement_matches(fields[req.key], req.operator, req.values or []):
+        if not requirement_matches(fields[req.key], req.operator, req.values or []):
             return False
     return True
 

@@ -25,7 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from controller.kube.member_cache import parse_selector, selector_matches
+from controller.planning.selectors import parse_selector, selector_matches
 
 JSON = dict[str, Any]
 GROUP_VERSION = "metrics.k8s.io/v1beta1"

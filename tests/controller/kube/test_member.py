@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from controller.errors import ClusterUnreachableError, ConflictError, NotFoundError, NotOwnedError, PortError
 from controller.kube.clients import KubeClient, Timeouts, build_api_client
-from controller.kube.member import KubeMemberCluster, pod_counts, selector_string, spec_template_digest
+from controller.kube.member import KubeMemberCluster, pod_counts, spec_template_digest
 from controller.member_layer import MemberLayer
 from controller.planning.member_hpa import ANNOTATION_DIGEST, LABEL_OWNER_UID, render_spec, template_digest
 from controller.ports import ClusterIdentity, MemberWrite
@@ -28,7 +28,7 @@ from fhpa_api.models import (
     MetricSpec,
     ObjectMeta,
 )
-from tests.support.fakekube import FakeKube, deployment, label_selector_matches, node, pod
+from tests.support.fakekube import FakeKube, deployment, node, pod
 
 HPAS = "horizontalpodautoscalers"
 TARGET = CrossVersionObjectReference(api_version="apps/v1", kind="Deployment", name="web")
@@ -557,45 +557,6 @@ def test_a_kill_at_any_point_of_a_reconcile_ends_as_an_uninterrupted_run(crash_a
 
 
 # --- pure helpers -------------------------------------------------------------------------------------
-
-label_keys = st.sampled_from(["app", "tier", "team"])
-label_values = st.sampled_from(["a", "b", "c"])
-requirements = st.builds(
-    lambda key, op, values: {"key": key, "operator": op, "values": values if op in ("In", "NotIn") else []},
-    label_keys,
-    st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist"]),
-    st.lists(label_values, min_size=1, max_size=3, unique=True),
-)
-selectors = st.fixed_dictionaries(
-    {"matchLabels": st.dictionaries(label_keys, label_values, max_size=2)},
-    optional={"matchExpressions": st.lists(requirements, max_size=3)},
-)
-
-
-def selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
-    """metav1.LabelSelector semantics, written out directly."""
-    if any(labels.get(k) != v for k, v in selector["matchLabels"].items()):
-        return False
-    for req in selector.get("matchExpressions", []):
-        key, op, values = req["key"], req["operator"], req["values"]
-        ok = {
-            "In": key in labels and labels[key] in values,
-            "NotIn": key not in labels or labels[key] not in values,
-            "Exists": key in labels,
-            "DoesNotExist": key not in labels,
-        }[op]
-        if not ok:
-            return False
-    return True
-
-
-@settings(max_examples=200)
-@given(selector=selectors, labels=st.dictionaries(label_keys, label_values))
-def test_selector_strings_select_what_the_label_selector_selects(
-    selector: dict[str, Any], labels: dict[str, str]
-) -> None:
-    assert label_selector_matches(selector_string(selector), labels) == selects(selector, labels)
-
 
 pod_states = st.fixed_dictionaries(
     {

@@ -30,8 +30,6 @@ from controller.kube.member_cache import (
     POD,
     CacheNotSyncedError,
     MemberCache,
-    parse_selector,
-    selector_matches,
     trim_hpa,
     trim_node,
     trim_pod,
@@ -173,25 +171,6 @@ def test_nodes_and_hpas_are_trimmed() -> None:
     t = trim_hpa(h)
     assert set(t["metadata"]) == {"name", "namespace", "labels", "annotations", "resourceVersion", "uid"}
     assert t["spec"] == h["spec"] and t["status"] == h["status"]
-
-
-@pytest.mark.parametrize(
-    ("selector", "labels", "expected"),
-    [
-        ({"matchLabels": {"app": "web"}}, {"app": "web", "x": "1"}, True),
-        ({"matchLabels": {"app": "web"}}, {"app": "api"}, False),
-        ({"matchExpressions": [{"key": "t", "operator": "In", "values": ["a", "b"]}]}, {"t": "b"}, True),
-        ({"matchExpressions": [{"key": "t", "operator": "DoesNotExist"}]}, {"t": "b"}, False),
-        ("app=web,tier in (a, b),!old", {"app": "web", "tier": "a"}, True),
-        ("app=web,tier notin (a)", {"app": "web", "tier": "a"}, False),
-        ("app!=web", {}, True),
-        ("app", {"app": ""}, True),
-    ],
-)
-def test_selectors(selector: Any, labels: dict[str, str], expected: bool) -> None:
-    reqs = parse_selector(selector)
-    assert reqs is not None
-    assert selector_matches(reqs, labels) is expected
 
 
 # --- memory -----------------------------------------------------------------------------------------

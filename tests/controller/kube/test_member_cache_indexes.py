@@ -24,11 +24,10 @@ from controller.kube.member_cache import (
     POD,
     Change,
     MemberCache,
-    parse_selector,
-    selector_matches,
     trim_pod,
 )
 from controller.planning import capacity
+from controller.planning.selectors import parse_selector, selector_matches
 from tests.controller.kube.test_member_cache import FAST, WAIT, StubTransport, client_for, wait_for
 from tests.support.fakekube import FakeKube, deployment, node, pod
 
