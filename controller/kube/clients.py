@@ -41,8 +41,7 @@ RequestObserver = Callable[[str, str, float, str], None]
 name. For member-API latency metrics; it sees no paths, bodies or credentials."""
 
 MERGE_PATCH = "application/merge-patch+json"
-JSON_PATCH = "application/json-patch+json"
-APPLY_PATCH = "application/apply-patch+yaml"
+"""The one PATCH content type the adapters send: every patch they make is a JSON merge patch."""
 
 
 class KubeconfigError(ValueError):

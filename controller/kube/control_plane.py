@@ -33,7 +33,7 @@ from pydantic import ValidationError
 
 from controller.errors import ConflictError, NotFoundError, PortError
 from controller.event_series import series_key
-from controller.kube.clients import KubeClient, Timeouts
+from controller.kube.clients import MERGE_PATCH, KubeClient, Timeouts
 from controller.kube.listwatch import KubeTransport
 from controller.planning.member_hpa import FIELD_MANAGER
 from fhpa_api import GROUP, VERSION
@@ -52,8 +52,6 @@ CONTROL_PLANE = "control-plane"  # the name errors carry (controller.kube.client
 FEDERATED_HPA_PLURAL = "federatedhpas"
 CRON_FEDERATED_HPA_PLURAL = "cronfederatedhpas"
 EVENT_COMPONENT = "federated-hpa-controller"
-MERGE_PATCH = "application/merge-patch+json"
-JSON_PATCH = "application/json-patch+json"
 MAX_EVENT_MESSAGE = 1024
 DEFAULT_REQUEST_TIMEOUT = (5.0, 30.0)  # connect, read (seconds)
 
