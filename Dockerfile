@@ -13,6 +13,7 @@ ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 COPY pyproject.toml README.md constraints.txt ./
 COPY fhpa ./fhpa
 COPY fhpa_api ./fhpa_api
+COPY fhpa_logs ./fhpa_logs
 COPY controller ./controller
 COPY webhook ./webhook
 COPY certs ./certs

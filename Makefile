@@ -27,7 +27,7 @@ test-fast: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy fhpa fhpa_api controller webhook certs simulator
+	$(BIN)/mypy fhpa fhpa_api fhpa_logs controller webhook certs simulator
 
 realapi:
 	bash scripts/realapi-build.sh

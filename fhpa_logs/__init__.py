@@ -1,7 +1,10 @@
 """Structured logs: one JSON object per line, so a log pipeline can filter by object, cluster or action.
 
-The convention every controller module follows: the message is a short fixed sentence ("member action
-failed"), the variable parts go in ``extra={...}`` with these keys where they apply: ``object``
+The one log format of every process of the product (the controller, the webhook and its gunicorn), in a
+package of its own so that none of them imports another to log.
+
+The convention every module follows: the message is a short fixed sentence ("member action failed"),
+the variable parts go in ``extra={...}`` with these keys where they apply: ``object``
 ("namespace/name"), ``kind``, ``cluster``, ``action``, ``error``, ``watch``, ``lease``. Fixed messages
 keep log queries stable; the extras carry the detail.
 

@@ -3,9 +3,10 @@
 ``controller/planning`` is pure: it may import only the standard library's pure modules, pydantic,
 ``fhpa_api`` and itself, and it reads no clock. The controller's core (the package root) and its
 ``kube`` adapters never import ``runtime``; the core imports no client library either. ``fhpa_api``
-(the API, shared by the webhook, the controller and the simulator) imports none of those three. The
-walk is over the modules' own ``import`` statements, so a forbidden import fails here even if nothing
-calls it yet.
+(the API, shared by the webhook, the controller and the simulator) imports none of those three; nor
+does the webhook import the controller, and ``fhpa_logs`` (every process's log format) imports none of
+the product's packages. The walk is over the modules' own ``import`` statements, so a forbidden import
+fails here even if nothing calls it yet.
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ CONTRACTS = (
     ),
     Contract("controller.kube", forbidden=frozenset({"controller.runtime", "flask", "webhook"})),
     Contract("fhpa_api", forbidden=frozenset({"controller", "webhook", "simulator"})),
+    Contract("fhpa_logs", forbidden=frozenset({"controller", "webhook", "simulator", "fhpa", "fhpa_api"})),
+    Contract("webhook", forbidden=frozenset({"controller", "simulator"})),
 )
 
 

@@ -1,7 +1,7 @@
-"""The webhook's logs in the controller's format: one JSON object per line (controller.runtime.logs).
+"""The webhook's logs in the controller's format: one JSON object per line (fhpa_logs).
 
 Two sources write to the log: the webhook's own modules (through the root logger, set up by
-``controller.runtime.logs.configure``) and gunicorn, whose master and workers log through their own
+``fhpa_logs.configure``) and gunicorn, whose master and workers log through their own
 ``gunicorn.error`` and ``gunicorn.access`` loggers with handlers gunicorn installs itself and does not
 propagate. ``JsonGunicornLogger`` gives those handlers the controller's JSON formatter, so a log
 pipeline reads one format from every pod of the product.
@@ -13,7 +13,7 @@ from typing import Any
 
 from gunicorn import glogging
 
-from controller.runtime import logs
+import fhpa_logs as logs
 
 __all__ = ["JsonGunicornLogger", "configure", "gunicorn_logger_class"]
 

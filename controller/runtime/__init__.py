@@ -9,7 +9,6 @@ starts. Beside them: ``leader.py`` (Lease leader election), ``shards.py`` and ``
 (objects split over K shard Leases held by several replicas: the pure rule, then the Lease I/O),
 ``workqueue.py`` (keyed, rate-limited, delayed adds, one reconcile per key at a time), ``fence.py``
 (writes refused once the object is no longer ours), ``health.py`` (``/healthz``, ``/readyz``,
-``/metrics``), ``metrics.py`` (Prometheus), ``logs.py`` (structured logs naming the object). It may
-import the package root, ``planning`` and ``kube``; the rest of the controller never imports it (the
-``fhpa`` command line starts it).
+``/metrics``) and ``metrics.py`` (Prometheus). It may import the package root, ``planning`` and
+``kube``; the rest of the controller never imports it (the ``fhpa`` command line starts it).
 """

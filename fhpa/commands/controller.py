@@ -182,7 +182,7 @@ def _fail(message: str) -> int:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from controller.runtime import logs
+    import fhpa_logs as logs
 
     logs.configure(args.log_level, args.log_format)
     try:

@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from controller.runtime import logs
+import fhpa_logs as logs
 
 pytestmark = pytest.mark.usefixtures("keep_root_logger")  # configure() replaces the root handlers
 

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from kubernetes import config as kube_config
 
+import fhpa_logs as logs
 from controller.kube.control_plane import KubeControlPlane
 from controller.planning.planner import PlannerConfig
-from controller.runtime import logs
 from controller.runtime.controller import reconciling
 from controller.runtime.fleet import FleetManager
 from controller.runtime.leader import LeaderConfig, LeaseClient
