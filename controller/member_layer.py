@@ -25,24 +25,23 @@ class MemberLayer:
     def __init__(self, inner: MemberCluster) -> None:
         self._wrapped = inner
 
-    @property
     def inner(self) -> MemberCluster:
         """The member this layer wraps (a layer whose member can be replaced resolves it here)."""
         return self._wrapped
 
     @property
     def identity(self) -> ClusterIdentity:
-        return self.inner.identity
+        return self.inner().identity
 
     def probe(self) -> bool:
-        return self.around("probe", self.inner.probe)
+        return self.around("probe", self.inner().probe)
 
     def observe(self, fhpa: FederatedHPA) -> ClusterObservation:
-        return self.around("observe", partial(self.inner.observe, fhpa))
+        return self.around("observe", partial(self.inner().observe, fhpa))
 
     def write(self, fhpa: FederatedHPA, action: MemberWrite) -> None:
         self.before_write(action)
-        self.around(operation_of(action), partial(self.inner.write, fhpa, action))
+        self.around(operation_of(action), partial(self.inner().write, fhpa, action))
 
     def before_write(self, action: MemberWrite) -> None:
         """Runs before a write reaches the member; raising here refuses it."""

@@ -11,9 +11,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Literal, Protocol, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from controller.planning.observation import ClusterObservation, Taint
+from controller.planning.observation import ClusterFacts, ClusterObservation
 from controller.planning.plan import HPAAction, ReplicaWrite
 from fhpa_api.models import (
     CronFederatedHPA,
@@ -50,29 +48,12 @@ def operation_of(action: MemberWrite) -> str:
     return "delete_hpa" if action.op == "delete" else "apply_hpa"
 
 
-class ClusterIdentity(BaseModel):
+class ClusterIdentity(ClusterFacts):
     """What the registry knows of a cluster without asking it: used for affinity even when it is down."""
-
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    labels: dict[str, str] = Field(default_factory=dict)
-    provider: str | None = None
-    region: str | None = None
-    zone: str | None = None
-    taints: list[Taint] = Field(default_factory=list)
 
     def observed(self, **state: Any) -> ClusterObservation:
         """An observation of this cluster: what the registry knows of it plus what was seen (``state``)."""
-        return ClusterObservation(
-            name=self.name,
-            labels=self.labels,
-            provider=self.provider,
-            region=self.region,
-            zone=self.zone,
-            taints=self.taints,
-            **state,
-        )
+        return ClusterObservation(**dict(self), **state)
 
 
 class Clock(Protocol):

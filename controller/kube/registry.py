@@ -295,7 +295,6 @@ class RegisteredMember(MemberLayer):
         self._registry = registry
         self._name = name
 
-    @property
     def inner(self) -> ProbedMember:
         """The registry's current member of that name (a changed kubeconfig replaces it)."""
         return self._registry._entry(self._name).member

@@ -71,8 +71,8 @@ class CapacityObservation(BaseModel):
     provision_seconds: float | None = None  # how long a new node takes here, when the cluster shows it
 
 
-class ClusterObservation(BaseModel):
-    """One member cluster, as observed for one FederatedHPA."""
+class ClusterFacts(BaseModel):
+    """What a cluster is, whoever asks: its name, labels, topology and taints (what affinity reads)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -82,6 +82,11 @@ class ClusterObservation(BaseModel):
     region: str | None = None
     zone: str | None = None
     taints: list[Taint] = Field(default_factory=list)
+
+
+class ClusterObservation(ClusterFacts):
+    """One member cluster, as observed for one FederatedHPA."""
+
     healthy: bool = True
     workload_found: bool = True
     current_replicas: int = 0  # the workload's spec.replicas
