@@ -2,7 +2,9 @@
 
 The leader elector answers "no" from the moment the last successful renewal is older than the renew
 deadline, which is shorter than the lease duration, so a leader that lost its Lease stops writing before
-any other candidate can acquire it. Reads are never fenced. A refused write raises NotLeaderError, which
+any other candidate can acquire it. The writes are what the ports say they are: the control-plane methods
+marked ``@writes`` (controller.ports) and a member's one write entry point, so a write added to a port is
+fenced without anyone listing it here. Reads are never fenced. A refused write raises NotLeaderError, which
 abandons the reconcile in flight (the next leader starts it again from what the API says).
 
 With shards (controller.runtime.shard_elector) the question is per object: the worker names the object
