@@ -153,24 +153,15 @@ def _conflict(res: Resource, name: str) -> ApiError:
 
 # --- selectors --------------------------------------------------------------------------------------
 
+_TERM_COMMA = re.compile(r",(?![^(]*\))")
 _SET_RE = re.compile(r"^\s*(!?)([\w./-]+)\s*(?:(in|notin)\s*\(([^)]*)\)|(==|=|!=)\s*([\w./-]*))?\s*$")
 
 
 def _split_selector(text: str) -> list[str]:
-    """Split on commas that are not inside parentheses."""
-    parts, depth, cur = [], 0, ""
-    for ch in text:
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        parts.append(cur)
+    """Split on commas that are not inside parentheses (a comma before the next ")" is inside a set)."""
+    parts = _TERM_COMMA.split(text)
+    if not parts[-1].strip():
+        parts.pop()
     return parts
 
 
