@@ -236,6 +236,10 @@ class SimulatedCluster:
     def name(self) -> str:
         return self._identity.name
 
+    def relabel(self, labels: dict[str, str]) -> None:
+        """The cluster's labels as the registry now knows them (the user relabelled its Cluster object)."""
+        self._identity = self._identity.model_copy(update={"labels": dict(labels)})
+
     def add_foreign_hpa(self, name: str, spec: dict[str, Any]) -> None:
         """An HPA the user created by hand: the controller must leave it alone (ConflictingHPA)."""
         self.hpas[name] = NativeHPA(name, spec, labels={"owner": "someone-else"})

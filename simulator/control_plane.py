@@ -30,6 +30,7 @@ from fhpa_api.models import (
     CronFederatedHPAStatus,
     CrossVersionObjectReference,
     FederatedHPA,
+    FederatedHPASpec,
     FederatedHPAStatus,
 )
 from simulator.cluster import SimulatedCluster
@@ -157,6 +158,16 @@ class SimulatedControlPlane:
             return
         meta = stored.metadata.model_copy(update={"deletion_timestamp": self._clock.now().isoformat()})
         self._fhpas[(namespace, name)] = self._replace(stored.model_copy(update={"metadata": meta}))
+
+    def replace_federated_hpa_spec(self, namespace: str, name: str, spec: FederatedHPASpec) -> FederatedHPA:
+        """A user's edit of the spec (``kubectl apply`` or ``patch``, already admitted): a new generation."""
+        stored = self._fhpas.get((namespace, name))
+        if stored is None:
+            raise NotFoundError(f"FederatedHPA {namespace}/{name} not found")
+        new = self._replace(stored, spec=spec, bump_generation=True)
+        self._fhpas[(namespace, name)] = new
+        self.writes += 1
+        return _snapshot(new)
 
     def get_cron_federated_hpa(self, namespace: str, name: str) -> CronFederatedHPA | None:
         found = self._crons.get((namespace, name))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -37,11 +37,14 @@ from controller.planning.plan import Plan
 from controller.planning.planner import PlannerConfig
 from controller.ports import ClusterIdentity
 from fhpa_api.models import CrossVersionObjectReference, FederatedHPA
+from fhpa_api.validation import parse_object
+from simulator.changes import patched_object, relabel
 from simulator.clock import VirtualClock
 from simulator.cluster import SimulatedCluster, taints_from
 from simulator.control_plane import RecordedEvent, SimulatedControlPlane
-from simulator.load import Trace, share_load
+from simulator.load import LOAD_MODELS, LoadModel, Trace
 from simulator.promises import PromiseReport, PromiseTerms, Violation, measure
+from simulator.samples import ClusterSample, StepSample
 from simulator.scenario import Scenario
 
 MAX_PASSES_PER_STEP = 4
@@ -53,40 +56,6 @@ Progress = Callable[[float, float], None]
 
 class SimulationError(RuntimeError):
     """The controller code raised during a run: a bug to report, with the instant it happened."""
-
-
-@dataclass(frozen=True)
-class ClusterSample:
-    """One cluster during one step, as it was after the step's controller passes."""
-
-    replicas: int  # the workload's spec.replicas
-    ready: int
-    starting: int  # scheduled, not Ready yet
-    pending: int  # unschedulable
-    capacity: int
-    down: bool
-    hpa_min: int | None  # the member HPA this FederatedHPA owns; None: it has none here
-    hpa_max: int | None
-    hpa_desired: int | None
-    utilization: float  # CPU % of a ready pod, as its HPA saw it this step
-    served_rps: float
-    selected: bool = True  # selected by the clusterAffinity and not tainted NoExecute
-    workload: bool = True  # the workload is propagated here
-    foreign_hpa: bool = False  # an HPA this FederatedHPA does not own targets the workload
-    drained: bool = False  # the controller wrote the workload's replicas down this step
-
-
-@dataclass
-class StepSample:
-    t: float  # seconds since t=0
-    demand_rps: float
-    served_rps: float
-    oracle_rps: float
-    controller_up: bool
-    fhpa_min: int
-    fhpa_max: int
-    clusters: dict[str, ClusterSample]
-    actions: list[str] = field(default_factory=list)  # member writes the controller did this step
 
 
 @dataclass
@@ -107,7 +76,7 @@ class RunResult:
 
 
 class Simulation:
-    """One run of one scenario. ``run()`` may be called once."""
+    """One run of one scenario: ``step()`` one step at a time, or ``run()`` to the end (once)."""
 
     def __init__(
         self,
@@ -149,7 +118,8 @@ class Simulation:
             for c in scenario.cron_federated_hpas
         ]
         self.config = PlannerConfig(**spec.planner.model_dump(exclude_none=True))
-        self.trace = Trace.from_points([(p.at, p.rps) for p in spec.load.trace])
+        trace = Trace.from_points([(p.at, p.rps) for p in spec.load.trace])
+        self.load: LoadModel = LOAD_MODELS[spec.load.model](trace, spec.load.pod_capacity)
         self.external = {
             name: Trace.from_points([(p.at, p.value) for p in points])
             for name, points in spec.load.external.items()
@@ -177,20 +147,45 @@ class Simulation:
         self._drained: set[str] = set()  # clusters whose replicas the controller wrote down this step
         self._min_above_max: set[tuple[str, str]] = set()  # (cluster, HPA) reported and still so
         self._selection: tuple[int, dict[str, bool]] | None = None  # (generation, selected per cluster)
+        self._changes = sorted(spec.changes, key=lambda c: c.at)  # the timed changes still to come
 
     # --- the loop ---------------------------------------------------------------------------------
 
+    @property
+    def steps(self) -> list[StepSample]:
+        """The samples recorded so far, one per step (read them; the run appends to this list)."""
+        return self._steps
+
+    @property
+    def violations(self) -> list[Violation]:
+        """The engine's own checks of the live objects so far (the promises are measured at the end)."""
+        return list(self._violations)
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds since t=0 of the next step to run."""
+        return len(self._steps) * self.scenario.file.step
+
+    def step(self) -> StepSample:
+        """Run the next step (the fleet moves, the HPAs sync, the controller runs) and return its sample."""
+        self._step(self.elapsed, self.scenario.file.step)
+        return self._steps[-1]
+
     def run(self) -> RunResult:
+        """Run the steps left to the scenario's duration and measure the run."""
         spec = self.scenario.file
-        step, duration = spec.step, spec.duration
-        n_steps = int(duration // step)
-        for i in range(n_steps):
-            t = i * step
-            self._step(t, step)
+        n_steps = int(spec.duration // spec.step)
+        while len(self._steps) < n_steps:
+            i = len(self._steps)
+            self.step()
             if self._progress and i % 240 == 0:
-                self._progress(t, duration)
+                self._progress(i * spec.step, spec.duration)
         if self._progress:
-            self._progress(duration, duration)
+            self._progress(spec.duration, spec.duration)
+        return self.result()
+
+    def result(self) -> RunResult:
+        """The run so far, measured: the samples, the violations (engine checks and promise breaches)."""
         promises = measure(self._steps, self.promise_terms())
         return RunResult(
             scenario=self.scenario,
@@ -218,17 +213,18 @@ class Simulation:
     def _step(self, t: float, step: float) -> None:
         self.clock.advance_to(t)
         now = self.clock.now()
+        self._apply_changes(t)
         self._update_outages(t)
         for cluster in self.clusters.values():
             cluster.advance(now)
-        demand = self.trace.at(t)
-        share = share_load(demand, self._serving(), self.scenario.file.load.pod_capacity)
+        demand = self.load.demand(t)
+        share = self.load.share(demand, self._serving())
         external = {name: trace.at(t) for name, trace in self.external.items()}
         desired = {}
         for name, cluster in self.clusters.items():
             for result in cluster.sync_hpas(now, share.usage_per_pod_milli, external):
                 desired[name] = result.replicas
-        after = share_load(demand, self._serving(), self.scenario.file.load.pod_capacity)
+        after = self.load.share(demand, self._serving())
         controller_up = not any(w.covers(t) for w in self.scenario.file.controller_outages)
         self._step_actions = []
         self._drained = set()
@@ -240,6 +236,35 @@ class Simulation:
         self._controller_was_up = controller_up
         self._check_invariants(t, step)
         self._record(t, demand, share.utilization_percent, after.served_by_cluster, controller_up)
+
+    def patch_federated_hpa(self, spec_patch: dict[str, Any]) -> FederatedHPA:
+        """The user merge-patches the FederatedHPA's spec; the result is admitted as the API server would
+        (``InvalidObjectError`` when it would refuse it) and stored as a new generation."""
+        namespace, name = self.fhpa_key
+        stored = self.control_plane.peek_federated_hpa(namespace, name)
+        if stored is None:
+            raise SimulationError(f"FederatedHPA {namespace}/{name} is gone: nothing to patch")
+        raw = stored.model_dump(
+            by_alias=True, exclude_none=True, mode="json", include={"api_version", "kind", "metadata", "spec"}
+        )
+        admitted = parse_object(patched_object(raw, spec_patch))
+        assert isinstance(admitted, FederatedHPA)
+        return self.control_plane.replace_federated_hpa_spec(namespace, name, admitted.spec)
+
+    def relabel_cluster(self, name: str, change: dict[str, str | None]) -> None:
+        """The user relabels a cluster (``None`` removes a label); the affinity is matched anew."""
+        cluster = self.clusters[name]
+        cluster.relabel(relabel(cluster.identity.labels, change))
+        self._selection = None
+
+    def _apply_changes(self, t: float) -> None:
+        """The scenario's timed changes due by ``t``, in time order (the file's order among equal times)."""
+        while self._changes and self._changes[0].at <= t:
+            change = self._changes.pop(0)
+            if change.federated_hpa is not None:
+                self.patch_federated_hpa(change.federated_hpa)
+            elif change.cluster is not None:
+                self.relabel_cluster(change.cluster, change.labels or {})
 
     def _update_outages(self, t: float) -> None:
         for spec in self.scenario.file.clusters:
@@ -373,7 +398,7 @@ class Simulation:
         fhpa = self.control_plane.peek_federated_hpa(*self.fhpa_key)
         uid = (fhpa.metadata.uid or "") if fhpa is not None else None
         selected = self._selected(fhpa)
-        pod_capacity = self.scenario.file.load.pod_capacity
+        pod_capacity = self.load.pod_capacity
         oracle_capacity = sum(
             c.pods.capacity for c in self.clusters.values() if not c.down and c.workload is not None
         )

@@ -1,6 +1,11 @@
-"""Demand and how it reaches pods: a requests-per-second trace shared equally by every ready pod.
+"""Demand and how it reaches pods: a ``LoadModel``, chosen by the scenario's ``load.model``.
 
-The seeds assume the pods of all clusters share the load equally (a global load balancer spreading
+A load model answers two questions each step: how much demand there is, and how it lands on the ready
+pods of each cluster (which sets their CPU use, which the native HPAs read). The engine asks nothing
+else, so a new model (a geo load balancer with fixed shares, a queue) plugs in without touching the
+run loop. The default, ``equalShare``, is the model the seeds were written for.
+
+``equalShare`` assumes the pods of all clusters share the load equally (a global load balancer spreading
 requests by pod). A pod serves at most ``pod_capacity`` rps, at which it runs at 100% of its CPU
 request; its CPU utilization is its share over that capacity (it can be above 100%: the pod is
 overloaded, requests queue, and what exceeds the ready pods' capacity is counted as unserved).
@@ -10,8 +15,9 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from simulator.cluster import CPU_REQUEST_MILLI
 
@@ -81,3 +87,38 @@ def share_load(demand_rps: float, ready_by_cluster: Mapping[str, int], pod_capac
     usage = int(per_pod / pod_capacity * CPU_REQUEST_MILLI)
     served = {name: count * served_per_pod for name, count in ready_by_cluster.items()}
     return LoadShare(demand_rps, per_pod, usage, served)
+
+
+class LoadModel(Protocol):
+    """What the engine needs from a load model: the demand at an instant and how it lands on pods."""
+
+    @property
+    def pod_capacity(self) -> float:
+        """rps one pod serves at 100% CPU (the oracle counts the fleet's room in these)."""
+        ...
+
+    def demand(self, seconds: float) -> float:
+        """The fleet's demand in rps, ``seconds`` after t=0."""
+        ...
+
+    def share(self, demand_rps: float, ready_by_cluster: Mapping[str, int]) -> LoadShare:
+        """How ``demand_rps`` lands on the ready pods of the clusters that take traffic."""
+        ...
+
+
+@dataclass(frozen=True)
+class EqualShare:
+    """A trace of demand, spread equally over every ready pod of the fleet (a load balancer by pod)."""
+
+    trace: Trace
+    pod_capacity: float
+
+    def demand(self, seconds: float) -> float:
+        return self.trace.at(seconds)
+
+    def share(self, demand_rps: float, ready_by_cluster: Mapping[str, int]) -> LoadShare:
+        return share_load(demand_rps, ready_by_cluster, self.pod_capacity)
+
+
+LOAD_MODELS: dict[str, Callable[[Trace, float], LoadModel]] = {"equalShare": EqualShare}
+"""The models a scenario may name in ``load.model``, each built from its trace and pod capacity."""

@@ -44,12 +44,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from controller.planning.policies import policy_named
-
-if TYPE_CHECKING:
-    from simulator.engine import ClusterSample, StepSample
+from simulator.samples import ClusterSample, StepSample
 
 FLOOR = "floor"
 UNMANAGED = "unmanaged-replicas"

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from controller.planning.policies import policy_named
-from simulator.engine import RunResult, StepSample
+from simulator.engine import RunResult
 from simulator.promises import PROMISES
+from simulator.samples import StepSample
 
 ABSORBED_FRACTION = 0.99
 ABSORB_SUSTAIN_S = 300.0  # how long served must stay back at 99% of demand to end a shortfall

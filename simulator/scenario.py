@@ -19,6 +19,8 @@ from pydantic.alias_generators import to_camel
 
 from fhpa_api.models import CronFederatedHPA, FederatedHPA
 from fhpa_api.validation import InvalidObjectError, parse_object
+from simulator.changes import patched_object
+from simulator.load import LOAD_MODELS
 
 DEFAULT_START = datetime(2026, 11, 23, tzinfo=UTC)
 """t=0 when a scenario gives no ``start``: a fixed midnight UTC, so runs never depend on today."""
@@ -120,6 +122,7 @@ def _strictly_increasing(times: list[float], what: str) -> None:
 
 
 class LoadSpec(_Model):
+    model: str = "equalShare"  # a name in simulator.load.LOAD_MODELS: how demand lands on pods
     pod_capacity: float = Field(gt=0, description="rps one pod serves at 100% CPU")
     trace: list[TracePoint] = Field(min_length=1)
     # External metrics by name (a queue's length...): the whole fleet's value, which every member HPA
@@ -142,6 +145,16 @@ class LoadSpec(_Model):
                 raise ValueError(f"external metric {name!r}: needs at least one point")
             _strictly_increasing([p.at for p in points], f"external metric {name!r}: points")
         return external
+
+
+class Change(_Model):
+    """A timed what-if: at ``at``, either the FederatedHPA's spec gets a merge patch, or a cluster's labels
+    change (``null`` removes a label)."""
+
+    at: Duration
+    federated_hpa: dict[str, Any] | None = Field(default=None, alias="federatedHPA")
+    cluster: str | None = None
+    labels: dict[str, str | None] | None = None
 
 
 class PlannerSpec(_Model):
@@ -167,6 +180,7 @@ class ScenarioFile(_Model):
     planner: PlannerSpec = Field(default_factory=PlannerSpec)
     federated_hpa: dict[str, Any] = Field(alias="federatedHPA")
     cron_federated_hpas: list[dict[str, Any]] = Field(default_factory=list, alias="cronFederatedHPAs")
+    changes: list[Change] = Field(default_factory=list)
 
     @field_validator("start")
     @classmethod
@@ -274,6 +288,38 @@ def _cross_check(file: ScenarioFile) -> list[str]:
     for j, window in enumerate(file.controller_outages):
         if window.for_ <= 0:
             problems.append(f"controllerOutages[{j}].for: must be longer than 0s")
+    if file.load.model not in LOAD_MODELS:
+        problems.append(f"load.model: unknown model {file.load.model!r} (one of: {', '.join(LOAD_MODELS)})")
+    problems += _check_changes(file)
+    return problems
+
+
+def _check_changes(file: ScenarioFile) -> list[str]:
+    """Each change does one thing, to something the scenario has, and every FederatedHPA patch (applied
+    in time order over the ones before it) leaves an object the API server would admit."""
+    problems = []
+    names = {c.name for c in file.clusters}
+    raw = file.federated_hpa
+    for i, change in sorted(enumerate(file.changes), key=lambda item: item[1].at):
+        path = f"changes[{i}]"
+        if change.at >= file.duration:
+            problems.append(f"{path}.at: after the end of the run ({file.duration:g}s)")
+        if (change.federated_hpa is None) == (change.cluster is None):
+            problems.append(f"{path}: give either federatedHPA (a merge patch of its spec) or cluster")
+            continue
+        if change.cluster is not None:
+            if change.cluster not in names:
+                problems.append(f"{path}.cluster: no cluster {change.cluster!r} in this scenario")
+            if change.labels is None:
+                problems.append(f"{path}.labels: required with cluster (the labels to set; null removes one)")
+            continue
+        if change.labels is not None:
+            problems.append(f"{path}.labels: only with cluster")
+        assert change.federated_hpa is not None
+        raw = patched_object(raw, change.federated_hpa)
+        found: list[str] = []
+        _admit(raw, "", found)
+        problems += [f"{path}.federatedHPA.{p.removeprefix('.').removeprefix('spec.')}" for p in found]
     return problems
 
 

@@ -177,3 +177,14 @@ def test_importing_the_planning_package_loads_no_client_library() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_what_measures_a_run_does_not_import_the_run_loop() -> None:
+    """The promises and the samples are plain records and measures: they never import the engine (no
+    import cycle between what runs and what measures)."""
+    for module in ("simulator/promises.py", "simulator/samples.py"):
+        tree = ast.parse((ROOT / module).read_text())
+        imported = {
+            node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+        } | {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        assert "simulator.engine" not in imported, module

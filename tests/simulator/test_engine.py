@@ -4,6 +4,7 @@ record the facts the promises are measured from, and the promises' breaches are 
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 
 import pytest
 
@@ -28,7 +29,7 @@ def short_builtin(minutes: int = 10) -> Simulation:
 
 
 def kinds(sim: Simulation) -> set[str]:
-    return {v.kind for v in sim._violations}
+    return {v.kind for v in sim.violations}
 
 
 def test_a_clean_run_has_no_violations():
@@ -40,29 +41,32 @@ def test_a_clean_run_has_no_violations():
 
 
 def test_a_tampered_member_hpa_is_reported_once_while_it_stays_so():
-    sim = short_builtin()
-    for i in range(20):
-        sim._step(i * 15.0, 15.0)
+    data = copy.deepcopy(builtin_document())
+    data["duration"] = "10m"
+    data["controllerOutages"] = [{"at": "5m", "for": "5m"}]  # nothing repairs the tampered HPA
+    sim = Simulation(parse_scenario(data))
+    for _ in range(20):
+        sim.step()
     assert kinds(sim) == set()
     fhpa = sim.control_plane.get_federated_hpa(*sim.fhpa_key)
     assert fhpa is not None
     idc = sim.clusters["idc"]
     apply_hpa(idc, fhpa, render_spec(fhpa, 5, 3))  # min above max
-    sim._check_invariants(20 * 15.0, 15.0)
-    sim._check_invariants(21 * 15.0, 15.0)
-    assert [v.kind for v in sim._violations] == ["member-min-above-max"]
+    sim.step()
+    sim.step()
+    assert [v.kind for v in sim.violations] == ["member-min-above-max"]
 
 
 def test_writes_that_give_replicas_to_a_down_cluster_are_reported():
     sim = short_builtin()
-    sim._step(0.0, 15.0)
+    sim.step()
     cloud = sim.clusters["cloud"]
     cloud.set_down(True)
     fhpa = sim.control_plane.get_federated_hpa(*sim.fhpa_key)
     assert fhpa is not None
     with pytest.raises(ClusterUnreachableError):
         scale(cloud, fhpa, 50)
-    sim._check_invariants(15.0, 15.0)
+    sim.step()
     assert "replicas-to-unhealthy-cluster" in kinds(sim)
 
 
@@ -107,7 +111,7 @@ def test_the_samples_record_selection_workload_foreign_hpas_and_drains():
 
 def test_a_controller_write_that_lowers_replicas_is_recorded_as_a_drain(monkeypatch):
     sim = short_builtin(2)
-    sim._step(0.0, 15.0)
+    sim.step()
     idc = sim.clusters["idc"]
     assert idc.replicas == 20
     original = fhpa_controller.reconcile_federated_hpa
@@ -119,9 +123,9 @@ def test_a_controller_write_that_lowers_replicas_is_recorded_as_a_drain(monkeypa
         return original(fhpa, members, control_plane, clock, config, on_action=on_action, on_pass=on_pass)
 
     monkeypatch.setattr(fhpa_controller, "reconcile_federated_hpa", lowering_once)
-    sim._step(15.0, 15.0)
-    sim._step(30.0, 15.0)
-    assert [s.clusters["idc"].drained for s in sim._steps] == [False, True, False]
+    sim.step()
+    sim.step()
+    assert [s.clusters["idc"].drained for s in sim.steps] == [False, True, False]
 
 
 def test_promise_breaches_are_the_runs_violations_and_their_figures_are_in_the_summary(monkeypatch):
@@ -171,8 +175,8 @@ def test_a_federated_hpa_in_a_refused_namespace_is_not_acted_on_in_simulation():
 
 def test_a_federated_hpa_deleted_mid_run_has_its_member_hpas_removed_and_its_finalizer_released():
     sim = short_builtin(5)
-    for i in range(4):
-        sim._step(i * 15.0, 15.0)
+    for _ in range(4):
+        sim.step()
     fhpa = sim.control_plane.get_federated_hpa(*sim.fhpa_key)
     assert fhpa is not None and fhpa.metadata.finalizers == [FINALIZER]
     uid = fhpa.metadata.uid
@@ -184,12 +188,45 @@ def test_a_federated_hpa_deleted_mid_run_has_its_member_hpas_removed_and_its_fin
     assert owned  # the controller made member HPAs
     sim.control_plane.delete_federated_hpa(*sim.fhpa_key)
     assert sim.control_plane.get_federated_hpa(*sim.fhpa_key) is not None  # held by the finalizer
-    sim._step(4 * 15.0, 15.0)
+    sim.step()
     assert sim.control_plane.get_federated_hpa(*sim.fhpa_key) is None  # finalizer released: gone
     assert not any(
         h.labels.get(LABEL_OWNER_UID) == uid for c in sim.clusters.values() for h in c.hpas.values()
     )
-    assert sorted(a for a in sim._steps[-1].actions if a.startswith("delete/")) == sorted(
+    assert sorted(a for a in sim.steps[-1].actions if a.startswith("delete/")) == sorted(
         f"delete/{n}" for n in sim.clusters
     )
     assert "CleanedUp" in [e.reason for e in sim.control_plane.events]
+
+
+def test_step_runs_the_next_step_and_returns_its_sample():
+    sim = short_builtin(2)
+    first, second = sim.step(), sim.step()
+    assert (first.t, second.t) == (0.0, 15.0)
+    assert sim.steps == [first, second] and sim.elapsed == 30.0
+    result = sim.run()  # the steps left to the duration, after the ones already run
+    assert [s.t for s in result.steps] == [15.0 * i for i in range(8)]
+
+
+def test_a_load_model_the_engine_is_given_decides_demand_and_shares():
+    class HalfOnIdc:
+        """A load balancer that sends half the demand to idc whatever its pods (not equal share)."""
+
+        pod_capacity = 100.0
+
+        def demand(self, seconds: float) -> float:
+            return 4000.0
+
+        def share(self, demand_rps, ready_by_cluster):  # type: ignore[no-untyped-def]
+            from simulator.load import share_load
+
+            idc = share_load(demand_rps / 2, {"idc": ready_by_cluster.get("idc", 0)}, 100.0)
+            return replace(
+                idc, demand_rps=demand_rps, served_by_cluster={**idc.served_by_cluster, "cloud": 0.0}
+            )
+
+    sim = short_builtin(1)
+    sim.load = HalfOnIdc()
+    sample = sim.step()
+    assert sample.demand_rps == 4000.0
+    assert sample.clusters["idc"].served_rps == 2000.0 and sample.clusters["cloud"].served_rps == 0.0

@@ -13,8 +13,9 @@ import pytest
 from controller.planning.external_share import member_value, parse_share
 from simulator.baselines import baseline_scenarios, pooled_scenario
 from simulator.builtin import builtin_scenario
-from simulator.engine import RunResult, StepSample, simulate
+from simulator.engine import RunResult, simulate
 from simulator.report import summarize
+from simulator.samples import StepSample
 from simulator.scenario import load_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "examples" / "scenarios"

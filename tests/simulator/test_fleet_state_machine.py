@@ -24,21 +24,16 @@ not know, which a step-by-step run adds:
 - a spec change is the user moving the bounds, not "a steady load": calm is measured per run of steps
   between two spec changes (member maxes follow a new F.max, and that is no churn).
 
-How it drives the simulator from outside (simulator/engine.py has no step-by-step API):
-- one step is ``Simulation._step(t, step)`` (private), the call ``Simulation.run`` makes in its loop;
+How it drives the simulator, through its public API only:
+- one step is ``Simulation.step()``, the call ``Simulation.run`` makes in its loop;
 - cluster and controller outages: ``Simulation.scenario`` is replaced by a copy whose
   ``clusters[].outages`` and ``controllerOutages`` hold the windows opened so far (an open one lasts a
-  year), so ``_step`` sees them exactly as it sees those of a scenario file;
-- demand: ``Simulation.trace`` is replaced by a flat trace or a ramp from now;
+  year), so a step sees them exactly as it sees those of a scenario file;
+- demand: ``Simulation.load`` is replaced by an equal share of a flat trace or a ramp from now;
 - F.min/F.max: ``SimulatedControlPlane.patch_federated_hpa_bounds`` (the ControlPlane port cron uses);
   a policy change: the new object, admitted by ``fhpa_api.validation.parse_object``, is stored with a
-  bumped generation through the control plane's private ``_fhpas`` and ``_replace`` (``kubectl apply``);
-- the steps and the engine's own checks: ``Simulation._steps`` and ``Simulation._violations`` (private).
-The public hooks that would replace these: ``Simulation.step()`` (run the next step, return its
-StepSample), ``Simulation.set_cluster_down(name, down)``, ``Simulation.set_controller_up(up)``,
-``Simulation.set_demand(trace)``, ``SimulatedControlPlane.update_federated_hpa_spec(key, spec)``,
-``Simulation.violations_so_far()``, and a policy per StepSample (so that measure() itself can judge a run
-whose policy changes).
+  bumped generation by ``SimulatedControlPlane.replace_federated_hpa_spec`` (``kubectl apply``);
+- the steps and the engine's own checks: ``Simulation.steps`` and ``Simulation.violations``.
 
 Reproducible: derandomized, no example database. ``make test`` does not shrink (a shrink of this machine
 takes minutes): a breach is reported as found, with the violation's detail, the event log and the fleet
@@ -68,9 +63,10 @@ from hypothesis.stateful import (
 
 from fhpa_api.models import FederatedHPA
 from fhpa_api.validation import parse_object
-from simulator.engine import Simulation, StepSample
-from simulator.load import Trace
+from simulator.engine import Simulation
+from simulator.load import EqualShare, Trace
 from simulator.promises import CEILING, CHURN, FLOOR, MAX_SUM_BELOW, UNMANAGED, Violation, measure
+from simulator.samples import StepSample
 from simulator.scenario import Window, parse_scenario
 
 ENGINE = "engine"  # the engine's own checks on the live objects (member-min-above-max, ...)
@@ -334,7 +330,7 @@ class FleetMachine(RuleBasedStateMachine):
 
     @property
     def steps(self) -> list[StepSample]:
-        return self.simulation._steps
+        return self.simulation.steps
 
     def note_event(self, what: str) -> None:
         self.log.append(f"t={self.t:.0f}s {what}")
@@ -342,7 +338,7 @@ class FleetMachine(RuleBasedStateMachine):
     def advance(self, n: int) -> None:
         sim = self.simulation
         for _ in range(n):
-            sim._step(self.t, STEP_S)
+            sim.step()
             self.t += STEP_S
         COVERAGE.steps += n
 
@@ -390,10 +386,10 @@ class FleetMachine(RuleBasedStateMachine):
 
     def set_demand(self, pods: int, ramp_steps: int) -> None:
         sim = self.simulation
-        now = sim.trace.at(self.t)
+        now = sim.load.demand(self.t)
         rps = pods * RPS_PER_POD
         points = [(self.t, rps)] if ramp_steps == 0 else [(self.t, now), (self.t + ramp_steps * STEP_S, rps)]
-        sim.trace = Trace.from_points(points)
+        sim.load = EqualShare(Trace.from_points(points), POD_RPS)
         self.note_event(f"demand {now:.0f} -> {rps:.0f} rps over {ramp_steps * STEP_S:.0f}s")
 
     def set_spec(self, spec: Spec) -> None:
@@ -401,8 +397,6 @@ class FleetMachine(RuleBasedStateMachine):
         assert self.spec is not None
         sim = self.simulation
         plane = sim.control_plane
-        stored = plane.peek_federated_hpa(*sim.fhpa_key)
-        assert stored is not None
         if (spec.policy, spec.scaling_to_zero, spec.delay_s, spec.weights, spec.priorities) == (
             self.spec.policy,
             self.spec.scaling_to_zero,
@@ -414,7 +408,7 @@ class FleetMachine(RuleBasedStateMachine):
         else:
             admitted = parse_object(spec.manifest(self.names))
             assert isinstance(admitted, FederatedHPA)
-            plane._fhpas[sim.fhpa_key] = plane._replace(stored, spec=admitted.spec, bump_generation=True)
+            plane.replace_federated_hpa_spec(*sim.fhpa_key, admitted.spec)
         if spec.policy != self.spec.policy:
             self.policies.append((len(self.steps), spec.policy))
         if self.epochs[-1] != len(self.steps):
@@ -447,7 +441,7 @@ class FleetMachine(RuleBasedStateMachine):
                 continue
             report = measure(steps[start:end], replace(terms, policy=policy))
             found += [v for v in report.violations if v.kind == CHURN]
-        found += [v for v in sim._violations if ENGINE in PROFILE.checks]
+        found += [v for v in sim.violations if ENGINE in PROFILE.checks]
         return sorted(
             (v for v in found if v.kind in PROFILE.checks or v.kind not in MEASURED), key=lambda v: v.t
         )

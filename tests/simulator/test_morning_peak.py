@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
-from simulator.engine import RunResult, StepSample, simulate
+from simulator.engine import RunResult, simulate
 from simulator.report import summarize
+from simulator.samples import StepSample
 from simulator.scenario import load_scenario, parse_scenario
 
 SCENARIO = Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "morning-peak.yaml"

@@ -7,7 +7,6 @@ from dataclasses import replace
 
 import pytest
 
-from simulator.engine import ClusterSample, StepSample
 from simulator.promises import (
     CALM_WINDOW_S,
     CEILING,
@@ -19,6 +18,7 @@ from simulator.promises import (
     is_flat,
     measure,
 )
+from simulator.samples import ClusterSample, StepSample
 
 DT = 15.0
 TERMS = PromiseTerms(step_s=DT, failover_grace_s=60, optimization_period_s=60, policy="StaticWeighted")

@@ -7,8 +7,9 @@ import csv
 from functools import cache
 
 from simulator.builtin import builtin_document, builtin_scenario
-from simulator.engine import RunResult, StepSample, simulate
+from simulator.engine import RunResult, simulate
 from simulator.report import ABSORB_SUSTAIN_S, CSV_COLUMNS, time_to_absorb, write_csv
+from simulator.samples import StepSample
 from simulator.scenario import parse_scenario
 
 STEP = 15.0

@@ -1,0 +1,43 @@
+"""What a run records: one sample per cluster per step, and the step that holds them.
+
+Kept apart from the run loop so that what measures a run (``promises``, ``report``) reads plain records
+and never imports the loop that produced them: a baseline, a test or a replay can build samples too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class ClusterSample:
+    """One cluster during one step, as it was after the step's controller passes."""
+
+    replicas: int  # the workload's spec.replicas
+    ready: int
+    starting: int  # scheduled, not Ready yet
+    pending: int  # unschedulable
+    capacity: int
+    down: bool
+    hpa_min: int | None  # the member HPA this FederatedHPA owns; None: it has none here
+    hpa_max: int | None
+    hpa_desired: int | None
+    utilization: float  # CPU % of a ready pod, as its HPA saw it this step
+    served_rps: float
+    selected: bool = True  # selected by the clusterAffinity and not tainted NoExecute
+    workload: bool = True  # the workload is propagated here
+    foreign_hpa: bool = False  # an HPA this FederatedHPA does not own targets the workload
+    drained: bool = False  # the controller wrote the workload's replicas down this step
+
+
+@dataclass
+class StepSample:
+    t: float  # seconds since t=0
+    demand_rps: float
+    served_rps: float
+    oracle_rps: float
+    controller_up: bool
+    fhpa_min: int
+    fhpa_max: int
+    clusters: dict[str, ClusterSample]
+    actions: list[str] = field(default_factory=list)  # member writes the controller did this step
