@@ -34,15 +34,39 @@ from controller.planning.member_hpa import (
     spec_digest,
 )
 from controller.planning.metric_ratio import metric_ratio
-from controller.planning.observation import ClusterObservation, MemberHPAObservation, Taint
+from controller.planning.observation import (
+    CapacityObservation,
+    ClusterObservation,
+    MemberHPAObservation,
+    Taint,
+)
 from controller.planning.plan import ReplicaWrite
 from controller.ports import Clock, ClusterIdentity, MemberWrite
 from fhpa_api.models import CrossVersionObjectReference, FederatedHPA
 from simulator.native_hpa import NativeHPA, SyncResult, current_metrics, spec_metrics
+from simulator.nodes import NodeGroup, NodeGroupSpec
 from simulator.replica_calculator import PodReadings
 
 CPU_REQUEST_MILLI = 1000
 """Every simulated pod requests one CPU: at podCapacity rps it runs at 100% of its request."""
+
+
+@dataclass(frozen=True)
+class Room:
+    """What bounds a cluster's room besides a fixed capacity, and what the room costs.
+
+    ``node_group``: the capacity is whole nodes of a cluster-autoscaler group (None: fixed capacity).
+    ``quota_pods``: the namespace's ResourceQuota on pods (None: no quota). ``capacity_changes``: nodes
+    lost or added by hand, as (instant, new capacity). Costs are per pod-hour: running pods on fixed room
+    cost ``cost_per_pod_hour``; a node of the group costs ``pods_per_node x node_cost_per_pod_hour``
+    every hour it exists, used or not.
+    """
+
+    node_group: NodeGroupSpec | None = None
+    quota_pods: int | None = None
+    capacity_changes: tuple[tuple[datetime, int], ...] = ()
+    cost_per_pod_hour: float = 1.0
+    node_cost_per_pod_hour: float = 1.0
 
 
 @dataclass
@@ -136,11 +160,21 @@ class SimulatedCluster:
         workload: CrossVersionObjectReference | None,
         namespace: str = "default",
         replicas: int = 0,
+        room: Room | None = None,
     ) -> None:
         self._identity = identity
         self._clock = clock
         self.namespace = namespace
         self.workload = workload  # None: the workload is not propagated to this cluster
+        self.room = room or Room()
+        self.nodes: NodeGroup | None = None
+        if self.room.node_group is not None:  # ``capacity`` is the starting nodes' room
+            self.nodes = NodeGroup(self.room.node_group, capacity // self.room.node_group.pods_per_node)
+            self.fixed_room = 0
+        else:
+            self.fixed_room = capacity
+        self.refused = 0  # replicas the namespace quota refused: never created
+        self._capacity_changes = sorted(self.room.capacity_changes)
         self.pods = Pods(capacity=capacity, startup=timedelta(seconds=pod_startup_s))
         self.replicas = 0  # the workload's spec.replicas
         self.hpas: dict[str, NativeHPA] = {}
@@ -167,15 +201,63 @@ class SimulatedCluster:
         self._reachable()
         ident = self._identity
         found = self._targets(fhpa.spec.scale_target_ref)
+        capacity = self.capacity_observation()
+        pending = self.pods.pending if found else 0
+        coming = self.nodes.coming_for(pending) if self.nodes is not None else 0
         return ident.observed(
             healthy=True,
             workload_found=found,
             current_replicas=self.replicas if found else 0,
             ready_replicas=self.pods.ready if found else 0,
-            pending_replicas=self.pods.pending if found else 0,
-            available_replicas=self.pods.capacity,
+            pending_replicas=pending,
+            available_replicas=(capacity.firm or 0) + capacity.elastic,
+            capacity=capacity,
+            pending_coming_replicas=coming,
+            pending_coming_since=self.nodes.coming_since if coming else None,
+            pending_stuck_replicas=pending - coming if self.nodes is not None and self.nodes.at_max else 0,
+            refused_replicas=self.refused if found else 0,
             hpa=self._hpa_observation(fhpa),
         )
+
+    def capacity_observation(self) -> CapacityObservation:
+        """The room as a real member shows it: firm (the nodes there now), elastic (the nodes the group
+        can still add), both capped by the quota, and why the cluster is full or growing, in words."""
+        quota = self.room.quota_pods
+        firm = self.capacity if quota is None else min(self.capacity, quota)
+        elastic = self.nodes.room_to_grow if self.nodes is not None else 0
+        if quota is not None:
+            elastic = min(elastic, max(0, quota - firm))
+        source = "cluster-autoscaler" if self.nodes is not None else "allocatable"
+        if quota is not None and quota <= self.capacity + (self.nodes.room_to_grow if self.nodes else 0):
+            source = "quota"
+        provision = self.nodes.spec.provision_s if self.nodes is not None else None
+        return CapacityObservation(
+            firm=firm, elastic=elastic, source=source, detail=self._room_detail(), provision_seconds=provision
+        )
+
+    def _room_detail(self) -> str | None:
+        """Why the cluster is full or growing, as ``fhpa explain`` words it."""
+        quota = self.room.quota_pods
+        if quota is not None and (self.refused or self.pods.total >= quota):
+            return f"quota {quota} pods, {self.pods.total} used"
+        nodes = self.nodes
+        if nodes is None or not self.pods.pending:
+            return None
+        if nodes.coming:
+            since = nodes.coming_since
+            ago = (self._clock.now() - since).total_seconds() if since is not None else 0.0
+            return f"{nodes.coming_nodes} nodes coming, TriggeredScaleUp {ago:.0f} s ago"
+        if nodes.at_max:
+            return f"node group at max {nodes.spec.max_nodes} (NotTriggerScaleUp)"
+        return None
+
+    @property
+    def ceiling(self) -> int:
+        """The most pods this cluster can ever hold: fixed room plus the group at its max, within quota."""
+        top = self.fixed_room + (
+            self.nodes.spec.max_nodes * self.nodes.spec.pods_per_node if self.nodes else 0
+        )
+        return top if self.room.quota_pods is None else min(top, self.room.quota_pods)
 
     def write(self, fhpa: FederatedHPA, action: MemberWrite) -> None:
         # the simulator observes no resourceVersions (one writer, no concurrency): ``observed`` is None
@@ -263,9 +345,41 @@ class SimulatedCluster:
         self._set_replicas(replicas)
 
     def advance(self, now: datetime) -> None:
+        """The cluster moves to ``now``: capacity changes by hand, nodes arriving, pods starting and
+        scheduling, then the node autoscaler's pass (grow for what pends, remove idle nodes)."""
+        while self._capacity_changes and self._capacity_changes[0][0] <= now:
+            self._set_room(self._capacity_changes.pop(0)[1])
         if self.capacity_at is not None:
-            self.pods.set_capacity(self.capacity_at(now), now)
+            self.fixed_room = self.capacity_at(now)
+        if self.nodes is not None:
+            self.nodes.arrive(now)
+        self.pods.set_capacity(self.capacity, now)
         self.pods.advance(now)
+        if self.nodes is not None:
+            self.nodes.scale_up(self.pods.pending, now)
+            self.nodes.scale_down(max(0, self.pods.scheduled - self.fixed_room), now)
+            self.pods.set_capacity(self.capacity, now)
+
+    @property
+    def capacity(self) -> int:
+        """Pods of the workload the cluster's nodes hold now (not counting nodes on their way)."""
+        return self.fixed_room + (self.nodes.capacity if self.nodes is not None else 0)
+
+    @property
+    def cost_per_hour(self) -> float:
+        """What the cluster costs now: its running pods on fixed room, and every node of its group."""
+        room = self.room
+        on_fixed = min(self.pods.scheduled, self.fixed_room) * room.cost_per_pod_hour
+        if self.nodes is None:
+            return on_fixed
+        return on_fixed + self.nodes.capacity * room.node_cost_per_pod_hour
+
+    def _set_room(self, capacity: int) -> None:
+        """Nodes lost or added by hand: the room becomes ``capacity`` (whole nodes in a node group)."""
+        if self.nodes is not None:
+            self.nodes.set_nodes(capacity // self.nodes.spec.pods_per_node)
+        else:
+            self.fixed_room = capacity
 
     def readings(self, usage_per_pod_milli: int) -> PodReadings:
         """What metrics-server and the pod lister show: unready = Pending + still starting."""
@@ -303,7 +417,10 @@ class SimulatedCluster:
         if replicas < 0:
             raise ValueError(f"cluster {self.name}: replicas must be >= 0, got {replicas}")
         self.replicas = replicas
-        self.pods.scale_to(replicas, self._clock.now())
+        quota = self.room.quota_pods
+        created = replicas if quota is None else min(replicas, quota)
+        self.refused = replicas - created  # FailedCreate: exceeded quota; neither pending nor starting
+        self.pods.scale_to(created, self._clock.now())
 
     def _reachable(self) -> None:
         if self.down:

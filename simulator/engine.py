@@ -40,12 +40,13 @@ from fhpa_api.models import CrossVersionObjectReference, FederatedHPA
 from fhpa_api.validation import parse_object
 from simulator.changes import patched_object, relabel
 from simulator.clock import VirtualClock
-from simulator.cluster import SimulatedCluster, taints_from
+from simulator.cluster import Room, SimulatedCluster, taints_from
 from simulator.control_plane import RecordedEvent, SimulatedControlPlane
 from simulator.load import LOAD_MODELS, LoadModel, Trace
+from simulator.nodes import NodeGroupSpec
 from simulator.promises import PromiseReport, PromiseTerms, Violation, measure
 from simulator.samples import ClusterSample, StepSample
-from simulator.scenario import Scenario
+from simulator.scenario import ClusterSpec, Scenario
 
 MAX_PASSES_PER_STEP = 4
 """Requeues sooner than a step run within it; bounded so a planner that always requeues at 0 s ends."""
@@ -107,6 +108,7 @@ class Simulation:
                 workload=fhpa.spec.scale_target_ref if c.workload else None,
                 namespace=self.namespace,
                 replicas=c.replicas,
+                room=room_of(c, self.clock),
             )
             for c in spec.clusters
         }
@@ -400,7 +402,7 @@ class Simulation:
         selected = self._selected(fhpa)
         pod_capacity = self.load.pod_capacity
         oracle_capacity = sum(
-            c.pods.capacity for c in self.clusters.values() if not c.down and c.workload is not None
+            c.ceiling for c in self.clusters.values() if not c.down and c.workload is not None
         )
         samples = {}
         for name, cluster in self.clusters.items():
@@ -413,7 +415,7 @@ class Simulation:
                 ready=cluster.pods.ready,
                 starting=cluster.pods.starting_count,
                 pending=cluster.pods.pending,
-                capacity=cluster.pods.capacity,
+                capacity=cluster.capacity,
                 down=cluster.down,
                 hpa_min=hpa.min_replicas if hpa else None,
                 hpa_max=hpa.max_replicas if hpa else None,
@@ -424,6 +426,9 @@ class Simulation:
                 workload=cluster.workload is not None,
                 foreign_hpa=foreign,
                 drained=name in self._drained,
+                nodes=cluster.nodes.nodes if cluster.nodes is not None else 0,
+                quota_refused=cluster.refused,
+                cost_per_hour=cluster.cost_per_hour,
             )
         self._steps.append(
             StepSample(
@@ -438,6 +443,22 @@ class Simulation:
                 actions=list(self._step_actions),
             )
         )
+
+
+def room_of(spec: ClusterSpec, clock: VirtualClock) -> Room:
+    """A scenario cluster's node group, quota, capacity changes and costs, for the simulated cluster."""
+    group = spec.autoscaling
+    return Room(
+        node_group=None
+        if group is None
+        else NodeGroupSpec(
+            group.pods_per_node, group.min_nodes, group.max_nodes, group.provision_seconds, group.idle_seconds
+        ),
+        quota_pods=spec.quota.pods if spec.quota is not None else None,
+        capacity_changes=tuple((clock.at(c.at), c.capacity) for c in spec.capacity_changes),
+        cost_per_pod_hour=spec.cost_per_pod_hour,
+        node_cost_per_pod_hour=spec.cost_per_pod_hour,
+    )
 
 
 def _targets(spec: dict[str, Any], workload: CrossVersionObjectReference) -> bool:

@@ -1,7 +1,8 @@
 """What a run produced, for people and for tests: summary.json, timeline.csv and timeline.png.
 
 The summary's figures are integrals over the steps (each step's state holds for the step's length):
-served and demanded rps-seconds, replica-seconds per cluster, and the oracle (every healthy cluster's
+served and demanded rps-seconds, replica-seconds per cluster, cost (running pods on fixed room, every
+node of a node group), node-seconds and quota-refused pod-seconds, and the oracle (every healthy cluster's
 full capacity ready at once: what no autoscaler can beat). Violations are the engine's checks of the
 live objects plus the breaches of the FederatedHPA's four promises (``simulator.promises``), with the
 figures behind them; a correct controller reports none.
@@ -49,6 +50,10 @@ def summarize(result: RunResult) -> dict[str, Any]:
         "unserved_rps_seconds": demanded - served,
         "replica_seconds": replica_seconds,
         "replica_seconds_total": sum(replica_seconds.values()),
+        "cost_total": sum(c.cost_per_hour for s in steps for c in s.clusters.values()) * dt / 3600,
+        "cost": {n: sum(s.clusters[n].cost_per_hour for s in steps) * dt / 3600 for n in names},
+        "node_seconds": {n: sum(s.clusters[n].nodes for s in steps) * dt for n in names},
+        "quota_refused_pod_seconds": {n: sum(s.clusters[n].quota_refused for s in steps) * dt for n in names},
         "peak_replicas": {n: max((s.clusters[n].replicas for s in steps), default=0) for n in names},
         "peak_replicas_total": max((sum(c.replicas for c in s.clusters.values()) for s in steps), default=0),
         "peak_pending": {n: max((s.clusters[n].pending for s in steps), default=0) for n in names},
@@ -132,6 +137,8 @@ CSV_COLUMNS = (
     "workload",
     "foreign_hpa",
     "drained",
+    "nodes",
+    "quota_refused",
 )
 """timeline.csv's columns, a documented contract (docs/simulator.md): new ones are only appended."""
 
@@ -170,6 +177,8 @@ def write_csv(result: RunResult, path: Path) -> None:
                         int(c.workload),
                         int(c.foreign_hpa),
                         int(c.drained),
+                        c.nodes,
+                        c.quota_refused,
                     ]
                 )
 

@@ -28,6 +28,9 @@ class ClusterSample:
     workload: bool = True  # the workload is propagated here
     foreign_hpa: bool = False  # an HPA this FederatedHPA does not own targets the workload
     drained: bool = False  # the controller wrote the workload's replicas down this step
+    nodes: int = 0  # nodes of its cluster-autoscaler group (0: fixed capacity)
+    quota_refused: int = 0  # replicas the namespace quota refused (never created)
+    cost_per_hour: float = 0.0  # what the cluster cost during this step, per hour
 
 
 @dataclass

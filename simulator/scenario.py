@@ -89,6 +89,29 @@ class TaintSpec(_Model):
         return value
 
 
+class AutoscalingSpec(_Model):
+    """A cluster-autoscaler node group: the cluster's room is whole nodes of ``podsPerNode`` pods."""
+
+    pods_per_node: int = Field(gt=0)
+    min_nodes: int = Field(default=0, ge=0)
+    max_nodes: int = Field(ge=0)
+    provision_seconds: Duration = 180.0
+    idle_seconds: Duration = 600.0
+
+
+class QuotaSpec(_Model):
+    """The namespace's ResourceQuota: pods beyond ``pods`` are never created (FailedCreate)."""
+
+    pods: int = Field(ge=0)
+
+
+class CapacityChange(_Model):
+    """Nodes lost or added by hand: from ``at`` the cluster's room is ``capacity`` pods."""
+
+    at: Duration
+    capacity: int = Field(ge=0)
+
+
 class ClusterSpec(_Model):
     name: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)
     labels: dict[str, str] = Field(default_factory=dict)
@@ -101,9 +124,18 @@ class ClusterSpec(_Model):
     replicas: int = Field(default=0, ge=0, description="replicas already running (Ready) at t=0")
     workload: bool = True  # False: the workload was not propagated here (TargetMissing)
     outages: list[Window] = Field(default_factory=list)
+    autoscaling: AutoscalingSpec | None = None  # elastic: ``capacity`` is the starting nodes' room
+    quota: QuotaSpec | None = None
+    capacity_changes: list[CapacityChange] = Field(default_factory=list)
+    cost_per_pod_hour: float = Field(default=1.0, ge=0)
 
     def down_at(self, seconds: float) -> bool:
         return any(w.covers(seconds) for w in self.outages)
+
+    def capacity_at(self, seconds: float) -> int:
+        """The room set by hand at ``seconds``: the last capacity change by then, else ``capacity``."""
+        changed = [c for c in sorted(self.capacity_changes, key=lambda c: c.at) if c.at <= seconds]
+        return changed[-1].capacity if changed else self.capacity
 
 
 class TracePoint(_Model):
@@ -285,12 +317,44 @@ def _cross_check(file: ScenarioFile) -> list[str]:
         for j, window in enumerate(cluster.outages):
             if window.for_ <= 0:
                 problems.append(f"clusters[{i}].outages[{j}].for: must be longer than 0s")
+        problems += _check_room(f"clusters[{i}]", cluster, file.duration)
     for j, window in enumerate(file.controller_outages):
         if window.for_ <= 0:
             problems.append(f"controllerOutages[{j}].for: must be longer than 0s")
     if file.load.model not in LOAD_MODELS:
         problems.append(f"load.model: unknown model {file.load.model!r} (one of: {', '.join(LOAD_MODELS)})")
     problems += _check_changes(file)
+    return problems
+
+
+def _check_room(path: str, cluster: ClusterSpec, duration: float) -> list[str]:
+    """A node group's room is whole nodes within its bounds; capacity changes fall within the run."""
+    problems = []
+    for j, change in enumerate(cluster.capacity_changes):
+        if change.at >= duration:
+            problems.append(f"{path}.capacityChanges[{j}].at: after the end of the run ({duration:g}s)")
+    group = cluster.autoscaling
+    if group is None:
+        return problems
+    if group.min_nodes > group.max_nodes:
+        problems.append(f"{path}.autoscaling.minNodes: {group.min_nodes} is above maxNodes {group.max_nodes}")
+    rooms = [("capacity", cluster.capacity)]
+    rooms += [(f"capacityChanges[{j}].capacity", c.capacity) for j, c in enumerate(cluster.capacity_changes)]
+    for where, room in rooms:
+        if room % group.pods_per_node:
+            problems.append(
+                f"{path}.{where}: {room} is not a multiple of autoscaling.podsPerNode {group.pods_per_node} "
+                "(with autoscaling the room is whole nodes)"
+            )
+        elif room // group.pods_per_node > group.max_nodes:
+            problems.append(
+                f"{path}.{where}: {room // group.pods_per_node} nodes is above autoscaling.maxNodes "
+                f"{group.max_nodes}"
+            )
+    if cluster.capacity // group.pods_per_node < group.min_nodes:
+        problems.append(
+            f"{path}.capacity: {cluster.capacity} is fewer nodes than autoscaling.minNodes {group.min_nodes}"
+        )
     return problems
 
 

@@ -101,7 +101,14 @@ TIMELINE_CONTRACT = (
 
 def test_timeline_csv_keeps_its_documented_columns_and_appends_the_promise_facts(tmp_path) -> None:
     assert CSV_COLUMNS[: len(TIMELINE_CONTRACT)] == TIMELINE_CONTRACT
-    assert CSV_COLUMNS[len(TIMELINE_CONTRACT) :] == ("selected", "workload", "foreign_hpa", "drained")
+    assert CSV_COLUMNS[len(TIMELINE_CONTRACT) :] == (
+        "selected",
+        "workload",
+        "foreign_hpa",
+        "drained",
+        "nodes",
+        "quota_refused",
+    )
     data = builtin_document()
     data["duration"] = "1m"
     path = tmp_path / "timeline.csv"
