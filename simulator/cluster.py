@@ -184,9 +184,8 @@ class SimulatedCluster:
         self.missed_propagation: int | None = None  # a template replica count to apply when back
         self.capacity_at: Callable[[datetime], int] | None = None  # room that changes over time
         if replicas:
-            self.replicas = replicas
-            self.pods.scale_to(replicas, clock.now())
-            self.pods.starting, self.pods.ready = [], min(replicas, capacity)  # warm start: already running
+            self._set_replicas(replicas)
+            self.pods.starting, self.pods.ready = [], self.pods.starting_count  # warm start: already running
 
     # --- MemberCluster port -----------------------------------------------------------------------
 
@@ -213,7 +212,7 @@ class SimulatedCluster:
             available_replicas=(capacity.firm or 0) + capacity.elastic,
             capacity=capacity,
             pending_coming_replicas=coming,
-            pending_coming_since=self.nodes.coming_since if coming else None,
+            pending_coming_since=self.nodes.coming_since if coming and self.nodes is not None else None,
             pending_stuck_replicas=pending - coming if self.nodes is not None and self.nodes.at_max else 0,
             refused_replicas=self.refused if found else 0,
             hpa=self._hpa_observation(fhpa),
