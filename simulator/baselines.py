@@ -32,6 +32,7 @@ How ``single-hpa`` is built (``pooled_scenario``):
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -41,7 +42,7 @@ from controller.planning.affinity import affinity_matches
 from controller.ports import ClusterIdentity
 from simulator.cluster import taints_from
 from simulator.engine import Progress, RunResult, Simulation
-from simulator.scenario import ClusterSpec, Scenario, parse_scenario
+from simulator.scenario import ClusterSpec, Scenario, baseline_changes, parse_scenario
 
 STATIC_SPLIT = "static-split"
 DUPLICATED = "duplicated"
@@ -88,13 +89,16 @@ def baseline_scenarios(scenario: Scenario) -> list[tuple[str, Scenario]]:
 
 @dataclass(frozen=True)
 class PooledCapacity:
-    """The pooled cluster's room at an instant: the capacities of the pool's members that are up."""
+    """The pooled cluster's fixed room at an instant: the room of the pool's fixed members that are up
+    (their capacity changes and quotas applied); the elastic members pool into one node group."""
 
     start: datetime
     members: tuple[ClusterSpec, ...]
 
     def at(self, seconds: float) -> int:
-        return sum(c.capacity for c in self.members if not c.down_at(seconds))
+        return sum(
+            _fixed_room(c, seconds) for c in self.members if c.autoscaling is None and not c.down_at(seconds)
+        )
 
     def __call__(self, now: datetime) -> int:
         return self.at((now - self.start).total_seconds())
@@ -111,7 +115,9 @@ class Baseline:
     def run(self, progress: Progress | None = None) -> RunResult:
         simulation = Simulation(self.scenario, progress)
         for name, capacity_at in self.capacity_at.items():
-            simulation.clusters[name].capacity_at = capacity_at
+            cluster = simulation.clusters[name]
+            cluster.capacity_at = capacity_at
+            cluster.warm_start(simulation.clock.now())
         return simulation.run()
 
 
@@ -129,6 +135,44 @@ def pool_members(scenario: Scenario) -> list[ClusterSpec]:
         if c.workload and not observed.no_execute and affinity_matches(affinity, observed):
             members.append(c)
     return members
+
+
+def _fixed_room(member: ClusterSpec, seconds: float) -> int:
+    room = member.capacity_at(seconds)
+    return room if member.quota is None else min(room, member.quota.pods)
+
+
+def _elastic_pods(member: ClusterSpec, nodes: int) -> int:
+    """Pods ``nodes`` nodes of an elastic member hold, within its quota."""
+    assert member.autoscaling is not None
+    pods = nodes * member.autoscaling.pods_per_node
+    return pods if member.quota is None else min(pods, member.quota.pods)
+
+
+def pooled_node_group(members: list[ClusterSpec]) -> dict[str, Any] | None:
+    """The elastic members' node groups as one: nodes of the greatest common size, their min and max
+    summed, the fastest provisioning and idle times (one autoscaler choosing the quickest group is the
+    limit), and a node's cost the mean of the groups' weighted by their size at max. None: no member is
+    elastic."""
+    elastic = [c for c in members if c.autoscaling is not None]
+    if not elastic:
+        return None
+    groups = [c.autoscaling for c in elastic if c.autoscaling is not None]
+    size = math.gcd(*(g.pods_per_node for g in groups))
+    top = [_elastic_pods(c, g.max_nodes) for c, g in zip(elastic, groups, strict=True)]
+    cost = sum(c.cost_per_pod_hour * t for c, t in zip(elastic, top, strict=True)) / max(1, sum(top))
+    return {
+        "autoscaling": {
+            "podsPerNode": size,
+            "minNodes": sum(_elastic_pods(c, g.min_nodes) for c, g in zip(elastic, groups, strict=True))
+            // size,
+            "maxNodes": sum(top) // size,
+            "provisionSeconds": min(g.provision_seconds for g in groups),
+            "idleSeconds": min(g.idle_seconds for g in groups),
+        },
+        "capacity": sum(c.capacity for c in elastic) // size * size,
+        "costPerPodHour": cost if sum(top) else 1.0,
+    }
 
 
 def pooled_startup(members: list[ClusterSpec]) -> float:
@@ -151,15 +195,18 @@ def single_hpa(raw_fhpa: dict[str, Any]) -> dict[str, Any]:
 def pooled_scenario(scenario: Scenario) -> Baseline:
     """The single-hpa baseline: the scenario's fleet pooled into one cluster under one native HPA."""
     members = pool_members(scenario)
-    data = scenario.file.model_dump(by_alias=True)
-    data["clusters"] = [
-        {
-            "name": POOLED,
-            "capacity": sum(c.capacity for c in members),
-            "podStartup": pooled_startup(members),
-            "replicas": sum(c.replicas for c in members),
-        }
-    ]
+    data = scenario.file.model_dump(by_alias=True, exclude_none=True)
+    cluster: dict[str, Any] = {
+        "name": POOLED,
+        "capacity": sum(c.capacity for c in members),
+        "podStartup": pooled_startup(members),
+        "replicas": sum(c.replicas for c in members),
+    }
+    group = pooled_node_group(members)
+    if group is not None:  # the fixed members' room comes from PooledCapacity, the rest is nodes
+        cluster |= group
+    data["clusters"] = [cluster]
+    data["changes"] = [c for c in baseline_changes(data.get("changes", [])) if "cluster" not in c]
     data["federatedHPA"] = single_hpa(scenario.file.federated_hpa)
     data["name"] = f"{scenario.name} [{SINGLE_HPA}]"
     pooled = parse_scenario(data, f"{scenario.source} [{SINGLE_HPA}]")

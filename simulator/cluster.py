@@ -185,7 +185,7 @@ class SimulatedCluster:
         self.capacity_at: Callable[[datetime], int] | None = None  # room that changes over time
         if replicas:
             self._set_replicas(replicas)
-            self.pods.starting, self.pods.ready = [], self.pods.starting_count  # warm start: already running
+            self.warm_start(clock.now())
 
     # --- MemberCluster port -----------------------------------------------------------------------
 
@@ -342,6 +342,14 @@ class SimulatedCluster:
             self.missed_propagation = replicas
             return
         self._set_replicas(replicas)
+
+    def warm_start(self, now: datetime) -> None:
+        """At t=0 the pods that fit were already running: they are Ready, not starting."""
+        if self.capacity_at is not None:
+            self.fixed_room = self.capacity_at(now)
+        self.pods.set_capacity(self.capacity, now)
+        self.pods.ready += self.pods.starting_count
+        self.pods.starting = []
 
     def advance(self, now: datetime) -> None:
         """The cluster moves to ``now``: capacity changes by hand, nodes arriving, pods starting and

@@ -501,6 +501,7 @@ TABLE_ROWS: tuple[tuple[str, Callable[[dict[str, Any]], str], Rank | None], ...]
         lambda s: f"{s['replica_seconds_total']:,.0f}",
         lambda s: round(s["replica_seconds_total"]),
     ),
+    ("cost", lambda s: f"{s['cost_total']:,.2f}", lambda s: round(s["cost_total"], 2)),
     ("peak replicas", lambda s: str(s["peak_replicas_total"]), None),
     (
         "time to absorb",
@@ -528,7 +529,7 @@ def best_of(rows: list[tuple[str, dict[str, Any]]], rank: Rank) -> list[str]:
 
 def format_table(rows: list[tuple[str, dict[str, Any]]]) -> str:
     """Runs side by side: one column per run, the best on each comparable row marked ``*`` and named in
-    the ``best`` column (higher served; lower unserved, replica-seconds, times, writes, violations)."""
+    the ``best`` column (higher served; lower unserved, replica-seconds, cost, times, writes, violations)."""
     header = ["", *[f"{label} " for label, _ in rows], "best"]
     table = [header]
     for name, fmt, rank in TABLE_ROWS:
@@ -558,6 +559,6 @@ def format_table(rows: list[tuple[str, dict[str, Any]]]) -> str:
             out.append("  ".join("-" * w for w in widths))
     out.append(
         f"{BEST_MARK} best on the row: higher served; "
-        "lower unserved, replica-seconds, times, writes, violations"
+        "lower unserved, replica-seconds, cost, times, writes, violations"
     )
     return "\n".join(out)

@@ -237,11 +237,38 @@ class Scenario(BaseModel):
         return self.file.name or Path(self.source).stem
 
     def with_federated_hpa(self, raw: dict[str, Any], label: str) -> Scenario:
-        """The same fleet and load with another FederatedHPA (the --compare baselines)."""
-        data = self.file.model_dump(by_alias=True)
+        """The same fleet and load with another FederatedHPA (the --compare baselines). Timed patches of
+        the FederatedHPA keep what a baseline keeps (bounds, metrics, behavior), never its placement."""
+        data = self.file.model_dump(by_alias=True, exclude_none=True)
         data["federatedHPA"] = raw
+        data["changes"] = baseline_changes(data.get("changes", []))
         data["name"] = f"{self.name} [{label}]"
         return parse_scenario(data, f"{self.source} [{label}]")
+
+
+PLACEMENT_KEYS = (
+    "federatedHPAAssignment",
+    "clusterAffinity",
+    "scalingToZero",
+    "autoscaleMultiClusterDelay",
+    "scaleAssist",
+)
+"""The spec keys that make a policy what it is: a baseline ignores timed patches of these."""
+
+
+def baseline_changes(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Timed changes as a baseline runs them: FederatedHPA patches without placement keys (dropped when
+    nothing else is left); cluster label changes as written."""
+    kept = []
+    for change in changes:
+        patch = change.get("federatedHPA")
+        if patch is None:
+            kept.append(change)
+            continue
+        rest = {k: v for k, v in patch.items() if k not in PLACEMENT_KEYS}
+        if rest:
+            kept.append({**change, "federatedHPA": rest})
+    return kept
 
 
 def load_scenario(path: str | Path) -> Scenario:

@@ -11,6 +11,7 @@ from simulator.baselines import (
     POOLED,
     SINGLE_HPA,
     STATIC_SPLIT,
+    baseline_scenarios,
     baselines,
     pooled_scenario,
 )
@@ -149,3 +150,63 @@ def test_a_smaller_room_sends_starting_then_ready_pods_back_to_pending_and_they_
     assert (pods.ready, pods.starting_count, pods.pending) == (5, 4, 0)
     pods.advance(later + startup)
     assert pods.ready == 9
+
+
+def hybrid() -> dict[str, Any]:
+    """idc: fixed 20 pods under a 15-pod quota; two elastic regions of different node sizes and delays."""
+    group = {"minNodes": 0, "provisionSeconds": 120, "idleSeconds": 300}
+    data = fleet()
+    data["clusters"] = [
+        {"name": "idc", "capacity": 20, "replicas": 10, "quota": {"pods": 15}, "costPerPodHour": 0.5},
+        {"name": "east", "capacity": 0, "autoscaling": {**group, "podsPerNode": 4, "maxNodes": 5}},
+        {
+            "name": "west",
+            "capacity": 12,
+            "costPerPodHour": 2.0,
+            "autoscaling": {**group, "podsPerNode": 6, "maxNodes": 10, "provisionSeconds": 300},
+        },
+    ]
+    data["federatedHPA"]["spec"].pop("clusterAffinity", None)
+    return data
+
+
+def test_single_hpa_pools_the_node_groups_with_the_fastest_provisioning():
+    baseline = pooled_scenario(parse_scenario(hybrid()))
+    (pooled,) = baseline.scenario.file.clusters
+    assert pooled.autoscaling is not None
+    assert (pooled.autoscaling.pods_per_node, pooled.autoscaling.max_nodes) == (2, (20 + 60) // 2)
+    assert pooled.autoscaling.provision_seconds == 120
+    assert pooled.capacity == 12  # the elastic members' starting nodes; the fixed room comes on top
+    assert pooled.cost_per_pod_hour == (20 * 1.0 + 60 * 2.0) / 80
+    assert baseline.capacity_at[POOLED](T0) == 15  # idc's room within its quota
+    first = baseline.run().steps[0].clusters[POOLED]
+    assert (first.capacity, first.nodes, first.ready) == (27, 6, 10)  # warm: idc's 10 run at t=0
+
+
+def test_the_plain_baselines_keep_each_cluster_s_node_group_and_quota():
+    for label, scenario in baseline_scenarios(parse_scenario(hybrid())):
+        clusters = {c.name: c for c in scenario.file.clusters}
+        assert clusters["west"].autoscaling is not None and clusters["idc"].quota is not None, label
+
+
+def test_baselines_keep_timed_bound_changes_but_not_placement_ones():
+    data = hybrid()
+    data["changes"] = [
+        {
+            "at": "5m",
+            "federatedHPA": {
+                "maxReplicas": 30,
+                "federatedHPAAssignment": {"federatedHPAAssignmentType": "Duplicated"},
+            },
+        },
+        {"at": "6m", "federatedHPA": {"scalingToZero": True}},
+        {"at": "7m", "cluster": "idc", "labels": {"pool": "no"}},
+    ]
+    scenario = parse_scenario(data)
+    static = dict(baseline_scenarios(scenario))[STATIC_SPLIT]
+    assert [(c.at, c.federated_hpa, c.cluster) for c in static.file.changes] == [
+        (300.0, {"maxReplicas": 30}, None),
+        (420.0, None, "idc"),
+    ]
+    pooled = pooled_scenario(scenario).scenario
+    assert [c.federated_hpa for c in pooled.file.changes] == [{"maxReplicas": 30}]  # no member to relabel

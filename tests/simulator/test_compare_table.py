@@ -19,6 +19,7 @@ def summary(**overrides: Any) -> dict[str, Any]:
         "served_vs_oracle": 0.95,
         "unserved_rps_seconds": 1000.0,
         "replica_seconds_total": 5000.0,
+        "cost_total": 12.5,
         "peak_replicas_total": 40,
         "time_to_absorb_s": 300.0,
         "longest_shortfall_vs_oracle_s": 120.0,
@@ -39,7 +40,12 @@ def four_runs() -> str:
             ("scenario", summary(served_fraction=0.97, replica_seconds_total=4000.0)),
             ("static-split", summary(served_fraction=0.90, scale_assist=False, api_writes_total=3)),
             ("duplicated", summary(served_fraction=0.97, api_writes_total=3, time_to_absorb_s=None)),
-            ("single-hpa", summary(served_fraction=0.96, api_writes_total=1, replica_seconds_total=4500.0)),
+            (
+                "single-hpa",
+                summary(
+                    served_fraction=0.96, api_writes_total=1, replica_seconds_total=4500.0, cost_total=3.25
+                ),
+            ),
         ]
     )
 
@@ -77,3 +83,8 @@ def test_most_runs_tied_names_the_one_that_is_not():
 
 def test_rows_without_a_direction_name_no_best():
     assert row(four_runs(), "peak replicas").rstrip().endswith("40")
+
+
+def test_the_cheapest_run_is_marked_on_the_cost_row():
+    cost = row(four_runs(), "cost")
+    assert "3.25*" in cost and "12.50 " in cost and cost.endswith("single-hpa")
