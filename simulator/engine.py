@@ -429,6 +429,8 @@ class Simulation:
                 nodes=cluster.nodes.nodes if cluster.nodes is not None else 0,
                 quota_refused=cluster.refused,
                 cost_per_hour=cluster.cost_per_hour,
+                elastic_room=cluster.capacity_observation().elastic,
+                provision_s=cluster.nodes.spec.provision_s if cluster.nodes is not None else 0.0,
             )
         self._steps.append(
             StepSample(

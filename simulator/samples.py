@@ -31,6 +31,8 @@ class ClusterSample:
     nodes: int = 0  # nodes of its cluster-autoscaler group (0: fixed capacity)
     quota_refused: int = 0  # replicas the namespace quota refused (never created)
     cost_per_hour: float = 0.0  # what the cluster cost during this step, per hour
+    elastic_room: int = 0  # pods its node group can still add (within the quota)
+    provision_s: float = 0.0  # how long a new node takes in its node group
 
 
 @dataclass

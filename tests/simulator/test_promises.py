@@ -361,3 +361,17 @@ def test_without_scale_assist_no_promise_of_section_4_is_made():
     report = measure(retimed(every_breach()), replace(TERMS, scale_assist=False))
     assert {v.kind for v in report.violations} == set()
     assert report.floor_breach_seconds > 0 and report.unmanaged_replica_seconds > 0
+
+
+def test_the_floor_counts_elastic_room_once_nodes_had_time_to_come():
+    """a holds 2 pods now, b none but its node group can add 10 (nodes take 60 s): F.min 4 needs b's
+    nodes, so the floor allows the grace + one pass + 60 s before 2 < 4 is a breach."""
+    a = cluster(2, capacity=2)
+    b = replace(cluster(0, capacity=0, hpa=(2, 10)), elastic_room=10, provision_s=60.0)
+    allowed = TERMS.floor_tolerance_s + 60  # 135 s: 9 steps
+    assert measure(steps(*[{"a": a, "b": b}] * 9), TERMS).violations == []
+    found = measure(steps(*[{"a": a, "b": b}] * 10), TERMS).violations
+    assert [v.kind for v in found] == [FLOOR] and "node provisioning" in found[0].detail
+    assert allowed == 135
+    fixed = {"a": a, "b": cluster(0, capacity=0, hpa=(2, 10))}  # no elastic room: the floor is 2, kept
+    assert measure(steps(*[fixed] * 20), TERMS).violations == []
