@@ -355,7 +355,7 @@ class SimulatedCluster:
         """The cluster moves to ``now``: capacity changes by hand, nodes arriving, pods starting and
         scheduling, then the node autoscaler's pass (grow for what pends, remove idle nodes)."""
         while self._capacity_changes and self._capacity_changes[0][0] <= now:
-            self._set_room(self._capacity_changes.pop(0)[1])
+            self.set_room(self._capacity_changes.pop(0)[1])
         if self.capacity_at is not None:
             self.fixed_room = self.capacity_at(now)
         if self.nodes is not None:
@@ -381,7 +381,7 @@ class SimulatedCluster:
             return on_fixed
         return on_fixed + self.nodes.capacity * room.node_cost_per_pod_hour
 
-    def _set_room(self, capacity: int) -> None:
+    def set_room(self, capacity: int) -> None:
         """Nodes lost or added by hand: the room becomes ``capacity`` (whole nodes in a node group)."""
         if self.nodes is not None:
             self.nodes.set_nodes(capacity // self.nodes.spec.pods_per_node)

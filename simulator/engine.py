@@ -431,6 +431,7 @@ class Simulation:
                 cost_per_hour=cluster.cost_per_hour,
                 elastic_room=cluster.capacity_observation().elastic,
                 provision_s=cluster.nodes.spec.provision_s if cluster.nodes is not None else 0.0,
+                quota_pods=cluster.room.quota_pods,
             )
         self._steps.append(
             StepSample(

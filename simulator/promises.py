@@ -12,8 +12,8 @@ tolerance, and then it is reported once, at the episode's first step, however lo
 1. ``floor``: the scheduled replicas (Ready or starting; Pending ones do not count) of the *eligible*
    clusters (selected, with the workload, reachable) are at least min(F.min, their capacity).
    Tolerance: the failover grace plus one pass (``failover_grace_s + dt``). An elastic cluster's room
-   still to come (its node group below its max) counts too, with the slowest node group's provisioning
-   time added to the tolerance: nodes cannot come faster than that.
+   still to come (its node group below its max) counts too; in a run where any has such room, the
+   slowest node group's provisioning time is added to the tolerance: nodes cannot come faster.
 2. ``unmanaged-replicas``, per cluster: a selected, reachable cluster runs replicas with no member HPA
    of this FederatedHPA (and no other HPA on the workload: a ConflictingHPA cluster's replicas are under
    the user's HPA). Tolerance: one optimization period. A drain the controller writes is not a breach
@@ -228,51 +228,34 @@ def _eligible(c: ClusterSample) -> bool:
 
 
 def _floor(steps: Sequence[StepSample], terms: PromiseTerms) -> tuple[list[Violation], float]:
-    """Below min(F.min, the room there now) for longer than the grace; and, for the part that needs nodes
-    still to come, below min(F.min, room plus elastic room) for longer than the grace plus the slowest
-    eligible node group's provisioning time (the elastic room counts once it had time to come)."""
+    """Below min(F.min, the room of the eligible clusters) for longer than the grace. The room counts an
+    elastic cluster's nodes still to come; then the slowest node group's provisioning time is added to
+    the tolerance (nodes that arrive turn elastic room into room there now, one provisioning later)."""
 
-    def probe(s: StepSample, elastic: bool) -> tuple[float, str] | None:
+    def probe(s: StepSample) -> tuple[float, str] | None:
         eligible = {n: c for n, c in sorted(s.clusters.items()) if _eligible(c)}
-        firm = sum(c.capacity for c in eligible.values())
-        capacity = firm + (sum(c.elastic_room for c in eligible.values()) if elastic else 0)
-        need = min(s.fhpa_min, capacity)
+        firm = sum(
+            c.capacity if c.quota_pods is None else min(c.capacity, c.quota_pods) for c in eligible.values()
+        )
+        elastic = sum(c.elastic_room for c in eligible.values())
+        need = min(s.fhpa_min, firm + elastic)
         have = sum(c.ready + c.starting for c in eligible.values())
-        if have >= need or (elastic and have < min(s.fhpa_min, firm)):
-            return None  # met, or a breach of the room there now (measured without the elastic room)
+        if have >= need:
+            return None
         per = ", ".join(f"{n} {c.ready + c.starting}/{c.replicas}" for n, c in eligible.items()) or "none"
-        room = "capacity and elastic room" if elastic else "capacity"
+        room = f"capacity {firm}" + (f" + elastic room {elastic}" if elastic else "")
         what = (
             f"{have} scheduled replicas below the floor {need} = min(F.min {s.fhpa_min}, "
-            f"{room} {capacity}) at t={s.t:.0f}s (reachable selected clusters, scheduled/replicas: {per})"
+            f"{room}) at t={s.t:.0f}s (reachable selected clusters, scheduled/replicas: {per})"
         )
         return float(need - have), what
 
-    allowed = terms.floor_tolerance_s
-    found, seconds = _fleet_breaches(
-        steps,
-        terms.step_s,
-        lambda s: probe(s, False),
-        FLOOR,
-        allowed,
-        "below the floor",
-        "failover grace + one pass",
-    )
     provision = max(
-        (c.provision_s for s in steps for c in s.clusters.values() if c.elastic_room), default=None
+        (c.provision_s for s in steps for c in s.clusters.values() if c.elastic_room), default=0.0
     )
-    if provision is None:
-        return found, seconds
-    more, more_seconds = _fleet_breaches(
-        steps,
-        terms.step_s,
-        lambda s: probe(s, True),
-        FLOOR,
-        allowed + provision,
-        "below the floor",
-        "failover grace + one pass + node provisioning",
-    )
-    return sorted(found + more, key=lambda v: v.t), seconds + more_seconds
+    why = "failover grace + one pass" + (" + node provisioning" if provision else "")
+    allowed = terms.floor_tolerance_s + provision
+    return _fleet_breaches(steps, terms.step_s, probe, FLOOR, allowed, "below the floor", why)
 
 
 # --- 2. every replica under an HPA ---------------------------------------------------------------------

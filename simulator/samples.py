@@ -33,6 +33,7 @@ class ClusterSample:
     cost_per_hour: float = 0.0  # what the cluster cost during this step, per hour
     elastic_room: int = 0  # pods its node group can still add (within the quota)
     provision_s: float = 0.0  # how long a new node takes in its node group
+    quota_pods: int | None = None  # the namespace quota on pods (None: none)
 
 
 @dataclass
