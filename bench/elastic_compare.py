@@ -27,11 +27,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from policy_compare import ASSISTED, SERVED_SLACK, with_policy
+from policy_compare import SERVED_SLACK, Verdict, run_every_policy
 
-from simulator.baselines import DUPLICATED, STATIC_SPLIT, baselines
-from simulator.engine import simulate
-from simulator.report import format_table, summarize
+from simulator.baselines import DUPLICATED, STATIC_SPLIT
+from simulator.report import format_table
 from simulator.scenario import load_scenario
 
 FLEETS = Path(__file__).resolve().parent / "scenarios" / "elastic"
@@ -40,34 +39,21 @@ HYBRID_SAVING = 0.20
 
 
 @dataclass(frozen=True)
-class ElasticVerdict:
-    policy: str
-    served: float
-    bar: float  # max(static-split, duplicated) served, minus the slack
-    replica_seconds: float
-    cost: float
-    duplicated_replica_seconds: float
-    duplicated_cost: float
-    violations: int
-    cost_cap: float  # duplicated's cost, or less where a saving is asked for
+class ElasticVerdict(Verdict):
+    """policy_compare's verdict, plus the cost: at most duplicated's, or less where a saving is asked for."""
+
+    cost: float = 0.0
+    duplicated_cost: float = 0.0
+    cost_cap: float = 0.0
 
     @property
     def passed(self) -> bool:
-        return (
-            not self.violations
-            and self.served >= self.bar
-            and self.replica_seconds <= self.duplicated_replica_seconds
-            and self.cost <= self.cost_cap
-        )
+        return super().passed and self.cost <= self.cost_cap
 
     def line(self) -> str:
-        word = "PASS" if self.passed else "FAIL"
         return (
-            f"  {word} {self.policy:<15} served {self.served:.2%} vs bar {self.bar:.2%} "
-            f"({(self.served - self.bar) * 100:+.2f} points); replica-seconds {self.replica_seconds:,.0f} "
-            f"({self.replica_seconds / self.duplicated_replica_seconds - 1:+.1%} vs duplicated); cost "
-            f"{self.cost:,.2f} vs cap {self.cost_cap:,.2f} ({self.cost / self.duplicated_cost - 1:+.1%} vs "
-            f"duplicated); violations {self.violations}"
+            f"{super().line()}; cost {self.cost:,.2f} vs cap {self.cost_cap:,.2f} "
+            f"({self.cost / self.duplicated_cost - 1:+.1%} vs duplicated)"
         )
 
 
@@ -91,13 +77,7 @@ def judge(
 def compare_fleet(path: Path) -> tuple[str, list[ElasticVerdict]]:
     scenario = load_scenario(path)
     own = scenario.federated_hpa.spec.assignment_type
-    policies = [own, *[p for p in ASSISTED if p != own]]
-    rows: list[tuple[str, dict[str, Any]]] = []
-    for policy in policies:
-        each = scenario if policy == own else with_policy(scenario, policy)
-        rows.append((policy, summarize(simulate(each))))
-    for baseline in baselines(scenario):
-        rows.append((baseline.label, summarize(baseline.run())))
+    policies, rows = run_every_policy(scenario)
     by_label = dict(rows)
     hybrid = path.stem.startswith("hybrid")
     verdicts = [judge(p, by_label[p], by_label[STATIC_SPLIT], by_label[DUPLICATED], hybrid) for p in policies]

@@ -130,9 +130,9 @@ def markdown(name: str, rows: list[tuple[str, dict[str, Any]]], verdicts: list[V
     return "\n".join(out) + "\n"
 
 
-def compare_fleet(path: Path, as_markdown: bool = False) -> tuple[str, list[Verdict]]:
-    """Run one fleet under every assisted policy and the three baselines; print its table and verdicts."""
-    scenario = load_scenario(path)
+def run_every_policy(scenario: Scenario) -> tuple[list[str], list[tuple[str, dict[str, Any]]]]:
+    """The fleet under its own policy, then the other assisted ones, then the three baselines: the
+    policies in that order and each run's summary, labelled."""
     own = scenario.federated_hpa.spec.assignment_type
     policies = [own, *[p for p in ASSISTED if p != own]]
     rows: list[tuple[str, dict[str, Any]]] = []
@@ -141,6 +141,14 @@ def compare_fleet(path: Path, as_markdown: bool = False) -> tuple[str, list[Verd
         rows.append((policy, summarize(simulate(each))))
     for baseline in baselines(scenario):
         rows.append((baseline.label, summarize(baseline.run())))
+    return policies, rows
+
+
+def compare_fleet(path: Path, as_markdown: bool = False) -> tuple[str, list[Verdict]]:
+    """Run one fleet under every assisted policy and the three baselines; print its table and verdicts."""
+    scenario = load_scenario(path)
+    own = scenario.federated_hpa.spec.assignment_type
+    policies, rows = run_every_policy(scenario)
     by_label = dict(rows)
     calm = path.parent == CALM
     verdicts = [
