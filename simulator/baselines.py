@@ -34,7 +34,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -111,6 +111,7 @@ class Baseline:
     label: str
     scenario: Scenario
     capacity_at: dict[str, Callable[[datetime], int]] = field(default_factory=dict)
+    fixed_pod_cost: dict[str, float] = field(default_factory=dict)  # a pod-hour on that fixed room
 
     def run(self, progress: Progress | None = None) -> RunResult:
         simulation = Simulation(self.scenario, progress)
@@ -118,6 +119,9 @@ class Baseline:
             cluster = simulation.clusters[name]
             cluster.capacity_at = capacity_at
             cluster.warm_start(simulation.clock.now())
+        for name, cost in self.fixed_pod_cost.items():
+            cluster = simulation.clusters[name]
+            cluster.room = replace(cluster.room, cost_per_pod_hour=cost)
         return simulation.run()
 
 
@@ -175,6 +179,15 @@ def pooled_node_group(members: list[ClusterSpec]) -> dict[str, Any] | None:
     }
 
 
+def pooled_fixed_cost(members: list[ClusterSpec]) -> float:
+    """What a pod-hour on the pool's fixed room costs: the fixed members' rates weighted by their room."""
+    fixed = [c for c in members if c.autoscaling is None]
+    room = sum(_fixed_room(c, 0.0) for c in fixed)
+    if room == 0:
+        return sum(c.cost_per_pod_hour for c in fixed) / len(fixed) if fixed else 1.0
+    return sum(c.cost_per_pod_hour * _fixed_room(c, 0.0) for c in fixed) / room
+
+
 def pooled_startup(members: list[ClusterSpec]) -> float:
     """The capacity-weighted mean pod start-up of the pool (the plain mean when no member has room)."""
     if not members:
@@ -211,7 +224,7 @@ def pooled_scenario(scenario: Scenario) -> Baseline:
     data["name"] = f"{scenario.name} [{SINGLE_HPA}]"
     pooled = parse_scenario(data, f"{scenario.source} [{SINGLE_HPA}]")
     room = PooledCapacity(scenario.file.start, tuple(members))
-    return Baseline(SINGLE_HPA, pooled, {POOLED: room})
+    return Baseline(SINGLE_HPA, pooled, {POOLED: room}, {POOLED: pooled_fixed_cost(members)})
 
 
 def baselines(scenario: Scenario) -> list[Baseline]:

@@ -179,8 +179,10 @@ def test_single_hpa_pools_the_node_groups_with_the_fastest_provisioning():
     assert pooled.capacity == 12  # the elastic members' starting nodes; the fixed room comes on top
     assert pooled.cost_per_pod_hour == (20 * 1.0 + 60 * 2.0) / 80
     assert baseline.capacity_at[POOLED](T0) == 15  # idc's room within its quota
+    assert baseline.fixed_pod_cost == {POOLED: 0.5}  # a pod on idc's room costs idc's rate, not a node's
     first = baseline.run().steps[0].clusters[POOLED]
     assert (first.capacity, first.nodes, first.ready) == (27, 6, 10)  # warm: idc's 10 run at t=0
+    assert first.cost_per_hour == 10 * 0.5 + 6 * 2 * 1.75  # idc's pods at idc's rate, every node at the mean
 
 
 def test_the_plain_baselines_keep_each_cluster_s_node_group_and_quota():
