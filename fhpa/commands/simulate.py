@@ -132,6 +132,7 @@ def _brief(summary: dict[str, Any]) -> dict[str, Any]:
         "served_vs_oracle",
         "unserved_rps_seconds",
         "replica_seconds_total",
+        "cost_total",
         "time_to_absorb_s",
         "api_writes_total",
         "violation_count",

@@ -67,6 +67,7 @@ def test_compare_adds_three_baselines_side_by_side_marks_the_best_and_says_where
     for row in (
         "unserved rps-seconds",
         "replica-seconds",
+        "cost",
         "time to absorb",
         "member API writes",
         "violations",
@@ -78,6 +79,7 @@ def test_compare_adds_three_baselines_side_by_side_marks_the_best_and_says_where
     summary = json.loads((out / "summary.json").read_text())
     assert set(summary["baselines"]) == {"static-split", "duplicated", "single-hpa"}
     assert summary["baselines"]["static-split"]["scale_assist"] is False
+    assert summary["baselines"]["duplicated"]["cost_total"] > 0  # `fhpa simulate` reports cost
     pooled = json.loads((out / "single-hpa" / "summary.json").read_text())
     assert list(pooled["replica_seconds"]) == ["pooled"] and pooled["policy"] == "Duplicated"
     assert printed[-1] == f"plot: {out / 'timeline.png'} (skipped: --no-png)"
