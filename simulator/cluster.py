@@ -8,8 +8,13 @@ Pod life cycle, as the kube scheduler and kubelet would play it: a new pod is sc
 cluster has room and becomes Ready ``pod_startup_s`` later; beyond the capacity it stays Pending
 (unschedulable) until room frees up. A scale-down removes Pending pods first, then starting ones
 (youngest first), then Ready ones, as a ReplicaSet does. The room may change over time
-(``capacity_at``, set by the single-hpa baseline of ``--compare``): pods beyond a smaller room go back
-to Pending and start again when room returns.
+(``capacity_at``, set by the single-hpa baseline of ``--compare``; capacity changes by hand): pods beyond
+a smaller room go back to Pending and start again when room returns.
+
+Room as real clusters have it (``Room``): the capacity may be whole nodes of a node group that grows when
+pods pend (``simulator.nodes``); a namespace quota refuses the replicas beyond it, which then are never
+created (neither Pending nor starting); and ``observe`` shows the controller firm and elastic room, and
+which pending pods wait for a node on its way or for none.
 
 Outage: the whole cluster is down (API server, ingress and controller-manager). The controller gets
 ClusterUnreachableError, the cluster serves no traffic, its HPA does not sync. Its pods are not lost:
