@@ -19,6 +19,7 @@ from simulator.engine import Simulation
 from simulator.nodes import NodeGroupSpec
 from simulator.report import CSV_COLUMNS, summarize, write_csv
 from simulator.scenario import ScenarioError, parse_scenario
+from tests.support.writes import scale
 
 T0 = datetime(2026, 11, 23, tzinfo=UTC)
 WEB = CrossVersionObjectReference(kind="Deployment", name="web", api_version="apps/v1")
@@ -57,7 +58,7 @@ def move(cluster: SimulatedCluster, clock: VirtualClock, seconds: float) -> None
 
 def test_pending_pods_bring_whole_nodes_after_the_provisioning_time():
     cloud, clock = elastic()
-    cloud.scale_workload("default", WEB, 25)
+    scale(cloud, FHPA, 25)
     move(cloud, clock, 0)
     assert (cloud.pods.pending, cloud.nodes.nodes, cloud.nodes.coming_nodes) == (25, 0, 3)  # type: ignore[union-attr]
     seen = cloud.observe(FHPA)
@@ -73,7 +74,7 @@ def test_pending_pods_bring_whole_nodes_after_the_provisioning_time():
 
 def test_pods_beyond_the_max_nodes_are_not_trigger_scale_up():
     cloud, clock = elastic(max_nodes=2)
-    cloud.scale_workload("default", WEB, 25)
+    scale(cloud, FHPA, 25)
     move(cloud, clock, 0)
     seen = cloud.observe(FHPA)
     assert (seen.pending_coming_replicas, seen.pending_stuck_replicas) == (20, 5)
@@ -87,13 +88,13 @@ def test_pods_beyond_the_max_nodes_are_not_trigger_scale_up():
 
 def test_an_empty_node_goes_after_the_idle_time_down_to_min_nodes():
     cloud, clock = elastic(capacity=40, min_nodes=1)
-    cloud.scale_workload("default", WEB, 12)  # two nodes used, two empty
+    scale(cloud, FHPA, 12)  # two nodes used, two empty
     move(cloud, clock, 0)
     move(cloud, clock, 599)
     assert cloud.nodes.nodes == 4  # type: ignore[union-attr]
     move(cloud, clock, 600)
     assert cloud.nodes.nodes == 2  # type: ignore[union-attr]
-    cloud.scale_workload("default", WEB, 0)
+    scale(cloud, FHPA, 0)
     move(cloud, clock, 1200)
     assert cloud.nodes.nodes == 2  # type: ignore[union-attr]  # empty since 1200 s only
     move(cloud, clock, 1800)
@@ -115,7 +116,7 @@ def test_an_elastic_cluster_shows_firm_and_elastic_room_capped_by_its_quota():
 
 def test_pods_beyond_the_quota_are_never_created():
     idc, clock = fixed(100, Room(quota_pods=40))
-    idc.scale_workload("default", WEB, 50)
+    scale(idc, FHPA, 50)
     move(idc, clock, 30)
     assert (idc.replicas, idc.pods.total, idc.pods.pending, idc.pods.starting_count, idc.refused) == (
         50,
@@ -140,7 +141,7 @@ def test_a_warm_start_above_the_quota_runs_the_quota_only():
 def test_capacity_lost_by_hand_evicts_starting_pods_first_then_ready_ones():
     room = Room(capacity_changes=((VirtualClock(T0).at(60), 10),))
     idc, clock = fixed(20, room, replicas=12)
-    idc.scale_workload("default", WEB, 16)  # 4 starting
+    scale(idc, FHPA, 16)  # 4 starting
     move(idc, clock, 15)
     assert (idc.pods.ready, idc.pods.starting_count) == (12, 4)
     move(idc, clock, 60)
@@ -149,7 +150,7 @@ def test_capacity_lost_by_hand_evicts_starting_pods_first_then_ready_ones():
 
 def test_a_node_group_costs_every_node_and_a_fixed_cluster_its_running_pods():
     cloud, clock = elastic(capacity=30, cost=0.05)
-    cloud.scale_workload("default", WEB, 1)
+    scale(cloud, FHPA, 1)
     move(cloud, clock, 30)
     assert cloud.cost_per_hour == pytest.approx(30 * 0.05)  # 3 nodes x 10 pods, used or not
     idc, clock = fixed(30, Room(cost_per_pod_hour=2.0), replicas=5)
