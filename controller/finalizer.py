@@ -17,14 +17,13 @@ finds it, so one dead cluster cannot block deleting a namespace forever.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol
 
-from controller.errors import NotFoundError, PortError
+from controller.errors import ConflictError, NotFoundError, PortError
 from controller.planning.conditions import condition
 from controller.planning.member_hpa import LABEL_OWNER_UID
 from controller.planning.plan import HPAAction
@@ -96,22 +95,16 @@ def clean_up(
             result.failed[name] = "cluster is no longer registered"
     ref = f"{fhpa.metadata.namespace}/{fhpa.metadata.name}"
     if not result.failed:
-        _release(fhpa, store)
-        result.released = True
-        _event(
-            control_plane,
-            fhpa,
-            "Normal",
-            "CleanedUp",
-            f"member HPAs removed from {count(len(result.removed), 'cluster')}",
-        )
+        if not _release(fhpa, store, control_plane, result):
+            return result
+        _event(control_plane, fhpa, "Normal", "CleanedUp", _cleaned_message(fhpa, result.removed))
         log.info("member HPAs removed; finalizer released", extra={"object": ref})
         return result
     listing = ", ".join(f"{c} ({why})" for c, why in sorted(result.failed.items()))
     waited = _seconds_since_deletion(fhpa, now)
     if waited is not None and waited >= give_up_after_seconds:
-        _release(fhpa, store)
-        result.released = True
+        if not _release(fhpa, store, control_plane, result):
+            return result
         _event(
             control_plane,
             fhpa,
@@ -145,10 +138,37 @@ def _seconds_since_deletion(fhpa: FederatedHPA, now: datetime) -> float | None:
     return (now - since).total_seconds()
 
 
-def _release(fhpa: FederatedHPA, store: FinalizerStore) -> None:
+def _cleaned_message(fhpa: FederatedHPA, removed: list[str]) -> str:
+    """Name the clusters that held a member HPA (status says which), not every cluster that was asked:
+    an absent HPA is also a success, so counting the asked ones overstates what was removed."""
+    held = [name for name in _clusters_in_status(fhpa) if name in removed]
+    checked = count(len(removed), "cluster")
+    if not held:
+        return f"no member HPA was left to remove ({checked} checked)"
+    return f"member HPAs removed from {count(len(held), 'cluster')} ({', '.join(held)}); {checked} checked"
+
+
+def _release(
+    fhpa: FederatedHPA, store: FinalizerStore, control_plane: ControlPlane, result: CleanupResult
+) -> bool:
+    """Take our finalizer off. When the API server refuses (an admission webhook that is down and sees
+    this update, a policy engine), the object would stay "being deleted" with nothing said to the user
+    who deleted it: a Warning Event names the refusal and the pass is retried. A conflict is not
+    reported: it only means the object moved, and the caller requeues."""
     remaining = [f for f in fhpa.metadata.finalizers or [] if f != FINALIZER]
-    with contextlib.suppress(NotFoundError):  # already gone: nothing holds it any more
+    try:
         store.set_finalizers(fhpa, remaining)
+    except NotFoundError:  # already gone: nothing holds it any more
+        pass
+    except ConflictError:
+        raise
+    except PortError as exc:
+        _event(control_plane, fhpa, "Warning", "FinalizerNotRemoved", f"{FINALIZER} not removed: {exc}")
+        log.warning("finalizer not removed", extra={"object": fhpa.metadata.name, "error": str(exc)})
+        result.requeue_after_seconds = RETRY_SECONDS
+        return False
+    result.released = True
+    return True
 
 
 def _report_pending(fhpa: FederatedHPA, control_plane: ControlPlane, listing: str, now: datetime) -> None:

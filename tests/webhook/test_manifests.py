@@ -107,6 +107,8 @@ def test_webhook_configurations(base: dict[tuple[str, str], dict[str, Any]]) -> 
         assert rule["apiGroups"] == ["autoscaling.karmada.io"]
         assert sorted(rule["operations"]) == ["CREATE", "UPDATE"]
         assert sorted(rule["resources"]) == ["cronfederatedhpas", "federatedhpas"]
+        # metadata-only updates and updates of an object being deleted never wait on the webhook
+        assert [c["name"] for c in hook["matchConditions"]] == ["not-being-deleted", "spec-changes"]
 
 
 def test_cert_manager_issues_the_serving_certificate(base: dict[tuple[str, str], dict[str, Any]]) -> None:

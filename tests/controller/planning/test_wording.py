@@ -64,8 +64,8 @@ def test_no_matching_cluster_says_clusteraffinity() -> None:
 def test_cleanup_of_one_cluster_reads_one_cluster() -> None:
     plane: Any = Plane()
     members: dict[str, Any] = {"m1": Member("m1")}
-    clean_up(deleting_fhpa([FINALIZER], deleting_for=1), members, plane, plane, NOW)
-    assert plane.events[-1][1:] == ("CleanedUp", "member HPAs removed from 1 cluster")
+    clean_up(deleting_fhpa([FINALIZER], deleting_for=1, clusters=("m1",)), members, plane, plane, NOW)
+    assert plane.events[-1][1:] == ("CleanedUp", "member HPAs removed from 1 cluster (m1); 1 cluster checked")
 
 
 def test_the_assigned_event_counts_one_candidate_cluster() -> None:

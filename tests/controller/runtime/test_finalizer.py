@@ -5,7 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from controller.errors import ClusterUnreachableError, NotFoundError
+import pytest
+
+from controller.errors import ClusterUnreachableError, ConflictError, NotFoundError, PortError
 from controller.finalizer import FINALIZER, clean_up, ensure_finalizer
 from controller.planning.plan import ReplicaWrite
 from controller.ports import ClusterIdentity, MemberWrite
@@ -131,3 +133,45 @@ def test_without_our_finalizer_there_is_nothing_to_do() -> None:
     member: Any = Member("m1")
     result = clean_up(fhpa(["other/x"], deleting_for=5), {"m1": member}, plane, plane, NOW)
     assert result.released and member.deleted == [] and plane.finalizers == []
+
+
+def test_cleaned_up_counts_the_clusters_that_held_an_hpa_not_every_cluster_asked() -> None:
+    plane: Any = Plane()
+    members: dict[str, Any] = {name: Member(name) for name in ("m1", "m2", "m3")}
+    clean_up(fhpa([FINALIZER], deleting_for=1, clusters=("m1", "m3")), members, plane, plane, NOW)
+    assert plane.events[-1][1:] == (
+        "CleanedUp",
+        "member HPAs removed from 2 clusters (m1, m3); 3 clusters checked",
+    )
+    clean_up(fhpa([FINALIZER], deleting_for=1), members, plane, plane, NOW)
+    assert plane.events[-1][1:] == ("CleanedUp", "no member HPA was left to remove (3 clusters checked)")
+
+
+class RefusingPlane(Plane):
+    """An API server whose admission refuses the finalizer removal (a webhook that is down)."""
+
+    def set_finalizers(self, f: FederatedHPA, finalizers: list[str]) -> FederatedHPA:
+        raise PortError('Internal error: failed calling webhook "validate.example": connection refused')
+
+
+def test_a_refused_finalizer_removal_is_a_warning_and_is_retried() -> None:
+    plane: Any = RefusingPlane()
+    members: dict[str, Any] = {"m1": Member("m1")}
+    result = clean_up(fhpa([FINALIZER], deleting_for=1, clusters=("m1",)), members, plane, plane, NOW)
+    assert not result.released and result.requeue_after_seconds
+    kind, reason, message = plane.events[-1]
+    assert (kind, reason) == ("Warning", "FinalizerNotRemoved") and "failed calling webhook" in message
+    assert not [e for e in plane.events if e[1] == "CleanedUp"]
+    late = clean_up(fhpa([FINALIZER], deleting_for=999, clusters=("gone",)), {}, plane, plane, NOW)
+    assert not late.released and plane.events[-1][1] == "FinalizerNotRemoved"  # abandoning needs it too
+
+
+def test_a_conflict_on_release_is_left_to_the_caller_without_an_event() -> None:
+    class Conflicting(Plane):
+        def set_finalizers(self, f: FederatedHPA, finalizers: list[str]) -> FederatedHPA:
+            raise ConflictError("the object has been modified")
+
+    plane: Any = Conflicting()
+    with pytest.raises(ConflictError):
+        clean_up(fhpa([FINALIZER], deleting_for=1), {}, plane, plane, NOW)
+    assert plane.events == []
