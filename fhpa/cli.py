@@ -42,7 +42,18 @@ def build_parser(prog: str = "fhpa") -> argparse.ArgumentParser:
                 continue  # not built yet
             raise
         module.register(subparsers)
+    _remember_parsers(parser)
     return parser
+
+
+def _remember_parsers(parser: argparse.ArgumentParser) -> None:
+    """Each subcommand's parser records itself in the namespace it fills (the innermost one wins), so
+    that an unknown flag is reported with that subcommand's usage rather than the top-level one."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                sub.set_defaults(_usage_parser=sub)
+                _remember_parsers(sub)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -60,7 +71,10 @@ def kubectl_main(argv: Sequence[str] | None = None) -> int:
 
 
 def _dispatch(parser: argparse.ArgumentParser, argv: list[str]) -> int:
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        owner = getattr(args, "_usage_parser", None) or parser
+        owner.error(f"unrecognized arguments: {' '.join(unknown)}")
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help()

@@ -45,6 +45,8 @@ from controller.kube.registry import (
     policy_of,
     read_secret,
 )
+from controller.planning.wording import count
+from fhpa import leftovers
 from fhpa import member_access as access
 from fhpa.member_access import JoinError, MemberAccess
 
@@ -150,7 +152,10 @@ def _register_unjoin(actions: argparse._SubParsersAction) -> None:
         "unjoin",
         help="remove a member cluster: its Secret, and with --kubeconfig its access in the member",
         description="Deletes the member Secret on the management cluster and, given the member's "
-        "kubeconfig, the RBAC, token and ServiceAccount join created there (the namespace is kept).",
+        "kubeconfig, the RBAC, token and ServiceAccount join created there (the namespace is kept). "
+        "It first lists the FederatedHPAs whose status has a row for the cluster, and refuses without "
+        "--force when there are any: their member HPAs there would keep scaling with their last bounds, "
+        "unseen by the controller, unless --delete-member-hpas removes them.",
     )
     unjoin.add_argument("name", help="the cluster's name")
     _member_flags(unjoin, required=False)
@@ -159,6 +164,18 @@ def _register_unjoin(actions: argparse._SubParsersAction) -> None:
         metavar="A,B",
         help="the namespaces a namespace-scoped join granted (default: as recorded on the member Secret)",
     )
+    unjoin.add_argument(
+        "--force",
+        action="store_true",
+        help="unjoin even though FederatedHPAs still plan with this cluster",
+    )
+    unjoin.add_argument(
+        "--delete-member-hpas",
+        action="store_true",
+        help="also delete, in the member (needs --kubeconfig), the HPAs this controller created there "
+        "(those carrying its owner labels)",
+    )
+    unjoin.add_argument("--dry-run", action="store_true", help="print what would be done; change nothing")
     _management_flags(unjoin)
     unjoin.set_defaults(func=guarded("unjoin", _unjoin))
 
@@ -348,35 +365,86 @@ def check_kubeconfig(secret: Mapping[str, Any]) -> None:
 
 def _unjoin(args: argparse.Namespace) -> int:
     name = access.check_cluster_name(args.name)
+    if args.delete_member_hpas and not args.kubeconfig:
+        raise JoinError("--delete-member-hpas needs --kubeconfig for the member cluster")
     management = management_client(args)
     path = access.object_path("Secret", name, args.namespace)
     secret = management.find(path)
-    report = JoinReport()
     if secret is not None and (secret["metadata"].get("labels") or {}).get(MEMBER_LABEL) != "true":
         raise JoinError(f"Secret {args.namespace}/{name} is not a member Secret; left alone")
     namespaces = access.parse_namespaces(args.namespaces)
     if namespaces is None and secret is not None:
         namespaces = access.joined_namespaces(secret)
-    if args.kubeconfig:
-        member = connect("member", args.kubeconfig, args.context, MANAGEMENT_TIMEOUTS)
+    planned = leftovers.planned_in(management, name)
+    member = (
+        connect("member", args.kubeconfig, args.context, MANAGEMENT_TIMEOUTS) if args.kubeconfig else None
+    )
+    member_hpas = leftovers.ours_in_member(member, namespaces) if member is not None else []
+    if planned and not args.force:
+        print(unjoin_refusal(name, planned, member_hpas, args.delete_member_hpas), file=sys.stderr)
+        return 2
+    act = _would if args.dry_run else _delete_now
+    report = JoinReport()
+    for line in (p.describe() for p in planned):
+        report.add("management", line, "plans with this cluster; it loses the cluster's share")
+    if member is not None:
         plan = access.member_objects(args.member_manifests, namespaces)
         for obj in reversed(plan.objects):
             if obj["kind"] == "Namespace":
                 report.add("member", access.describe(obj), "kept (it may hold other things)")
                 continue
-            report.add("member", access.describe(obj), delete(member, access.path_of(obj)))
+            report.add("member", access.describe(obj), act(member, access.path_of(obj)))
     if secret is None:
         report.add("management", f"Secret {args.namespace}/{name}", "not found")
     else:
-        report.add("management", f"Secret {args.namespace}/{name}", delete(management, path))
+        report.add("management", f"Secret {args.namespace}/{name}", act(management, path))
+    # after the controller lost its access and the Secret: it cannot write them back meanwhile
+    for hpa in member_hpas:
+        if args.delete_member_hpas and member is not None:
+            report.add("member", hpa.describe(), act(member, hpa.path))
+        else:
+            report.add("member", hpa.describe(), "left in place (--delete-member-hpas removes it)")
     print("\n".join(report.lines))
     if not args.kubeconfig:
         print(
-            "the member cluster still grants the controller's ServiceAccount its access: run again with "
-            "--kubeconfig for that cluster to remove it",
+            "the member cluster still grants the controller's ServiceAccount its access, and any member "
+            "HPA it created stays: run again with --kubeconfig for that cluster to remove the access "
+            "(and --delete-member-hpas for the HPAs)",
             file=sys.stderr,
         )
     return 0
+
+
+def unjoin_refusal(
+    cluster: str,
+    planned: list[leftovers.PlannedHere],
+    member_hpas: list[leftovers.MemberHPA],
+    delete_hpas: bool,
+) -> str:
+    """Why unjoin stops, what it would orphan, and the two ways on."""
+    lines = [
+        f"fhpa cluster unjoin: {count(len(planned), 'FederatedHPA')} still plan with {cluster}; "
+        "nothing was changed:",
+        *(f"  {p.describe()}" for p in planned),
+    ]
+    if member_hpas and not delete_hpas:
+        lines.append(f"their member HPAs in {cluster} would keep scaling there, unseen by the controller:")
+        lines += [f"  {h.describe()}" for h in member_hpas]
+    lines.append(
+        "move them off the cluster first (clusterAffinity), or pass --force to unjoin anyway "
+        "(with --kubeconfig and --delete-member-hpas to remove the member HPAs too); "
+        "--dry-run shows what would be done"
+    )
+    return "\n".join(lines)
+
+
+def _would(client: KubeClient, path: str) -> str:
+    """The dry run's answer: what a delete would find, read and not written."""
+    return "would be deleted" if client.find(path) is not None else "not found"
+
+
+def _delete_now(client: KubeClient, path: str) -> str:
+    return delete(client, path)
 
 
 def delete(client: KubeClient, path: str) -> str:
