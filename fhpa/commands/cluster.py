@@ -46,7 +46,7 @@ from controller.kube.registry import (
     read_secret,
 )
 from controller.planning.wording import count
-from fhpa import leftovers
+from fhpa import kubeconfig, leftovers
 from fhpa import member_access as access
 from fhpa.member_access import JoinError, MemberAccess
 
@@ -206,14 +206,10 @@ def management_client(args: argparse.Namespace) -> KubeClient:
 
 def connect(name: str, config_file: str | None, context: str | None, timeouts: Timeouts) -> KubeClient:
     """A client from a kubeconfig the operator gave: any credential kubectl takes (it is theirs)."""
-    from kubernetes import config as kube_config
-    from kubernetes.config.config_exception import ConfigException
-
     try:
-        api = kube_config.new_client_from_config(config_file=config_file, context=context)
-    except (ConfigException, OSError, ValueError, TypeError) as exc:
-        where = config_file or "the default kubeconfig"
-        raise JoinError(f"cannot use {where} for the {name} cluster: {exc}") from None
+        api = kubeconfig.api_client(config_file, context)
+    except kubeconfig.KubeconfigFileError as exc:
+        raise JoinError(f"cannot use the kubeconfig for the {name} cluster: {exc}") from None
     return KubeClient(name, api, timeouts)
 
 

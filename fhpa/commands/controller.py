@@ -169,8 +169,10 @@ def _api_client(args: argparse.Namespace) -> Any:
     from kubernetes import client
     from kubernetes import config as kube_config
 
+    from fhpa import kubeconfig
+
     if args.kubeconfig:
-        return kube_config.new_client_from_config(config_file=args.kubeconfig, context=args.context)
+        return kubeconfig.api_client(args.kubeconfig, args.context)
     configuration = client.Configuration()
     kube_config.load_incluster_config(client_configuration=configuration)
     return client.ApiClient(configuration)
@@ -222,6 +224,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
     from controller.runtime.leader import LeaderConfig, LeaseClient, default_identity
     from controller.runtime.manager import ManagerConfig
     from controller.runtime.metrics import Metrics
+    from fhpa.kubeconfig import KubeconfigFileError
     from fhpa_api.schedule import ScheduleError, load_time_zone
 
     try:
@@ -240,6 +243,8 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
     namespace = _namespace(args)
     try:
         api = _api_client(args)
+    except KubeconfigFileError as exc:
+        raise ValueError(f"--kubeconfig: {exc}") from None
     except ConfigException as exc:
         raise ValueError(f"cannot configure the control-plane client ({exc}); pass --kubeconfig") from None
     identity = default_identity()
