@@ -204,6 +204,9 @@ def integer(
             return None
     low = -INT32_MAX - 1 if minimum is None else minimum
     high = INT32_MAX if maximum is None else maximum
+    if value > INT32_MAX:  # the API server's own limit for the field: say that one, not the minimum
+        report.error(where, f"{value} is out of range: an int32 field holds at most {INT32_MAX}")
+        return None
     if not low <= value <= high:
         report.error(where, f"{value} is out of range: must be an integer{_range_text(low, high)}{hint}")
         return None

@@ -198,7 +198,8 @@ def _check_fhpa_replicas(rule: dict[str, Any], path: str, report: Report) -> Non
             join(path, "targetMaxReplicas"),
             f"{high} is below targetMinReplicas {low}: must be >= targetMinReplicas",
         )
-    if present(rule, "targetReplicas"):
+    # ignored, but the CRD schema still checks it (0 or more, int32), so its range is checked too
+    if integer(rule, "targetReplicas", path, report, minimum=0) is not None:
         report.warn(
             join(path, "targetReplicas"),
             "is ignored when the target is a FederatedHPA (use targetMinReplicas/targetMaxReplicas)",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from functools import partial
@@ -79,6 +80,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"fhpa simulate: {exc}", file=sys.stderr)
         return 2
     out_dir = Path(args.out)
+    problem = unwritable(out_dir)
+    if problem is not None:  # before the run, not after an hour of it
+        print(f"fhpa simulate: cannot write --out {out_dir}: {problem}", file=sys.stderr)
+        return 2
     hours, clusters = scenario.file.duration / 3600, len(scenario.file.clusters)
     print(f"simulating {scenario.name} ({hours:g}h, {count(clusters, 'cluster')})")
     runs: list[tuple[str, Callable[[_Progress], RunResult]]] = [("scenario", partial(simulate, scenario))]
@@ -122,6 +127,17 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"plot: {png_path}")
     return 1 if main_summary["violation_count"] else 0
+
+
+def unwritable(out_dir: Path) -> str | None:
+    """Why files cannot be written into ``out_dir`` (created if missing), or None when they can."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out_dir):
+            pass
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
 
 
 def _brief(summary: dict[str, Any]) -> dict[str, Any]:

@@ -54,6 +54,18 @@ def test_replicas_accepted(obj: dict[str, Any]) -> None:
         (workload_rule(), f"{RULE0}.targetReplicas", "required"),
         (workload_rule(targetMinReplicas=2), f"{RULE0}.targetReplicas", "required"),
         (workload_rule(targetReplicas=-1), f"{RULE0}.targetReplicas", ">= 0"),
+        # ignored on a FederatedHPA rule, but the CRD schema refuses it all the same
+        (fhpa_rule(targetMinReplicas=2, targetReplicas=-1), f"{RULE0}.targetReplicas", ">= 0"),
+        (
+            workload_rule(targetReplicas=2**31),
+            f"{RULE0}.targetReplicas",
+            "int32 field holds at most 2147483647",
+        ),
+        (
+            fhpa_rule(targetMaxReplicas=2**31),
+            f"{RULE0}.targetMaxReplicas",
+            "int32 field holds at most 2147483647",
+        ),
     ],
 )
 def test_replicas_refused(obj: dict[str, Any], where: str, fragment: str) -> None:

@@ -223,6 +223,10 @@ BAD_CRON = [
     (minimal_cron({"name": "x" * 33, "schedule": "@daily", "targetReplicas": 1}), "spec.rules[0].name"),
     (minimal_cron({"name": "a", "schedule": "@daily", "targetReplicas": -1}), "spec.rules[0].targetReplicas"),
     (
+        minimal_cron({"name": "a", "schedule": "@daily", "targetReplicas": 2**31}),
+        "spec.rules[0].targetReplicas",
+    ),
+    (
         minimal_cron({"name": "a", "schedule": "@daily", "targetReplicas": 1, "successfulHistoryLimit": 0}),
         "spec.rules[0].successfulHistoryLimit",
     ),
@@ -247,6 +251,20 @@ def test_invalid_objects_get_422_naming_the_field(
     exc = refused(custom, realapi_namespace, doc)
     assert exc.status == 422, exc.body
     assert field in _message(exc), _message(exc)
+
+
+def test_fhpa_validate_refuses_as_the_server_does_an_ignored_negative_target_replicas(
+    custom: CustomObjectsApi, realapi_namespace: str
+) -> None:
+    doc = minimal_cron({"name": "a", "schedule": "@daily", "targetMinReplicas": 2, "targetReplicas": -1})
+    doc["spec"]["scaleTargetRef"] = {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "FederatedHPA",
+        "name": "web",
+    }
+    assert not validate(apply_defaults(doc)).ok
+    exc = refused(custom, realapi_namespace, doc)
+    assert exc.status == 422 and "spec.rules[0].targetReplicas" in _message(exc)
 
 
 def test_an_empty_rule_list_is_refused(custom: CustomObjectsApi, realapi_namespace: str) -> None:
