@@ -116,7 +116,8 @@ def parse_kubeconfig(source: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _kind(value: object) -> str:
-    return type(value).__name__
+    """The kind of a kubeconfig value; an absent or null one is "empty" (its author wrote no NoneType)."""
+    return "empty" if value is None else type(value).__name__
 
 
 def _quote(name: str) -> str:
@@ -465,8 +466,33 @@ def map_error(cluster: str, exc: BaseException, what: str = "") -> PortError:
             return ClusterUnreachableError(cluster, f"{prefix}{reason} {detail}".rstrip())
         return RequestRejectedError(cluster, status, f"{prefix}{detail}")
     if isinstance(exc, urllib3.exceptions.HTTPError | OSError | TimeoutError):
-        return ClusterUnreachableError(cluster, f"{prefix}{type(exc).__name__}")
+        return ClusterUnreachableError(cluster, f"{prefix}{transport_failure(exc)}")
     return ClusterUnreachableError(cluster, f"{prefix}unexpected {type(exc).__name__}")
+
+
+def transport_failure(exc: BaseException) -> str:
+    """What went wrong before an answer came, in words an operator acts on. The client wraps the cause
+    (a MaxRetryError around a NewConnectionError around ConnectionRefusedError): the innermost one
+    that says something is named; never the exception's text, which may hold a full URL."""
+    errors = urllib3.exceptions
+    cause: BaseException | None = exc
+    while isinstance(cause, errors.MaxRetryError) and cause.reason is not None:
+        cause = cause.reason
+    checks: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], str], ...] = (
+        (errors.NameResolutionError, "the host name does not resolve"),
+        (errors.SSLError, "the TLS handshake failed"),
+        (errors.NewConnectionError, "cannot connect (refused, or no route to the host)"),
+        ((errors.ConnectTimeoutError,), "timed out connecting"),
+        ((errors.ReadTimeoutError, TimeoutError), "timed out waiting for the answer"),
+        (errors.ProtocolError, "the connection broke before the answer was complete"),
+        (ConnectionRefusedError, "cannot connect (connection refused)"),
+    )
+    for kinds, words in checks:
+        if isinstance(cause, kinds):
+            return words
+    if isinstance(cause, OSError) and cause.strerror:
+        return f"network error: {cause.strerror}"
+    return "no answer (network error)"
 
 
 def call(cluster: str, fn: Callable[[], T], what: str = "") -> T:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import signal
 import sys
@@ -119,7 +120,10 @@ def register(subparsers: Any) -> None:
     pl.add_argument("--shutdown-grace", type=_positive, default=30.0, metavar="SECONDS")
     ops = run.add_argument_group("operations")
     ops.add_argument(
-        "--metrics-bind", default="0.0.0.0:8080", help="HOST:PORT of /metrics, /healthz, /readyz"
+        "--metrics-bind",
+        type=_host_port,
+        default="0.0.0.0:8080",
+        help="HOST:PORT of /metrics, /healthz, /readyz",
     )
     ops.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     ops.add_argument("--log-format", default="json", choices=["json", "text"])
@@ -135,22 +139,41 @@ def _usage(parser: argparse.ArgumentParser) -> int:
     return 2
 
 
+def _number(text: str, kind: type[float] | type[int] = float) -> float:
+    """``text`` as a number, or argparse's own error in words (not the type function's name)."""
+    try:
+        value = kind(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not {'a whole number' if kind is int else 'a number'}")
+    return value
+
+
+def _host_port(text: str) -> str:
+    """HOST:PORT (HOST may be empty: every address), checked here rather than when the server binds."""
+    _, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} must be HOST:PORT, with a port from 0 to 65535")
+    return text
+
+
 def _positive(text: str) -> float:
-    value = float(text)
+    value = _number(text)
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
     return value
 
 
 def _non_negative(text: str) -> float:
-    value = float(text)
+    value = _number(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
     return value
 
 
 def _shard_count(text: str) -> int:
-    value = int(text)
+    value = int(_number(text, int))
     if not 1 <= value <= MAX_SHARDS:
         raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_SHARDS}, got {text}")
     return value

@@ -212,6 +212,7 @@ TYPE_CONFUSION = [
     (lambda c: c.pop("current-context") and c.__setitem__("contexts", ["x"]), "must be a mapping, not str"),
     (lambda c: c["clusters"][0].__setitem__("cluster", ["https://x"]), "cluster must be a mapping, not list"),
     (lambda c: c["users"][0].__setitem__("user", "very-secret"), "user must be a mapping, not str"),
+    (_top("users", [None]), r"users\[0\] must be a mapping, not empty$"),
     (
         lambda c: c["contexts"][0].__setitem__("context", {"cluster": {"x": 1}}),
         "cluster must be a string, not dict",
@@ -293,6 +294,36 @@ def test_one_mapping_of_failures(exc: Exception, expected: type) -> None:
     mapped = map_error("m1", exc, "GET /x")
     assert type(mapped) is expected
     assert "m1" in str(mapped)
+
+
+def _retries_exhausted(cause: Exception) -> urllib3.exceptions.MaxRetryError:
+    return urllib3.exceptions.MaxRetryError(None, "https://host:6443/api/v1/secrets?token=x", cause)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("exc", "words"),
+    [
+        (
+            _retries_exhausted(urllib3.exceptions.NewConnectionError(None, "refused")),
+            "cannot connect (refused, or no route",
+        ),  # type: ignore[arg-type]
+        (
+            _retries_exhausted(urllib3.exceptions.NameResolutionError("h", None, OSError())),
+            "does not resolve",
+        ),  # type: ignore[arg-type]
+        (_retries_exhausted(urllib3.exceptions.SSLError("bad cert")), "TLS handshake failed"),
+        (_retries_exhausted(urllib3.exceptions.ProtocolError("reset")), "connection broke"),
+        (urllib3.exceptions.ReadTimeoutError(None, "/x", "timed out"), "timed out waiting for the answer"),  # type: ignore[arg-type]
+        (ConnectionRefusedError(111, "Connection refused"), "cannot connect (connection refused)"),
+        (OSError(101, "Network is unreachable"), "network error: Network is unreachable"),
+    ],
+)
+def test_a_transport_failure_is_said_in_words_not_the_client_s_exception_name(
+    exc: Exception, words: str
+) -> None:
+    message = str(map_error("m1", exc, "GET /x"))
+    assert message.startswith("cluster m1: GET /x: ") and words in message
+    assert "Error" not in message and "token" not in message
 
 
 def test_the_status_message_is_kept_and_the_rest_of_the_body_dropped() -> None:
