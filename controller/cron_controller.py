@@ -56,6 +56,7 @@ from controller.planning.cron import (
     next_wakeup,
     skipped_note,
     stamp,
+    summary,
     targets_federated_hpa,
 )
 from controller.planning.namespaces import (
@@ -266,7 +267,11 @@ class CronController:
         if marker is not None:
             conditions.append(marker)
         return status.model_copy(
-            update={"execution_histories": histories or None, "conditions": conditions or None}
+            update={
+                "execution_histories": histories or None,
+                "conditions": conditions or None,
+                **summary(histories),
+            }
         )
 
     def _refuse(self, cron: CronFederatedHPA, message: str, now: datetime) -> None:

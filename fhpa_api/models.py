@@ -408,6 +408,11 @@ class CronFederatedHPAStatus(ApiModel):
     execution_histories: list[ExecutionHistory] | None = None
     conditions: list[Condition] | None = None
     observed_generation: int | None = None
+    # a one-line summary of the histories, for `kubectl get cronfhpa`'s columns (printer columns can
+    # only point at a field; they cannot take the earliest of a list): the earliest next execution of
+    # any rule, and the latest execution's outcome and rule, as in "Succeeded (scale-up)"
+    next_execution_time: datetime | None = None
+    last_result: str | None = None
 
 
 class CronFederatedHPA(ApiModel):

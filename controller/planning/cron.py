@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from fhpa_api import API_VERSION
@@ -330,8 +331,30 @@ def build_status(
         )
     base = cron.status or CronFederatedHPAStatus()
     return base.model_copy(
-        update={"execution_histories": histories or None, "observed_generation": cron.metadata.generation}
+        update={
+            "execution_histories": histories or None,
+            "observed_generation": cron.metadata.generation,
+            **summary(histories),
+        }
     )
+
+
+def summary(histories: list[ExecutionHistory]) -> dict[str, Any]:
+    """status.nextExecutionTime and status.lastResult from the histories: the earliest next execution
+    of any rule, and the outcome and rule of the latest execution (a success and a failure of the same
+    instant: the failure, which is the one to act on)."""
+    nexts = [h.next_execution_time for h in histories if h.next_execution_time is not None]
+    latest: tuple[datetime, int, str] | None = None
+    for history in histories:
+        runs = [(e.execution_time, 0, "Succeeded") for e in history.successful_executions or []]
+        runs += [(e.execution_time, 1, "Failed") for e in history.failed_executions or []]
+        for when, weight, outcome in runs:
+            if latest is None or (when, weight) > latest[:2]:
+                latest = (when, weight, f"{outcome} ({history.rule_name})")
+    return {
+        "next_execution_time": min(nexts) if nexts else None,
+        "last_result": latest[2] if latest is not None else None,
+    }
 
 
 def next_wakeup(decisions: list[RuleDecision]) -> datetime | None:

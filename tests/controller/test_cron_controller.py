@@ -589,3 +589,16 @@ def test_the_cron_reconciler_answers_its_next_wake_up_as_a_requeue_after() -> No
     wakes = CronFederatedHPAReconciler(Runner(now + timedelta(seconds=90)), Clock())  # type: ignore[arg-type]
     assert wakes.reconcile("ns", "c") == Result(90.0)
     assert CronFederatedHPAReconciler(Runner(None), Clock()).reconcile("ns", "c") == Result()  # type: ignore[arg-type]
+
+
+def test_status_summarises_the_next_execution_and_the_last_result_for_kubectl_get() -> None:
+    cp, ctl = setup([rule(), rule(name="late", schedule="30 * * * *")], created=at(9, 1))
+    ctl.reconcile(NS, "peak", at(9, 1))
+    status = cp.crons[(NS, "peak")].status
+    assert status is not None and (status.next_execution_time, status.last_result) == (at(9, 3), None)
+    ctl.reconcile(NS, "peak", at(9, 3))
+    status = cp.crons[(NS, "peak")].status
+    assert status is not None and (status.next_execution_time, status.last_result) == (
+        at(9, 30),
+        "Succeeded (r)",
+    )

@@ -267,6 +267,23 @@ def test_fhpa_validate_refuses_as_the_server_does_an_ignored_negative_target_rep
     assert exc.status == 422 and "spec.rules[0].targetReplicas" in _message(exc)
 
 
+def test_kubectl_get_cronfhpa_shows_the_next_execution_and_the_last_result(
+    realapi: Any, custom: CustomObjectsApi, realapi_namespace: str, tmp_path: Path
+) -> None:
+    doc = minimal_cron()
+    name = doc["metadata"]["name"]
+    create(custom, realapi_namespace, doc)
+    status = {"status": {"nextExecutionTime": "2026-11-26T08:00:00Z", "lastResult": "Failed (a)"}}
+    custom.patch_namespaced_custom_object_status(
+        GROUP, VERSION, realapi_namespace, "cronfederatedhpas", name, status
+    )
+    table = realapi.kubectl("get", "cronfhpa", name, "-n", realapi_namespace, cache_dir=tmp_path / "cache")
+    assert table.returncode == 0, table.stderr
+    header, row = table.stdout.splitlines()[:2]
+    assert header.split() == ["NAME", "REFERENCE-KIND", "REFERENCE-NAME", "NEXT", "LAST-RESULT", "AGE"]
+    assert row.split()[:6] == [name, "Deployment", "web", "2026-11-26T08:00:00Z", "Failed", "(a)"]
+
+
 def test_an_empty_rule_list_is_refused(custom: CustomObjectsApi, realapi_namespace: str) -> None:
     doc = minimal_cron()
     doc["spec"]["rules"] = []

@@ -274,7 +274,7 @@ def test_kubectl_apply_get_and_denials(
     assert header.split() == ["NAME", "REFERENCE", "MINPODS", "MAXPODS", "REPLICAS", "POLICY", "AGE"]
     assert row.split()[:4] == ["storefront", "storefront", "3", "20"]
     cron_table = kubectl("get", "cronfhpa", "-n", "shop").stdout.splitlines()
-    assert cron_table[0].split() == ["NAME", "REFERENCE-KIND", "REFERENCE-NAME", "AGE"]
+    assert cron_table[0].split() == ["NAME", "REFERENCE-KIND", "REFERENCE-NAME", "NEXT", "LAST-RESULT", "AGE"]
     assert cron_table[1].split()[:3] == ["storefront-business-hours", "FederatedHPA", "storefront"]
 
     bad = _example("cronfederatedhpa-federatedhpa.yaml")
