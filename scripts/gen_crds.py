@@ -109,6 +109,7 @@ FIELD_RULES: dict[str, dict[str, Any]] = {
     "CronFederatedHPARule.targetMinReplicas": {"minimum": 1},
     "CronFederatedHPARule.targetMaxReplicas": {"minimum": 1},
     "CronFederatedHPARule.suspend": {"default": CRON_RULE_DEFAULTS["suspend"]},
+    "CronFederatedHPAStatus.lastResult": {"maxLength": 64},  # "Succeeded (<rule name of 32 at most>)"
     "CronFederatedHPARule.successfulHistoryLimit": {
         "minimum": 1,
         "maximum": HISTORY_LIMIT_MAX,
@@ -232,6 +233,9 @@ FHPA_COLUMNS: list[dict[str, Any]] = [
 CRON_COLUMNS: list[dict[str, Any]] = [
     {"name": "Reference-Kind", "type": "string", "jsonPath": ".spec.scaleTargetRef.kind"},
     {"name": "Reference-Name", "type": "string", "jsonPath": ".spec.scaleTargetRef.name"},
+    # a string, not a date: kubectl prints a date column as an age, and a future one as <invalid>
+    {"name": "Next", "type": "string", "jsonPath": ".status.nextExecutionTime"},
+    {"name": "Last-Result", "type": "string", "jsonPath": ".status.lastResult"},
     {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
 ]
 

@@ -99,6 +99,8 @@ def test_cron_crd_names_defaults_and_columns() -> None:
     assert [c["name"] for c in version["additionalPrinterColumns"]] == [
         "Reference-Kind",
         "Reference-Name",
+        "Next",
+        "Last-Result",
         "Age",
     ]
     rules = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["rules"]
