@@ -61,21 +61,26 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def control_plane(stack: ExitStack, realapi: RealAPIServer, namespace: str) -> tuple[FakeKube, Front]:
+    """The real API server (our CRDs installed) fronted together with a FakeKube for core/v1: the
+    control plane the CLI and the controller see; both are stopped when ``stack`` closes."""
+    realapi.install_crds(CRDS)
+    core = FakeKube(namespaces=("default", "kube-system", SYSTEM, namespace), watch_max_seconds=20.0)
+    core.start()
+    stack.callback(core.stop)
+    front = Front(
+        real=Backend.https(realapi.url, realapi.ca_path, realapi.admin_cert_path, realapi.admin_key_path),
+        fake=Backend.http(core.url),
+    )
+    front.start()
+    stack.callback(front.stop)
+    return core, front
+
+
 @pytest.fixture
 def plane(realapi: RealAPIServer, realapi_namespace: str, tmp_path: Path) -> Iterator[dict[str, Any]]:
-    realapi.install_crds(CRDS)
     with ExitStack() as stack:
-        core = FakeKube(
-            namespaces=("default", "kube-system", SYSTEM, realapi_namespace), watch_max_seconds=20.0
-        )
-        core.start()
-        stack.callback(core.stop)
-        front = Front(
-            real=Backend.https(realapi.url, realapi.ca_path, realapi.admin_cert_path, realapi.admin_key_path),
-            fake=Backend.http(core.url),
-        )
-        front.start()
-        stack.callback(front.stop)
+        core, front = control_plane(stack, realapi, realapi_namespace)
         members = {}
         for name in MEMBERS:
             fake = member(namespaces=("default", "kube-system", realapi_namespace))

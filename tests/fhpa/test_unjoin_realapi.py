@@ -23,9 +23,7 @@ from controller.planning.member_hpa import (
 )
 from fhpa.cli import main
 from tests.fhpa.clusters import SYSTEM, member, token_controller, write_kubeconfig
-from tests.fhpa.test_join_explain_realapi import CRDS, GROUP
-from tests.support.fakekube import FakeKube
-from tests.support.front import Backend, Front
+from tests.fhpa.test_join_explain_realapi import GROUP, control_plane
 from tests.support.realapi import RealAPIServer
 
 pytestmark = [pytest.mark.realapi, pytest.mark.slow]
@@ -33,17 +31,8 @@ pytestmark = [pytest.mark.realapi, pytest.mark.slow]
 
 @pytest.fixture
 def plane(realapi: RealAPIServer, realapi_namespace: str, tmp_path: Path) -> Iterator[dict[str, Any]]:
-    realapi.install_crds(CRDS)
     with ExitStack() as stack:
-        core = FakeKube(namespaces=("default", "kube-system", SYSTEM, realapi_namespace))
-        core.start()
-        stack.callback(core.stop)
-        front = Front(
-            real=Backend.https(realapi.url, realapi.ca_path, realapi.admin_cert_path, realapi.admin_key_path),
-            fake=Backend.http(core.url),
-        )
-        front.start()
-        stack.callback(front.stop)
+        core, front = control_plane(stack, realapi, realapi_namespace)
         fake = member(namespaces=("default", "kube-system", realapi_namespace))
         stack.callback(fake.stop)
         stack.enter_context(token_controller(fake))

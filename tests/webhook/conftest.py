@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.webhook.serving import generate_certs
+from tests.webhook.serving import RunningWebhook, generate_certs, run_webhook
 
 
 @pytest.fixture(scope="module")
@@ -15,3 +16,10 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("certs")
     generate_certs(out)
     return out
+
+
+@pytest.fixture(scope="module")
+def webhook_process(certs: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningWebhook]:
+    """`fhpa webhook serve`, running but not registered: each test registers it when it is ready to."""
+    with run_webhook(certs, tmp_path_factory.mktemp("logs")) as server:
+        yield server

@@ -27,11 +27,9 @@ import json
 import time
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from controller.finalizer import FINALIZER
 from controller.kube.control_plane import KubeControlPlane
@@ -39,8 +37,8 @@ from fhpa_api.defaulting import apply_defaults
 from fhpa_api.validation import validate
 from tests.support.realapi import Binaries, RealAPIServer
 from tests.webhook.reviews import API_VERSION, cronfhpa, fhpa
-from tests.webhook.serving import RunningWebhook, run_webhook
-from tests.webhook.test_webhook_realapi import CRDS, PLURALS, VALIDATING_NAME, loopback_configs
+from tests.webhook.serving import RunningWebhook
+from tests.webhook.test_webhook_realapi import PLURALS, VALIDATING_NAME, loopback_configs, server_with_crds
 
 pytestmark = [pytest.mark.realapi, pytest.mark.slow]
 
@@ -50,19 +48,7 @@ OTHER_FINALIZER = "example.com/hold"  # a CronFederatedHPA has none of ours; som
 @pytest.fixture(scope="module")
 def cluster(realapi_binaries: Binaries) -> Iterator[RealAPIServer]:
     """The project's CRDs as shipped (schema defaults kept); no webhook registered yet."""
-    server = RealAPIServer(name="webhook-deletes", binaries=realapi_binaries)
-    server.start()
-    try:
-        server.install_crds([d for path in CRDS for d in yaml.safe_load_all(path.read_text()) if d])
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture(scope="module")
-def webhook(certs: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningWebhook]:
-    """`fhpa webhook serve`, running but not registered: each test registers it when it is ready to."""
-    with run_webhook(certs, tmp_path_factory.mktemp("logs")) as server:
+    with server_with_crds(realapi_binaries, "webhook-deletes") as server:
         yield server
 
 
@@ -74,12 +60,14 @@ def namespace(cluster: RealAPIServer) -> str:
 
 
 @pytest.fixture
-def register(cluster: RealAPIServer, webhook: RunningWebhook) -> Iterator[Any]:
+def register(cluster: RealAPIServer, webhook_process: RunningWebhook) -> Iterator[Any]:
     """``register()`` puts the manifests' webhook configurations in place; they are removed after the
     test, so that the next one can store an object unchecked again."""
 
     def do() -> None:
-        mutating, validating = loopback_configs(webhook.port, (webhook.cert_dir / "ca.crt").read_bytes())
+        mutating, validating = loopback_configs(
+            webhook_process.port, (webhook_process.cert_dir / "ca.crt").read_bytes()
+        )
         for config in mutating + validating:
             assert all(hook["failurePolicy"] == "Fail" for hook in config["webhooks"])
         cluster.set_webhooks(mutating=mutating, validating=validating)

@@ -11,11 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tests.support.realapi import Binaries, RealAPIServer
-from tests.webhook.serving import REPO, RunningWebhook, run_webhook
-from tests.webhook.test_webhook_realapi import CRDS, loopback_configs
+from tests.webhook.serving import REPO, RunningWebhook
+from tests.webhook.test_webhook_realapi import loopback_configs, server_with_crds
 
 pytestmark = [pytest.mark.realapi, pytest.mark.slow]
 
@@ -31,18 +30,7 @@ def the_check() -> str:
 
 @pytest.fixture(scope="module")
 def cluster(realapi_binaries: Binaries) -> Iterator[RealAPIServer]:
-    server = RealAPIServer(name="install-check", binaries=realapi_binaries)
-    server.start()
-    try:
-        server.install_crds([d for path in CRDS for d in yaml.safe_load_all(path.read_text()) if d])
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture(scope="module")
-def webhook(certs: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningWebhook]:
-    with run_webhook(certs, tmp_path_factory.mktemp("logs")) as server:
+    with server_with_crds(realapi_binaries, "install-check") as server:
         yield server
 
 
@@ -56,12 +44,12 @@ def run_check(cluster: RealAPIServer, tmp_path: Path) -> subprocess.CompletedPro
 
 
 def test_the_install_docs_webhook_check_fails_without_the_webhook_and_passes_with_it(
-    cluster: RealAPIServer, webhook: RunningWebhook, certs: Path, tmp_path: Path
+    cluster: RealAPIServer, webhook_process: RunningWebhook, certs: Path, tmp_path: Path
 ) -> None:
     without = run_check(cluster, tmp_path)
     assert without.returncode == 1 and without.stdout == "", without
 
-    mutating, validating = loopback_configs(webhook.port, (certs / "ca.crt").read_bytes())
+    mutating, validating = loopback_configs(webhook_process.port, (certs / "ca.crt").read_bytes())
     cluster.set_webhooks(mutating=mutating, validating=validating)
     try:
         with_webhook = run_check(cluster, tmp_path)

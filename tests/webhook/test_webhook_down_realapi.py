@@ -12,7 +12,6 @@ so with a Warning Event and retries.
 from __future__ import annotations
 
 import copy
-import socket
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -20,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from controller.finalizer import FINALIZER, clean_up
 from controller.kube.control_plane import KubeControlPlane
@@ -28,27 +26,16 @@ from fhpa_api.defaulting import apply_defaults
 from fhpa_api.models import FederatedHPA, FederatedHPAStatus
 from tests.support.realapi import Binaries, RealAPIServer
 from tests.webhook.reviews import API_VERSION, fhpa
-from tests.webhook.test_webhook_realapi import CRDS, loopback_configs
+from tests.webhook.serving import free_port
+from tests.webhook.test_webhook_realapi import loopback_configs, server_with_crds
 
 pytestmark = [pytest.mark.realapi, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
 def cluster(realapi_binaries: Binaries) -> Iterator[RealAPIServer]:
-    server = RealAPIServer(name="webhook-down", binaries=realapi_binaries)
-    server.start()
-    try:
-        server.install_crds([d for path in CRDS for d in yaml.safe_load_all(path.read_text()) if d])
+    with server_with_crds(realapi_binaries, "webhook-down") as server:
         yield server
-    finally:
-        server.stop()
-
-
-def _closed_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture
@@ -57,7 +44,10 @@ def webhook_down(cluster: RealAPIServer, certs: Path) -> Iterator[Any]:
     webhook that is not running; with ``match_conditions=False`` they lose that field."""
 
     def register(match_conditions: bool = True) -> None:
-        mutating, validating = loopback_configs(_closed_port(), (certs / "ca.crt").read_bytes())
+        mutating, validating = loopback_configs(
+            free_port(),  # bound, then released: nothing listens
+            (certs / "ca.crt").read_bytes(),
+        )
         for config in mutating + validating:
             for hook in config["webhooks"]:
                 assert hook["failurePolicy"] == "Fail" and hook["matchConditions"]

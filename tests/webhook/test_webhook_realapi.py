@@ -12,6 +12,7 @@ import copy
 import json
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,18 @@ def strip_schema_defaults(node: Any) -> Any:
     if isinstance(node, list):
         return [strip_schema_defaults(v) for v in node]
     return node
+
+
+@contextmanager
+def server_with_crds(binaries: Binaries, name: str) -> Iterator[RealAPIServer]:
+    """A real API server with the project's CRDs as shipped (schema defaults kept), no webhook yet."""
+    server = RealAPIServer(name=name, binaries=binaries)
+    server.start()
+    try:
+        server.install_crds([d for path in CRDS for d in yaml.safe_load_all(path.read_text()) if d])
+        yield server
+    finally:
+        server.stop()
 
 
 def loopback_configs(port: int, ca_pem: bytes) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
