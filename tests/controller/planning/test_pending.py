@@ -6,8 +6,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 from controller.planning.observation import CapacityObservation
-from controller.planning.pending import as_counted, provision_seconds
+from controller.planning.pending import as_counted, coming_due, provision_seconds
 from controller.planning.planner import PlannerConfig, plan
+from controller.planning.room import Elastic, available, combine
 from tests.controller.planning_builders import T0, bounds, fhpa, obs, row, run, settle, update, writes
 
 S = timedelta(seconds=1)
@@ -99,3 +100,21 @@ def test_as_counted_keeps_an_observation_without_signals() -> None:
     plain = obs("a", 3, 5, pending_replicas=2)
     assert as_counted(plain, T0, None, 0) is plain
     assert provision_seconds(plain, None) == 600
+
+
+def test_a_pass_is_due_when_the_coming_pods_start_to_count() -> None:
+    waiting = obs("a", 6, 6, pending_replicas=2, pending_coming_replicas=2, pending_coming_since=T0)
+    assert coming_due(waiting, None, 30) == T0 + 600 * S
+    assert coming_due(waiting, 60, 300) == T0 + 300 * S  # the delay, when longer than the provision time
+    assert coming_due(obs("b", 6, 6), None, 30) is None
+
+
+def test_an_elastic_cluster_at_zero_nodes_is_room_for_the_capacity_aware_split() -> None:
+    """DynamicWeighted over a full on-prem cluster and a cloud cluster at zero nodes whose node group can
+    add 40 pods: the cloud cluster weighs by firm + elastic, not by its empty allocatable."""
+    cloud = combine(running=0, fit=0, elastic=Elastic(pods=40, source="cluster-autoscaler"))
+    f = fhpa("DynamicWeighted", 4, 50)
+    p = run(f, [obs("onprem", 10, 10), obs("cloud", 0, available(cloud), capacity=cloud)])
+    assert bounds(p)["cloud"][1] >= 30
+    blind = run(f, [obs("onprem", 10, 10), obs("cloud", 0, 0)])
+    assert bounds(blind).get("cloud", (0, 0))[1] <= 1
