@@ -3,7 +3,9 @@
 What it reads: the workload's replicas, selector and pod template (for any kind with a scale
 subresource, found through discovery), the pods the selector picks (ready, and unschedulable:
 PodScheduled False with reason Unschedulable), nodes and every pod's requests (the capacity estimate),
-and the HorizontalPodAutoscalers (autoscaling/v2, or v2beta2 on clusters without v2).
+and the HorizontalPodAutoscalers (autoscaling/v2, or v2beta2 on clusters without v2). The room beyond
+the free allocatable (quotas, a node autoscaler, a declared bound) comes from
+``controller.kube.capacity_signals``.
 
 With a ``MemberCache`` (the controller's default, ``watch=True``) every read of ``observe`` comes from
 the member's watch-backed cache, shared by every FederatedHPA: no request per reconcile. A member whose
