@@ -1,5 +1,6 @@
-"""Pods that pend while nodes come, pods no node group fits, and pods a quota refused (DESIGN §3
-capacity), through the planner's Prioritized spill."""
+"""The capacity rules through the planner (DESIGN §3 capacity): pods that pend while nodes come, pods no
+node group fits, pods a quota refused, and elastic room counted by the capacity-aware split and the
+floor."""
 
 from __future__ import annotations
 
@@ -118,3 +119,14 @@ def test_an_elastic_cluster_at_zero_nodes_is_room_for_the_capacity_aware_split()
     assert bounds(p)["cloud"][1] >= 30
     blind = run(f, [obs("onprem", 10, 10), obs("cloud", 0, 0)])
     assert bounds(blind).get("cloud", (0, 0))[1] <= 1
+
+
+def test_the_floor_counts_elastic_room() -> None:
+    """F.min 20 over on-prem (room 10) and a cloud cluster at zero nodes that can grow 40 pods: the floor
+    holds, and the cloud cluster's min covers what on-prem cannot."""
+    cloud = combine(running=0, fit=0, elastic=Elastic(pods=40, source="cluster-autoscaler"))
+    f = fhpa("Prioritized", 20, 60, priorities={"onprem": 2, "cloud": 1})
+    p = run(f, [obs("onprem", 10, 10), obs("cloud", 0, available(cloud), capacity=cloud)])
+    floor = next(c for c in p.status.conditions or [] if c.type == "FloorHeld")
+    assert floor.status == "True"
+    assert bounds(p)["cloud"][0] >= 10
