@@ -139,7 +139,7 @@ def combine(
     """
     firm = None if fit is None else running + fit
     grow = elastic.pods if elastic is not None else 0
-    source = elastic.source if elastic is not None and grow > 0 else "allocatable"
+    source = elastic.source if elastic is not None else "allocatable"
     detail = elastic.detail if elastic is not None else None
     provision = elastic.provision_seconds if elastic is not None else None
     if refusal is not None:

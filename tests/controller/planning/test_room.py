@@ -110,3 +110,8 @@ def test_a_refusal_makes_the_cluster_full_now() -> None:
 
 def test_unknown_fit_is_unknown_room() -> None:
     assert available(combine(running=3, fit=None)) is None
+
+
+def test_a_node_autoscaler_at_its_max_is_still_the_source() -> None:
+    room = combine(running=30, fit=0, elastic=Elastic(pods=0, source="cluster-autoscaler", detail="at max"))
+    assert (room.firm, room.elastic, room.source, room.detail) == (30, 0, "cluster-autoscaler", "at max")
