@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from controller.kube.capacity_signals import declared
 from controller.kube.listwatch import Backoff
@@ -227,3 +228,37 @@ def test_signals_refused_by_rbac_leave_the_observation_as_it_was(fake: FakeKube)
     assert time.monotonic() - started < 5
     refused = [r for r in fake.requests if r.path.endswith("/resourcequotas")]
     assert len(refused) == 1
+
+
+def autoscaler_status(fake: FakeKube, target: int, registered: int) -> None:
+    counts = {"registered": {"total": registered}}
+    health = {"cloudProviderTarget": target, "minSize": 0, "maxSize": 2, "nodeCounts": counts}
+    status = yaml.safe_dump({"nodeGroups": [{"name": "cloud-a", "health": health}]})
+    fake.store.create(
+        "configmaps",
+        {
+            "metadata": {"name": "cluster-autoscaler-status", "namespace": "kube-system"},
+            "data": {"status": status},
+        },
+    )
+
+
+def test_the_detail_says_nodes_coming_with_the_event(fake: FakeKube) -> None:
+    autoscaler_status(fake, target=2, registered=1)
+    pend(fake, "web-c")
+    event(fake, "web-c", "TriggeredScaleUp", "2026-01-01T12:00:00Z")
+    seen = observe(fake)
+    assert seen.capacity is not None and seen.capacity.detail == "1 node coming, TriggeredScaleUp"
+
+
+def test_the_detail_says_the_group_is_at_its_max_with_the_event(fake: FakeKube) -> None:
+    autoscaler_status(fake, target=2, registered=2)
+    pend(fake, "web-c")
+    event(fake, "web-c", "NotTriggerScaleUp", "2026-01-01T12:00:00Z", "1 max node group size reached")
+    seen = observe(fake)
+    assert seen.capacity is not None
+    assert (seen.capacity.source, seen.capacity.detail) == (
+        "cluster-autoscaler",
+        "node group at max 2 (NotTriggerScaleUp)",
+    )
+    assert seen.pending_stuck_replicas == 1
