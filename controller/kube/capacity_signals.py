@@ -6,10 +6,13 @@ Standard objects only: the namespace's ResourceQuotas, the cluster autoscaler's 
 v1beta1). When none of them tells of a node autoscaler, the bound an operator declared on the member
 Secret (``autoscaling.karmada.io/elastic-pods``) is the elastic room.
 
-Each read is kept for ``ttl_seconds`` and shared by every workload of the member (one quota list per
-namespace, one ConfigMap, one NodePool list per period), and Events are read only for workloads whose
-pods pend. A read the member's RBAC refuses, or an object that is not there, is a signal the cluster
-does not give: it is asked again after ``denied_seconds``, and the observation goes on without it. A
+Each read is kept for ``ttl_seconds`` (a minute) and shared by every workload of the member (one quota
+list of every namespace, or of each namespace where RBAC grants only some; one ConfigMap; one NodePool
+list), and Events are read only for workloads whose pods pend, kept ``events_ttl_seconds``. A read the
+member's RBAC refuses, or an object or API that is not there, is a signal the cluster does not give: it
+is asked again after ``denied_seconds`` (5 minutes), and the observation goes on without it. These are
+polled, not watched: a member at rest whose FederatedHPAs are only resynced costs a few reads a
+minute, and none while nothing observes it. A
 failing read never makes the cluster unobservable: capacity is an estimate, the workload's counts are
 not.
 """
@@ -80,7 +83,7 @@ class CapacitySignals:
         self,
         cluster: str,
         client: KubeClient,
-        ttl_seconds: float = 30.0,
+        ttl_seconds: float = 60.0,
         events_ttl_seconds: float = 10.0,
         denied_seconds: float = 300.0,
         monotonic: Callable[[], float] = time.monotonic,
@@ -93,19 +96,24 @@ class CapacitySignals:
         self._monotonic = monotonic
         self._lock = threading.Lock()
         self._kept: dict[str, tuple[float, Any]] = {}
+        self._denied: set[str] = set()
 
     def _read(self, key: str, ttl: float, fetch: Callable[[], Any]) -> Any:
-        """``fetch()`` at most once per ``ttl``; None (kept ``denied_seconds``) when refused or failing."""
+        """``fetch()`` at most once per ``ttl``; None when refused or failing. A refusal, and an answer of
+        None (the object or the API is not there), are kept ``denied_seconds``: they rarely change."""
         now = self._monotonic()
         with self._lock:
             kept = self._kept.get(key)
         if kept is not None and now < kept[0]:
             return kept[1]
+        self._denied.discard(key)
         try:
-            value, until = fetch(), now + ttl
+            value = fetch()
+            until = now + (ttl if value is not None else self.denied_seconds)
         except AccessDeniedError:
             log.info("Capacity signal not readable (RBAC)", extra={"cluster": self.cluster, "signal": key})
             value, until = None, now + self.denied_seconds
+            self._denied.add(key)
         except PortError as exc:
             log.debug(
                 "Capacity signal unread", extra={"cluster": self.cluster, "signal": key, "error": str(exc)}
@@ -116,6 +124,13 @@ class CapacitySignals:
         return value
 
     def quotas(self, namespace: str) -> list[dict[str, Any]]:
+        """The namespace's ResourceQuotas: from one list of every namespace's per ``ttl_seconds`` (one
+        request per member, however many namespaces its workloads use), or, where RBAC grants only some
+        namespaces, from the namespace's own list."""
+        every = self._read("quotas", self.ttl_seconds, lambda: self.client.get("/api/v1/resourcequotas"))
+        if every is not None or "quotas" not in self._denied:
+            items = (every or {}).get("items") or []
+            return [q for q in items if (q.get("metadata") or {}).get("namespace") == namespace]
         path = f"/api/v1/namespaces/{namespace}/resourcequotas"
         found = self._read(f"quotas/{namespace}", self.ttl_seconds, lambda: self.client.get(path))
         return list((found or {}).get("items") or [])

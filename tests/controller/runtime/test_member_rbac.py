@@ -108,7 +108,8 @@ def classify(record: RequestRecord) -> tuple[Call, bool] | None:
 # cluster-wide lists, after which it watches the FederatedHPA's namespace (capacity unknown)
 REFUSED_WITHOUT_CLUSTER_ROLE = (
     r"^/(apis/autoscaling/v2/horizontalpodautoscalers|apis/apps/v1/deployments|api/v1/pods|api/v1/nodes"
-    r"|api/v1/namespaces/kube-system/configmaps/cluster-autoscaler-status|apis/karpenter.sh/v1/nodepools)$"
+    r"|api/v1/resourcequotas|api/v1/namespaces/kube-system/configmaps/cluster-autoscaler-status"
+    r"|apis/karpenter.sh/v1/nodepools)$"
 )
 NODE_POOLS = Resource("karpenter.sh", "v1", "nodepools", "NodePool", namespaced=False, status=True)
 
