@@ -291,3 +291,4 @@ def test_explain_says_why_a_cluster_is_full_or_growing() -> None:
         "room: 30 firm + 0 elastic (cluster-autoscaler): node group at max 30 (NotTriggerScaleUp)"
         in cluster(e, "spot").why
     )
+    assert not any("available capacity" in gap for gap in e.not_in_status)  # status holds each room
