@@ -51,9 +51,15 @@ def operation_of(action: MemberWrite) -> str:
 class ClusterIdentity(ClusterFacts):
     """What the registry knows of a cluster without asking it: used for affinity even when it is down."""
 
+    # declared on the Secret where nothing readable tells: the pods a node autoscaler can still add, and
+    # how long a node takes to come (controller.kube.capacity_signals); not part of an observation
+    elastic_pods: int | None = None
+    provision_seconds: float | None = None
+
     def observed(self, **state: Any) -> ClusterObservation:
         """An observation of this cluster: what the registry knows of it plus what was seen (``state``)."""
-        return ClusterObservation(**dict(self), **state)
+        facts = {k: v for k, v in dict(self).items() if k in ClusterFacts.model_fields}
+        return ClusterObservation(**facts, **state)
 
 
 class Clock(Protocol):

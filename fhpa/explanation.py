@@ -7,8 +7,9 @@ nothing is read but those two, so the command needs no access to a member cluste
 What status carries and what it does not (each sentence says which kind it is):
 - per cluster: the assigned min/max, the member HPA's min when pinned, current/ready/pending replicas,
   state (Saturated, FailedOver), since when pods pend, unhealthy since, failovers within the hour, when
-  its max last moved and which way, when it was drained, and the conditions Assigned/Healthy/TargetFound
-  whose messages the controller wrote for this purpose;
+  its max last moved and which way, when it was drained, its room (firm and elastic, where from, why
+  full or growing), and the conditions Assigned/Healthy/TargetFound whose messages the controller wrote
+  for this purpose;
 - from the spec: the policy, F.min/F.max, the preferences (weights, priorities) for clusters named in
   ``clusterNames``. A preference that selects by labels or fields cannot be resolved from status (a
   cluster's labels live in its Secret), nor can the available capacity the Dynamic and Aggregated splits
@@ -29,6 +30,7 @@ from controller.planning.fleet import FAILED_OVER, SATURATED
 from controller.planning.observation import ClusterObservation
 from controller.planning.policies import policy_of
 from controller.planning.policies.base import UNKNOWN
+from fhpa.room_words import room_line
 from fhpa_api.models import ClusterAutoscalingPreference, ClusterStatus, Condition, FederatedHPA
 
 DEFAULT_FAILOVER_GRACE = timedelta(seconds=60)  # `fhpa controller run --failover-grace`
@@ -226,7 +228,8 @@ class _Context:
         gaps = [
             "the controller's --failover-grace and --optimization-period (their defaults, 60s, are assumed)",
         ]
-        if policy_of(self.fhpa).reads_capacity:
+        # a controller that records each cluster's room in status leaves no gap here
+        if policy_of(self.fhpa).reads_capacity and any(r.capacity is None for r in self.rows):
             gaps.append(
                 f"the available capacity per cluster that the {self.fhpa.spec.assignment_type} split used"
             )
@@ -253,6 +256,7 @@ def _cluster(context: _Context, row: ClusterStatus, events: list[EventLine]) -> 
         events=events,
     )
     result.why = _why(context, row, result.state) + _rejoin(row, result.state, events)
+    result.why += room_line(row.capacity, context.now)
     result.next = _next(context, row, result.state)
     return result
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from controller.kube.capacity_signals import ANNOTATION_ELASTIC_PODS
 from controller.kube.registry import (
     ANNOTATION_PROVIDER,
     ANNOTATION_REGION,
@@ -210,6 +211,12 @@ def parse_labels(text: str | None) -> dict[str, str]:
     return labels
 
 
+def check_elastic_pods(pods: int | None) -> int | None:
+    if pods is not None and pods < 0:
+        raise JoinError(f"--elastic-pods must be 0 or more, not {pods}")
+    return pods
+
+
 def parse_namespaces(text: str | None) -> list[str] | None:
     """``a,b`` as a list of namespace names, or None (cluster-wide) when not given."""
     if text is None:
@@ -259,12 +266,15 @@ def member_secret(
     region: str | None = None,
     zone: str | None = None,
     joined_namespaces: Sequence[str] | None = None,
+    elastic_pods: int | None = None,
 ) -> Obj:
     """The member Secret on the management cluster, as ``controller/kube/registry.py`` reads it."""
     annotations = {ANNOTATION_JOINED_BY: JOINED_BY}
     for key, value in ((ANNOTATION_PROVIDER, provider), (ANNOTATION_REGION, region), (ANNOTATION_ZONE, zone)):
         if value:
             annotations[key] = value
+    if elastic_pods is not None:
+        annotations[ANNOTATION_ELASTIC_PODS] = str(elastic_pods)
     if joined_namespaces is not None:
         annotations[ANNOTATION_JOINED_NAMESPACES] = ",".join(joined_namespaces)
     return {

@@ -296,6 +296,19 @@ class MemberMetricTarget(ApiModel):
     average_value: Quantity
 
 
+class CapacityStatus(ApiModel):
+    """A cluster's room for the workload as the last pass saw it: ``firm`` (holds now) plus ``elastic``
+    (a node autoscaler can still add) is what planning counted; ``source`` says where the bound comes
+    from (allocatable, quota, cluster-autoscaler, karpenter, declared) and ``detail`` why the cluster is
+    full or growing, in words. ``comingSince``: the oldest TriggeredScaleUp among its pending pods."""
+
+    firm: int | None = None
+    elastic: int | None = None
+    source: str | None = None
+    detail: str | None = None
+    coming_since: datetime | None = None
+
+
 class ClusterStatus(ApiModel):
     """One member cluster's row in a FederatedHPA's status.
 
@@ -330,6 +343,7 @@ class ClusterStatus(ApiModel):
     # quantity: "500m" is half the fleet's queue), and the targets it holds (planning.external_share)
     metric_share: Quantity | None = None
     metric_targets: list[MemberMetricTarget] | None = None
+    capacity: CapacityStatus | None = None
 
 
 class FederatedHPAStatus(ApiModel):

@@ -155,6 +155,8 @@ FIELD_RULES: dict[str, dict[str, Any]] = {
     "ExecutionHistory.successfulExecutions": {"maxItems": HISTORY_LIMIT_MAX},
     "ExecutionHistory.failedExecutions": {"maxItems": HISTORY_LIMIT_MAX},
     "FailedExecution.message": {"maxLength": limits.HISTORY_MESSAGE_MAX_CHARS},
+    "CapacityStatus.source": {"maxLength": 32},
+    "CapacityStatus.detail": {"maxLength": limits.HISTORY_MESSAGE_MAX_CHARS},
 }
 
 # Dotted schema path -> keywords for one place only (scaleUp and scaleDown share a model, not defaults).

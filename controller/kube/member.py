@@ -3,7 +3,9 @@
 What it reads: the workload's replicas, selector and pod template (for any kind with a scale
 subresource, found through discovery), the pods the selector picks (ready, and unschedulable:
 PodScheduled False with reason Unschedulable), nodes and every pod's requests (the capacity estimate),
-and the HorizontalPodAutoscalers (autoscaling/v2, or v2beta2 on clusters without v2).
+and the HorizontalPodAutoscalers (autoscaling/v2, or v2beta2 on clusters without v2). The room beyond
+the free allocatable (quotas, a node autoscaler, a declared bound) comes from
+``controller.kube.capacity_signals``.
 
 With a ``MemberCache`` (the controller's default, ``watch=True``) every read of ``observe`` comes from
 the member's watch-backed cache, shared by every FederatedHPA: no request per reconcile. A member whose
@@ -50,6 +52,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from controller.errors import ClusterUnreachableError, ConflictError, NotFoundError, NotOwnedError
+from controller.kube.capacity_signals import CapacitySignals, observe_capacity
 from controller.kube.clients import AccessDeniedError, KubeClient
 from controller.kube.member_cache import CacheNotSyncedError, MemberCache, WorkloadKind
 from controller.planning import capacity
@@ -270,6 +273,7 @@ class KubeMemberCluster:
         self._last_good_probe = float("-inf")
         self._capacity_unknown_logged = False
         self._scales: dict[tuple[WorkloadKind, str, str], tuple[str | None, dict[str, Any] | None]] = {}
+        self.signals = CapacitySignals(identity.name, client, monotonic=monotonic)
         self.cache: MemberCache | None = None
         if watch:
             self.cache = MemberCache.for_client(
@@ -396,15 +400,17 @@ class KubeMemberCluster:
             )
         ready, pending, running = pod_counts(pods)
         template = ((workload.get("spec") or {}).get("template") or {}).get("spec")
+        replicas = int((scale.get("spec") or {}).get("replicas") or 0)
+        firm = self._available(template, running)
         return ident.observed(
             healthy=True,
             hpa=hpa,
             workload_found=True,
-            current_replicas=int((scale.get("spec") or {}).get("replicas") or 0),
+            current_replicas=replicas,
             ready_replicas=ready,
             pending_replicas=pending,
-            available_replicas=self._available(template, running),
             scale_resource_version=(scale.get("metadata") or {}).get("resourceVersion"),
+            **self._room(namespace, template, running, firm, replicas, workload, pods, self._snapshot_nodes),
         )
 
     def _observe_cached(self, fhpa: FederatedHPA, cache: MemberCache) -> ClusterObservation:
@@ -433,6 +439,11 @@ class KubeMemberCluster:
         pods = cache.pods_matching(namespace, selector) if selector else []
         ready, pending, running = pod_counts(pods)
         template = ((workload.get("spec") or {}).get("template") or {}).get("spec")
+        firm = self._available_cached(cache, template, running)
+
+        def nodes() -> list[capacity.NodeInfo]:
+            return [capacity.node_info(n) for n in cache.nodes()]
+
         return ident.observed(
             healthy=True,
             hpa=hpa,
@@ -440,9 +451,45 @@ class KubeMemberCluster:
             current_replicas=replicas,
             ready_replicas=ready,
             pending_replicas=pending,
-            available_replicas=self._available_cached(cache, template, running),
             scale_resource_version=scale_rv,
+            **self._room(namespace, template, running, firm, replicas, workload, pods, nodes),
         )
+
+    def _room(
+        self,
+        namespace: str,
+        template: Any,
+        running: int,
+        firm: int | None,
+        replicas: int,
+        workload: Mapping[str, Any],
+        pods: Sequence[Mapping[str, Any]],
+        nodes: Callable[[], Sequence[capacity.NodeInfo]],
+    ) -> dict[str, Any]:
+        """Firm and elastic room and why pods are not running (controller.kube.capacity_signals); the
+        node fit alone (``firm``) stands when there is no pod template or the signals cannot be read."""
+        if not isinstance(template, Mapping):
+            return {"available_replicas": firm}
+        try:
+            return observe_capacity(
+                self.signals,
+                namespace=namespace,
+                template=template,
+                running=running,
+                firm=firm,
+                spec_replicas=replicas,
+                workload_status=workload.get("status"),
+                pods=pods,
+                nodes=nodes,
+                declared=self._identity.elastic_pods,
+                provision_seconds=self._identity.provision_seconds,
+            )
+        except (ValueError, ClusterUnreachableError) as exc:  # a bad quantity, nodes not readable
+            log.warning("Capacity signals unread", extra={"cluster": self.name, "error": str(exc)})
+            return {"available_replicas": firm}
+
+    def _snapshot_nodes(self) -> list[capacity.NodeInfo]:
+        return self._capacity_snapshot().nodes
 
     def _scale_of(
         self, kind: ResolvedKind, wkind: WorkloadKind, namespace: str, name: str, workload: Mapping[str, Any]

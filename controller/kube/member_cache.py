@@ -16,7 +16,8 @@ reconcile, the cache lists each resource once (in pages) and then watches it
 - HPAs (autoscaling/v2, or v2beta2 where v2 is not served): metadata name, namespace, labels,
   annotations, resourceVersion and uid; spec; status;
 - workloads, per kind as FederatedHPAs reference it (``watch_workloads``): name, namespace,
-  resourceVersion, ``spec.replicas``, ``spec.selector`` and the pod template's placement fields.
+  resourceVersion, ``spec.replicas``, ``spec.selector``, the pod template's placement fields, and a
+  ReplicaFailure condition with the pod count (how a quota refusing its pods shows).
 
 Scope: each resource is listed in every namespace; where the member's RBAC refuses that (403), the
 resource is watched per namespace as FederatedHPAs ask for one (``ready_for``), and nodes or pods that
@@ -225,7 +226,19 @@ def trim_workload(obj: Mapping[str, Any], interner: _Interner | None = None) -> 
     template = (spec.get("template") or {}).get("spec")
     if isinstance(template, Mapping):
         out_spec["template"] = {"spec": trim_pod_spec(template, interner)}
-    return {"metadata": out_meta, "spec": out_spec}
+    return {"metadata": out_meta, "spec": out_spec, **_quota_failure(obj.get("status") or {})}
+
+
+def _quota_failure(status: Mapping[str, Any]) -> dict[str, Any]:
+    """A workload's ReplicaFailure condition and its pod count: how a quota refusal shows (room.py)."""
+    failures = [
+        {k: _s(c[k]) for k in ("type", "status", "reason", "message") if c.get(k) is not None}
+        for c in status.get("conditions") or ()
+        if isinstance(c, Mapping) and c.get("type") == "ReplicaFailure"
+    ]
+    if not failures:
+        return {}
+    return {"status": {"replicas": status.get("replicas") or 0, "conditions": failures}}
 
 
 # --- the cache ----------------------------------------------------------------------------------------

@@ -10,6 +10,9 @@ annotations give what Karmada keeps on its Cluster objects:
   the well-known ``topology.kubernetes.io/region`` / ``topology.kubernetes.io/zone`` labels.
 - ``autoscaling.karmada.io/taints``: a JSON list of ``{"key", "value", "effect"}``; a NoExecute taint
   takes the cluster out of the candidates (DESIGN §4 failover).
+- ``autoscaling.karmada.io/elastic-pods`` (a whole number) and ``autoscaling.karmada.io/node-provision-
+  seconds``: the cluster grows nodes, up to that many more pods, and a node takes that long to come,
+  where nothing the cluster shows says so (``controller.kube.capacity_signals``).
 - ``autoscaling.karmada.io/kubeconfig-context``: the kubeconfig context to use (default: current).
 - ``autoscaling.karmada.io/allow-insecure-tls: "true"`` and ``autoscaling.karmada.io/allow-proxy-url:
   "true"``: the explicit opt-ins without which a kubeconfig's ``insecure-skip-tls-verify`` and
@@ -56,6 +59,7 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 
 from controller.errors import ClusterUnreachableError
+from controller.kube.capacity_signals import declared
 from controller.kube.clients import (
     OPT_IN_INSECURE_TLS,
     OPT_IN_PROXY_URL,
@@ -218,6 +222,8 @@ def identity_of(view: SecretView) -> tuple[ClusterIdentity, str | None]:
             taints = [Taint.model_validate(t) for t in json.loads(raw)]
         except (ValueError, TypeError, ValidationError):
             problem = f"annotation {ANNOTATION_TAINTS} must be a JSON list of {{key, value, effect}}; ignored"
+    elastic_pods, provision_seconds, declared_problem = declared(view.annotations)
+    problem = "; ".join(p for p in (problem, declared_problem) if p) or None
     identity = ClusterIdentity(
         name=view.name,
         labels={k: v for k, v in view.labels.items() if k != MEMBER_LABEL},
@@ -225,6 +231,8 @@ def identity_of(view: SecretView) -> tuple[ClusterIdentity, str | None]:
         region=field_of(ANNOTATION_REGION, TOPOLOGY_REGION),
         zone=field_of(ANNOTATION_ZONE, TOPOLOGY_ZONE),
         taints=taints,
+        elastic_pods=elastic_pods,
+        provision_seconds=provision_seconds,
     )
     return identity, problem
 

@@ -12,6 +12,7 @@ from datetime import datetime
 
 from controller.planning.assignment import Bounds, min_ceiling, raise_mins
 from controller.planning.observation import ClusterObservation
+from controller.planning.pending import counts_at_once
 from controller.planning.plan import EventRecord
 from fhpa_api.models import FederatedHPA
 
@@ -96,9 +97,12 @@ class Fleet:
         )
 
     def pending_past_delay(self, slot: Slot) -> bool:
-        """Unschedulable pods that have persisted for autoscaleMultiClusterDelay (DESIGN §4)."""
+        """Unschedulable pods that have persisted for autoscaleMultiClusterDelay (DESIGN §4), or pods
+        nothing in the cluster will place (controller.planning.pending), at once."""
         if slot.held or slot.cluster.pending_replicas <= 0 or slot.pending_since is None:
             return False
+        if counts_at_once(slot.cluster):
+            return True
         waited = (self.now - slot.pending_since).total_seconds()
         return waited >= self.fhpa.spec.effective_delay_seconds
 

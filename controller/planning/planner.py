@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, Field
 
-from controller.planning import burst, external_share, optimization, priority, zero
+from controller.planning import burst, external_share, optimization, pending, priority, zero
 from controller.planning.affinity import affinity_matches
 from controller.planning.assignment import initial_assignment, initial_replicas
 from controller.planning.failover import Health, HealthPolicy, Role, assess, due_at
@@ -42,6 +42,8 @@ class PlannerConfig(BaseModel):
     optimization_period_seconds: float = Field(default=60, gt=0)
     rejoin_hysteresis_seconds: float = Field(default=120, ge=0)  # grace growth per flap (failover.py)
     blip_tolerance_seconds: float = Field(default=30, ge=0)  # shorter unreachable spells move nothing
+    # how long pods with TriggeredScaleUp may pend before they count (None: what each cluster shows)
+    node_provision_seconds: float | None = Field(default=None, ge=0)
 
 
 def plan(
@@ -53,6 +55,8 @@ def plan(
     """Decide one pass for ``fhpa``. Raises ValueError when two observations share a cluster name."""
     previous = fhpa.status or FederatedHPAStatus()
     rows = {r.name: r for r in previous.clusters or []}
+    delay = fhpa.spec.effective_delay_seconds
+    observations = [pending.as_counted(o, now, config.node_provision_seconds, delay) for o in observations]
     registered, selected = _registered_and_selected(fhpa, observations)
     health_policy = HealthPolicy(
         grace_seconds=config.failover_grace_seconds,
@@ -425,6 +429,11 @@ def _requeue(
     if _assists(fleet.fhpa):
         delay = timedelta(seconds=fleet.fhpa.spec.effective_delay_seconds)
         times += [s.pending_since + delay for s in fleet.slots.values() if s.pending_since is not None]
+        times += [
+            t
+            for s in fleet.slots.values()
+            if (t := pending.coming_due(s.cluster, config.node_provision_seconds, delay.total_seconds()))
+        ]
     times += [t for h in health.values() if (t := due_at(h, policy)) is not None]
     future = [t for t in times if t > fleet.now]
     if not future:

@@ -17,7 +17,8 @@ from controller.planning.fleet import FAILED_OVER, SATURATED, Fleet, Slot
 from controller.planning.observation import ClusterObservation
 from controller.planning.policies import policy_of
 from controller.planning.wording import count
-from fhpa_api.models import ClusterStatus, Condition, FederatedHPAStatus
+from fhpa_api.limits import HISTORY_MESSAGE_MAX_CHARS as DETAIL_MAX
+from fhpa_api.models import CapacityStatus, ClusterStatus, Condition, FederatedHPAStatus
 
 
 def planned_status(
@@ -231,6 +232,23 @@ def _row(
         max_trend_time=trend_time,
         drained_at=slot.drained_at if slot is not None else (row.drained_at if row is not None else None),
         decision_key=_decision_key(cluster, row),
+        capacity=_capacity(seen, row),
+    )
+
+
+def _capacity(cluster: ClusterObservation, row: ClusterStatus | None) -> CapacityStatus | None:
+    """The room the pass counted, and why; a cluster not observed this pass keeps what was recorded."""
+    room = cluster.capacity
+    if not cluster.healthy:
+        return row.capacity if row is not None else None
+    if room is None:
+        return None
+    return CapacityStatus(
+        firm=room.firm,
+        elastic=room.elastic,
+        source=room.source,
+        detail=room.detail[:DETAIL_MAX] if room.detail is not None else None,
+        coming_since=cluster.pending_coming_since if cluster.pending_coming_replicas > 0 else None,
     )
 
 

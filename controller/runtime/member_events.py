@@ -10,7 +10,8 @@ those FederatedHPAs (within a second of the change) and the resync stays a safet
 - a member HPA's bounds, current or desired replicas, or conditions (type, status, reason) change, or
   its metrics cross a tenth of their target (``metric_ratio`` bucket: the planner reads whether a
   cluster presses for more, and by how much);
-- a targeted workload's replicas, selector or pod template change (not its status);
+- a targeted workload's replicas, selector or pod template change, or a quota starts or stops refusing
+  its pods (the only status the cache keeps: a ReplicaFailure and the pod count with it);
 - a node appears, goes, or changes what the capacity estimate reads: every FederatedHPA on the member;
 - a resource's first list completes (a member joined, or its cache started): every FederatedHPA, once,
   rather than once per object in the list.
@@ -140,7 +141,7 @@ def hpa_matters(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) ->
 def workload_matters(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> bool:
     if old is None or new is None:
         return old is not new
-    return old.get("spec") != new.get("spec")
+    return old.get("spec") != new.get("spec") or old.get("status") != new.get("status")
 
 
 # --- whom it concerns -------------------------------------------------------------------------------

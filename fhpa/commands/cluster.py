@@ -112,6 +112,14 @@ def _register_join(actions: argparse._SubParsersAction) -> None:
     join.add_argument("--region", help="for clusterAffinity.fieldSelector")
     join.add_argument("--zone", help="for clusterAffinity.fieldSelector")
     join.add_argument(
+        "--elastic-pods",
+        type=int,
+        metavar="N",
+        help="the cluster grows nodes on demand, up to N more pods of a workload: for a cluster whose "
+        "node autoscaler the controller cannot read (neither the cluster autoscaler's status nor "
+        "Karpenter's NodePools)",
+    )
+    join.add_argument(
         "--server",
         metavar="URL",
         help="the member API server's URL as the controller reaches it from the management cluster "
@@ -239,6 +247,7 @@ def _join(args: argparse.Namespace) -> int:
     name = access.check_cluster_name(args.name)
     labels = access.parse_labels(args.labels)
     namespaces = access.parse_namespaces(args.namespaces)
+    elastic_pods = access.check_elastic_pods(args.elastic_pods)
     plan = access.member_objects(args.member_manifests, namespaces)
     member = connect("member", args.kubeconfig, args.context, MANAGEMENT_TIMEOUTS)
     server, ca, tls_name = server_of(member)
@@ -256,6 +265,7 @@ def _join(args: argparse.Namespace) -> int:
             region=args.region,
             zone=args.zone,
             joined_namespaces=namespaces,
+            elastic_pods=elastic_pods,
         )
 
     if args.dry_run:

@@ -93,6 +93,14 @@ def register(subparsers: Any) -> None:
         metavar="SECONDS",
         help="a flapping cluster's grace grows: grace + this x (4^n - 1) after n failovers in an hour",
     )
+    pl.add_argument(
+        "--node-provision-seconds",
+        type=_non_negative,
+        default=None,
+        metavar="SECONDS",
+        help="how long pods that a node autoscaler is adding nodes for (TriggeredScaleUp) may pend before "
+        "load moves away from them (default: the member Secret's node-provision-seconds, else 600)",
+    )
     pl.add_argument("--default-time-zone", default="UTC", help="IANA zone for cron rules without timeZone")
     pl.add_argument(
         "--resync-period",
@@ -290,6 +298,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
             optimization_period_seconds=args.optimization_period,
             rejoin_hysteresis_seconds=args.rejoin_hysteresis,
             blip_tolerance_seconds=args.blip_tolerance,
+            node_provision_seconds=args.node_provision_seconds,
         ),
         default_time_zone=args.default_time_zone,
         workers=args.workers,

@@ -134,6 +134,22 @@ def test_join_again_changes_nothing_and_a_new_label_updates_only_the_secret(
     assert management.store.get("secrets", SYSTEM, "member1")["metadata"]["labels"]["tier"] == "silver"
 
 
+def test_elastic_pods_declares_the_bound_the_controller_reads(
+    cli: Cli, member1: FakeKube, management: FakeKube, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.join(capsys, "member1", member1, "--elastic-pods", "200")[0] == 0
+    secret = management.store.get("secrets", SYSTEM, "member1")
+    assert secret["metadata"]["annotations"]["autoscaling.karmada.io/elastic-pods"] == "200"
+    registry = MemberRegistry(SYSTEM, Timeouts(connect=1, read=3, probe=1))
+    registry.sync_from_secrets([secret])
+    assert registry.identities()["member1"].elastic_pods == 200
+    registry.close()
+    writes = len(member1.requests)
+    code, _, err = cli.join(capsys, "member1", member1, "--elastic-pods", "-1")
+    assert code != 0 and "--elastic-pods" in err
+    assert len(member1.requests) == writes  # refused before any request
+
+
 def test_a_role_that_drifted_is_brought_back_to_the_manifest(
     cli: Cli, member1: FakeKube, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -151,3 +151,16 @@ def test_a_busy_metrics_port_is_one_line_and_exit_1(
     assert lines == [
         f"fhpa controller run: cannot listen on --metrics-bind 127.0.0.1:{port}: Address already in use"
     ]
+
+
+def test_node_provision_seconds_reaches_the_planner(tmp_path: Path) -> None:
+    import argparse
+
+    from fhpa.commands.controller import build, register
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    base = ["controller", "run", "--kubeconfig", str(_kubeconfig(tmp_path)), "--metrics-bind", "127.0.0.1:0"]
+    for extra, expected in (([], None), (["--node-provision-seconds", "240"], 240.0)):
+        manager, _ = build(parser.parse_args(base + extra))
+        assert manager.config.planner.node_provision_seconds == expected

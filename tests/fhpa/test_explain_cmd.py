@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from controller.planning.observation import CapacityObservation
 from controller.planning.plan import Plan
 from fhpa.cli import main
 from fhpa.explanation import ClusterExplanation, Explanation, explain, render
@@ -246,3 +247,48 @@ def test_the_command_reads_the_object_and_its_events(
     assert "member3: min 2 max 5" in capsys.readouterr().out
     assert main(["explain", "shop/nope", "--kubeconfig", str(config)]) == 1
     assert "not found" in capsys.readouterr().err
+
+
+def test_explain_says_why_a_cluster_is_full_or_growing() -> None:
+    """The room the planner recorded in status: firm + elastic, where from, and why, in words."""
+    f = fhpa("Prioritized", 1, 60, priorities={"onprem": 2, "cloud": 1})
+    quota = CapacityObservation(firm=40, elastic=0, source="quota", detail="quota 40 pods, 40 used")
+    growing = CapacityObservation(
+        firm=2, elastic=40, source="cluster-autoscaler", detail="2 nodes coming, TriggeredScaleUp"
+    )
+    at_max = CapacityObservation(
+        firm=30, elastic=0, source="cluster-autoscaler", detail="node group at max 30 (NotTriggerScaleUp)"
+    )
+    fleet = [
+        obs("onprem", 40, 40, capacity=quota, refused_replicas=3),
+        obs(
+            "cloud",
+            2,
+            42,
+            capacity=growing,
+            pending_replicas=4,
+            pending_coming_replicas=4,
+            pending_coming_since=T0 - 70 * S,
+        ),
+        obs("spot", 30, 30, capacity=at_max, pending_replicas=1, pending_stuck_replicas=1),
+    ]
+    p = run(f, fleet, T0)
+    rows = {r.name: r for r in p.status.clusters or []}
+    assert rows["cloud"].capacity is not None
+    assert (rows["cloud"].capacity.firm, rows["cloud"].capacity.elastic, rows["cloud"].capacity.source) == (
+        2,
+        40,
+        "cluster-autoscaler",
+    )
+    assert rows["cloud"].capacity.coming_since == T0 - 70 * S
+    e = explain(f.model_copy(update={"status": p.status}), [], T0)
+    assert "room: 40 firm + 0 elastic (quota): quota 40 pods, 40 used" in cluster(e, "onprem").why
+    assert (
+        "room: 2 firm + 40 elastic (cluster-autoscaler): 2 nodes coming, TriggeredScaleUp 70 s ago"
+        in cluster(e, "cloud").why
+    )
+    assert (
+        "room: 30 firm + 0 elastic (cluster-autoscaler): node group at max 30 (NotTriggerScaleUp)"
+        in cluster(e, "spot").why
+    )
+    assert not any("available capacity" in gap for gap in e.not_in_status)  # status holds each room

@@ -88,6 +88,7 @@ def default_resources(hpa_versions: tuple[str, ...] = ("v2",)) -> list[Resource]
         Resource("", "v1", "secrets", "Secret"),
         Resource("", "v1", "configmaps", "ConfigMap", short_names=("cm",)),
         Resource("", "v1", "events", "Event", short_names=("ev",)),
+        Resource("", "v1", "resourcequotas", "ResourceQuota", status=True, short_names=("quota",)),
         Resource("apps", "v1", "deployments", "Deployment", status=True, scale=True, short_names=("deploy",)),
         Resource("apps", "v1", "statefulsets", "StatefulSet", status=True, scale=True, short_names=("sts",)),
         Resource(

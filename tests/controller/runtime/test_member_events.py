@@ -118,6 +118,13 @@ def test_a_workload_matters_when_its_spec_changes_not_its_resource_version() -> 
     assert workload_matters(None, old) and workload_matters(old, None) and not workload_matters(None, None)
 
 
+def test_a_workload_matters_when_a_quota_starts_refusing_its_pods() -> None:
+    spec = {"replicas": 6}
+    refused = {"replicas": 4, "conditions": [{"type": "ReplicaFailure", "status": "True"}]}
+    assert workload_matters({"spec": spec}, {"spec": spec, "status": refused})
+    assert workload_matters({"spec": spec, "status": refused}, {"spec": spec})
+
+
 def test_a_pod_change_concerns_the_federated_hpas_of_the_workloads_that_select_it() -> None:
     index = index_with(fhpa_obj("f", "web"), fhpa_obj("g", "api"))
     running = trim_pod(pod("w-1", namespace="shop", labels={"app": "web"}, node_name="n1"))

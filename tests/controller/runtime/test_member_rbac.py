@@ -33,7 +33,7 @@ from tests.controller.runtime.test_manager import (
     wait_for,
 )
 from tests.controller.runtime.test_rbac import PATH
-from tests.support.fakekube import FakeKube, RequestRecord
+from tests.support.fakekube import FakeKube, RequestRecord, Resource, pod
 from tests.support.members import member_cluster, member_secret, registry
 from tests.support.writes import scale
 
@@ -107,8 +107,11 @@ def classify(record: RequestRecord) -> tuple[Call, bool] | None:
 # what a member with only the namespaced Role and the probe ClusterRole refuses: the member cache's
 # cluster-wide lists, after which it watches the FederatedHPA's namespace (capacity unknown)
 REFUSED_WITHOUT_CLUSTER_ROLE = (
-    r"^/(apis/autoscaling/v2/horizontalpodautoscalers|apis/apps/v1/deployments|api/v1/pods|api/v1/nodes)$"
+    r"^/(apis/autoscaling/v2/horizontalpodautoscalers|apis/apps/v1/deployments|api/v1/pods|api/v1/nodes"
+    r"|api/v1/resourcequotas|api/v1/namespaces/kube-system/configmaps/cluster-autoscaler-status"
+    r"|apis/karpenter.sh/v1/nodepools)$"
 )
+NODE_POOLS = Resource("karpenter.sh", "v1", "nodepools", "NodePool", namespaced=False, status=True)
 
 
 def exercise_member(namespaced_rbac: bool = False) -> tuple[set[Call], set[Call], set[str]]:
@@ -117,6 +120,9 @@ def exercise_member(namespaced_rbac: bool = False) -> tuple[set[Call], set[Call]
     and the refused attempts are left out (they are what RBAC answers, not what the grant must cover)."""
     cp: FakeKube = control_plane_fake()
     member = member_cluster()
+    # a pod that pends (its Events are read) and Karpenter served (its NodePools are read)
+    member.store.create("pods", pod("web-pending", labels={"app": "web"}, unschedulable=True))
+    member.store.add_resource(NODE_POOLS)
     if namespaced_rbac:
         member.faults.add("GET", REFUSED_WITHOUT_CLUSTER_ROLE, status=403, times=-1)
     try:
@@ -223,8 +229,14 @@ def test_the_namespaced_variant_grants_exactly_what_the_code_calls_in_and_outsid
     assert cluster_wide == probe, "without the capacity ClusterRole, the only cluster-wide calls are probes"
     # with it, the capacity estimate's cluster-wide calls are exactly what it grants
     full_cluster_wide = member_calls[1]
-    assert capacity == {c for c in full_cluster_wide if c[1] in ("nodes", "pods")}
-    assert capacity == {(g, r, v) for g, r in (("", "nodes"), ("", "pods")) for v in ("list", "watch")}
+    node_autoscaler = {("", "configmaps", "get"), ("karpenter.sh", "nodepools", "list")}
+    assert capacity == {c for c in full_cluster_wide if c[1] in ("nodes", "pods", "nodepools")} | {
+        c for c in member_calls[0] if c[1] == "configmaps"
+    }
+    assert (
+        capacity
+        == {(g, r, v) for g, r in (("", "nodes"), ("", "pods")) for v in ("list", "watch")} | node_autoscaler
+    )
     for binding_kind, role_kind, name in (
         ("RoleBinding", "Role", "federated-hpa-member"),
         ("ClusterRoleBinding", "ClusterRole", "federated-hpa-member-probe"),
@@ -244,6 +256,16 @@ def test_the_namespaced_variant_grants_exactly_what_the_code_calls_in_and_outsid
 
 def binding_namespace(docs: list[dict[str, Any]]) -> str:
     return str(named(docs, "RoleBinding", "federated-hpa-member")["metadata"]["namespace"])
+
+
+def test_the_one_configmap_read_is_granted_by_name_only() -> None:
+    """The cluster autoscaler's status, not every ConfigMap of the member (they may hold secrets)."""
+    roles = [named(render(), "ClusterRole", "federated-hpa-member")]
+    roles.append(named(load("role-namespaced.yaml"), "ClusterRole", "federated-hpa-member-capacity"))
+    for role in roles:
+        rules = [r for r in role["rules"] if "configmaps" in r.get("resources", [])]
+        assert [r.get("resourceNames") for r in rules] == [["cluster-autoscaler-status"]]
+        assert [r["verbs"] for r in rules] == [["get"]]
 
 
 def test_without_the_capacity_cluster_role_the_member_still_works_with_capacity_unknown(

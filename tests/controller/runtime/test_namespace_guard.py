@@ -56,9 +56,18 @@ def warnings(cp: FakeKube, namespace: str) -> list[dict[str, Any]]:
     return [e for e in events if e["reason"] == REASON_NAMESPACE_NOT_ALLOWED and e["type"] == "Warning"]
 
 
+# the node autoscaler's state, read by name for every member whatever the FederatedHPAs' namespaces
+CLUSTER_STATUS = "/namespaces/kube-system/configmaps/cluster-autoscaler-status"
+
+
 def member_requests_in(fake: FakeKube, namespace: str) -> list[str]:
+    """Requests on behalf of objects in ``namespace`` (not the member's own autoscaler status)."""
     with fake._requests_lock:
-        return [f"{r.method} {r.path}" for r in fake.requests if f"/namespaces/{namespace}/" in r.path]
+        return [
+            f"{r.method} {r.path}"
+            for r in fake.requests
+            if f"/namespaces/{namespace}/" in r.path and not r.path.endswith(CLUSTER_STATUS)
+        ]
 
 
 @pytest.fixture

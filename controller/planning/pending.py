@@ -1,0 +1,64 @@
+"""Which of a cluster's pods count as pending for the rules that move load away (DESIGN §3 capacity).
+
+A pod the node autoscaler is adding a node for (``TriggeredScaleUp``) is coming, not a reason to spill:
+moving load away would race the node that is on its way. It counts only once it has pended longer than
+a node takes to come (the cluster's provision time, else the planner's flag, else 10 minutes), and
+then at once: it has already waited longer than any delay would have. A pod no node group can fit
+(``NotTriggerScaleUp``) and a pod the namespace's quota refused count at once: nothing in the cluster
+will make room for them, so waiting ``autoscaleMultiClusterDelay`` would only hold the load back.
+
+Refused pods were never created, so they are not among the unschedulable pods the adapter counts; they
+join them here, which is what lets a quota-bound cluster spill while nothing in it is Pending.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from controller.planning.observation import ClusterObservation
+
+DEFAULT_PROVISION_SECONDS = 600.0
+
+
+def provision_seconds(cluster: ClusterObservation, flag: float | None) -> float:
+    """How long a new node may take here: the flag when an operator set it, else what the cluster
+    shows, else 10 minutes."""
+    if flag is not None:
+        return flag
+    shown = cluster.capacity.provision_seconds if cluster.capacity is not None else None
+    return DEFAULT_PROVISION_SECONDS if shown is None else shown
+
+
+def as_counted(
+    cluster: ClusterObservation, now: datetime, flag: float | None, delay_seconds: float
+) -> ClusterObservation:
+    """The observation as the spill rules read it: ``pending_replicas`` holds the pods that count
+    (coming ones only once overdue, refused ones always) and ``pending_stuck_replicas`` those that
+    count at once (no node group fits, overdue coming, refused)."""
+    coming = min(cluster.pending_coming_replicas, cluster.pending_replicas)
+    if coming == 0 and cluster.refused_replicas == 0:
+        return cluster
+    since = cluster.pending_coming_since
+    wait = max(provision_seconds(cluster, flag), delay_seconds)
+    overdue = coming > 0 and since is not None and (now - since).total_seconds() >= wait
+    waiting = 0 if overdue else coming
+    return cluster.model_copy(
+        update={
+            "pending_replicas": cluster.pending_replicas - waiting + cluster.refused_replicas,
+            "pending_coming_replicas": waiting,
+            "pending_stuck_replicas": cluster.pending_stuck_replicas + (coming if overdue else 0),
+        }
+    )
+
+
+def counts_at_once(cluster: ClusterObservation) -> bool:
+    """Pods pend that nothing in the cluster will place: no wait for ``autoscaleMultiClusterDelay``."""
+    return cluster.pending_stuck_replicas > 0 or cluster.refused_replicas > 0
+
+
+def coming_due(cluster: ClusterObservation, flag: float | None, delay_seconds: float) -> datetime | None:
+    """When the pods nodes are coming for start to count, if they still pend then (a pass is due)."""
+    if cluster.pending_coming_replicas <= 0 or cluster.pending_coming_since is None:
+        return None
+    wait = max(provision_seconds(cluster, flag), delay_seconds)
+    return cluster.pending_coming_since + timedelta(seconds=wait)

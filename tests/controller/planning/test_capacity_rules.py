@@ -1,0 +1,132 @@
+"""The capacity rules through the planner (DESIGN §3 capacity): pods that pend while nodes come, pods no
+node group fits, pods a quota refused, and elastic room counted by the capacity-aware split and the
+floor."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from controller.planning.observation import CapacityObservation
+from controller.planning.pending import as_counted, coming_due, provision_seconds
+from controller.planning.planner import PlannerConfig, plan
+from controller.planning.room import Elastic, available, combine
+from tests.controller.planning_builders import T0, bounds, fhpa, obs, row, run, settle, update, writes
+
+S = timedelta(seconds=1)
+
+
+def burst_fleet(delay: int = 30):
+    """member1 (priority 2) runs 16 of max 23; member2 (priority 1) holds 1."""
+    f = fhpa("Prioritized", 8, 24, priorities={"member1": 2, "member2": 1}, autoscaleMultiClusterDelay=delay)
+    f, fleet, _ = settle(f, [obs("member1", 15, 20), obs("member2", 0, 1)])
+    return f, fleet
+
+
+def coming(fleet, since):
+    """member1: 6 of 16 pend, and the cluster autoscaler is adding nodes for them since ``since``."""
+    return update(
+        fleet,
+        "member1",
+        current_replicas=16,
+        ready_replicas=10,
+        pending_replicas=6,
+        pending_coming_replicas=6,
+        pending_coming_since=since,
+        hpa_desired=16,
+    )
+
+
+def spilled(p) -> bool:
+    return bool(writes(p).get("member2")) or bounds(p).get("member2", (0, 0))[1] > 1
+
+
+def test_pods_with_nodes_coming_do_not_spill_within_the_provision_time() -> None:
+    f, fleet = burst_fleet()
+    fleet = coming(fleet, T0)
+    first = run(f, fleet, T0 + 10 * S)
+    f = f.model_copy(update={"status": first.status})
+    # past autoscaleMultiClusterDelay (30 s), within the default provision time (10 minutes)
+    p = run(f, fleet, T0 + 120 * S)
+    assert not spilled(p)
+    assert row(p, "member1").pending_since is None
+    assert p.requeue_after_seconds is not None and p.requeue_after_seconds <= 480
+
+
+def test_pods_with_nodes_coming_spill_once_they_pended_past_the_provision_time() -> None:
+    f, fleet = burst_fleet()
+    fleet = coming(fleet, T0)
+    f = f.model_copy(update={"status": run(f, fleet, T0 + 10 * S).status})
+    p = run(f, fleet, T0 + 601 * S)
+    assert spilled(p)
+    assert writes(p) == {"member2": 7}
+
+
+def test_the_provision_time_is_the_clusters_else_the_flag_overrides() -> None:
+    f, fleet = burst_fleet()
+    shown = CapacityObservation(firm=20, elastic=0, source="cluster-autoscaler", provision_seconds=120)
+    fleet = update(coming(fleet, T0), "member1", capacity=shown)
+    f = f.model_copy(update={"status": run(f, fleet, T0 + 10 * S).status})
+    assert spilled(run(f, fleet, T0 + 121 * S))
+    config = PlannerConfig(node_provision_seconds=900)
+    assert not spilled(plan(f, fleet, T0 + 601 * S, config))
+
+
+def test_pods_no_node_group_fits_spill_at_once_without_the_delay() -> None:
+    f, fleet = burst_fleet(delay=300)
+    stuck = update(
+        fleet,
+        "member1",
+        current_replicas=16,
+        ready_replicas=10,
+        pending_replicas=6,
+        pending_stuck_replicas=6,
+        hpa_desired=16,
+    )
+    assert spilled(run(f, stuck, T0 + 10 * S))
+    plain = update(stuck, "member1", pending_stuck_replicas=0)
+    assert not spilled(run(f, plain, T0 + 10 * S))  # without the word of the autoscaler: the delay holds
+
+
+def test_a_quota_refused_cluster_spills_though_nothing_pends() -> None:
+    f, fleet = burst_fleet(delay=300)
+    refused = update(
+        fleet, "member1", current_replicas=16, ready_replicas=10, refused_replicas=6, hpa_desired=16
+    )
+    p = run(f, refused, T0 + 10 * S)
+    assert writes(p) == {"member2": 7}
+    assert row(p, "member1").pending_replicas == 6
+
+
+def test_as_counted_keeps_an_observation_without_signals() -> None:
+    plain = obs("a", 3, 5, pending_replicas=2)
+    assert as_counted(plain, T0, None, 0) is plain
+    assert provision_seconds(plain, None) == 600
+
+
+def test_a_pass_is_due_when_the_coming_pods_start_to_count() -> None:
+    waiting = obs("a", 6, 6, pending_replicas=2, pending_coming_replicas=2, pending_coming_since=T0)
+    assert coming_due(waiting, None, 30) == T0 + 600 * S
+    assert coming_due(waiting, 60, 300) == T0 + 300 * S  # the delay, when longer than the provision time
+    assert coming_due(obs("b", 6, 6), None, 30) is None
+
+
+def test_an_elastic_cluster_at_zero_nodes_is_room_for_the_capacity_aware_split() -> None:
+    """DynamicWeighted over a full on-prem cluster and a cloud cluster at zero nodes whose node group can
+    add 40 pods: the cloud cluster weighs by firm + elastic, not by its empty allocatable."""
+    cloud = combine(running=0, fit=0, elastic=Elastic(pods=40, source="cluster-autoscaler"))
+    f = fhpa("DynamicWeighted", 4, 50)
+    p = run(f, [obs("onprem", 10, 10), obs("cloud", 0, available(cloud), capacity=cloud)])
+    assert bounds(p)["cloud"][1] >= 30
+    blind = run(f, [obs("onprem", 10, 10), obs("cloud", 0, 0)])
+    assert bounds(blind).get("cloud", (0, 0))[1] <= 1
+
+
+def test_the_floor_counts_elastic_room() -> None:
+    """F.min 20 over on-prem (room 10) and a cloud cluster at zero nodes that can grow 40 pods: the floor
+    holds, and the cloud cluster's min covers what on-prem cannot."""
+    cloud = combine(running=0, fit=0, elastic=Elastic(pods=40, source="cluster-autoscaler"))
+    f = fhpa("Prioritized", 20, 60, priorities={"onprem": 2, "cloud": 1})
+    p = run(f, [obs("onprem", 10, 10), obs("cloud", 0, available(cloud), capacity=cloud)])
+    floor = next(c for c in p.status.conditions or [] if c.type == "FloorHeld")
+    assert floor.status == "True"
+    assert bounds(p)["cloud"][0] >= 10
