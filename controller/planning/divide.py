@@ -37,6 +37,14 @@ def greedy_fill(total: int, order: Sequence[str], capacity: Mapping[str, int | N
     """
     if total < 0:
         raise ValueError(f"greedy_fill: total must be >= 0, got {total}")
+    shares, left = fill(total, order, capacity)
+    if left and order:
+        shares[order[0]] += left
+    return shares
+
+
+def fill(total: int, order: Sequence[str], capacity: Mapping[str, int | None]) -> tuple[dict[str, int], int]:
+    """The walk of :func:`greedy_fill` without placing the remainder: the shares, and what none held."""
     shares = dict.fromkeys(order, 0)
     left = total
     for name in order:
@@ -44,6 +52,35 @@ def greedy_fill(total: int, order: Sequence[str], capacity: Mapping[str, int | N
         take = left if room is None else min(left, max(0, room))
         shares[name] = take
         left -= take
-    if left and order:
-        shares[order[0]] += left
-    return shares
+    return shares, left
+
+
+def capped_divide(
+    total: int, weights: Mapping[str, int], caps: Mapping[str, int | None]
+) -> tuple[dict[str, int], int]:
+    """Split ``total`` by ``weights`` with no share above its cap (None: no cap); also return what is left.
+
+    A share above its cap is lowered to it, and what that removes is divided again, by the same weights,
+    over the clusters still below their cap; a cluster of weight 0 takes no part in the re-split, so it
+    never outranks a weighted cluster. The rounds repeat until everything is placed or nobody has room:
+    the second value is the excess no cluster could take. All weights 0 are treated as equal.
+    """
+    clean = {name: max(0, w) for name, w in weights.items()}
+    if clean and not any(clean.values()):
+        clean = dict.fromkeys(clean, 1)
+    shares = dict.fromkeys(clean, 0)
+    left = total
+    open_ = dict(clean)
+    while left > 0 and open_:
+        part = divide(left, open_)
+        left = 0
+        for name, amount in part.items():
+            cap = caps.get(name)
+            shares[name] += amount
+            if cap is not None and shares[name] > cap:
+                left += shares[name] - max(cap, 0)
+                shares[name] = max(cap, 0)
+        open_ = {
+            n: w for n, w in open_.items() if w > 0 and ((cap := caps.get(n)) is None or shares[n] < cap)
+        }
+    return shares, left

@@ -22,8 +22,8 @@ def available(cluster: ClusterObservation) -> int | None:
 def preference_order(fhpa: FederatedHPA, clusters: Sequence[ClusterObservation]) -> list[str]:
     """Cluster names, most preferred first, by the policy's own measure; ties by name.
 
-    Prioritized: priority descending. Aggregated: available descending (unknown first, as unlimited).
-    Weighted policies: weight descending.
+    Prioritized: priority descending. Aggregated and DynamicWeighted: available descending (unknown
+    first, as unlimited). StaticWeighted: weight descending.
     """
     return policy_of(fhpa).preference_order(fhpa, clusters)
 
@@ -42,6 +42,37 @@ def split(
     if not clusters:
         return {}
     return policy_of(fhpa).split(fhpa, total, clusters, capacity)
+
+
+def capped_split(
+    fhpa: FederatedHPA,
+    total: int,
+    clusters: Sequence[ClusterObservation],
+    capacity: Mapping[str, int | None],
+) -> tuple[dict[str, int], int]:
+    """Share ``total`` as the policy does, with no share above its cluster's ``capacity`` (None: no cap).
+
+    Returns the shares and the excess: what no cluster had room for (DESIGN §3 Capacity cap). Where
+    the excess goes is the caller's call.
+    """
+    if not clusters:
+        return {}, total
+    return policy_of(fhpa).capped_split(fhpa, total, clusters, capacity)
+
+
+def split_with_excess(
+    fhpa: FederatedHPA,
+    total: int,
+    clusters: Sequence[ClusterObservation],
+    capacity: Mapping[str, int | None],
+) -> dict[str, int]:
+    """:func:`capped_split`, with the excess on the first cluster in order of preference (DESIGN §3
+    The excess): one place where a cluster autoscaler sees it, and the shares still sum to ``total``."""
+    shares, excess = capped_split(fhpa, total, clusters, capacity)
+    if excess and clusters:
+        first = preference_order(fhpa, clusters)[0]
+        shares[first] = shares.get(first, 0) + excess
+    return shares
 
 
 def least_preferred(fhpa: FederatedHPA, clusters: Sequence[ClusterObservation]) -> str | None:
