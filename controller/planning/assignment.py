@@ -1,18 +1,19 @@
 """The initial assignment (DESIGN §3): each candidate cluster's member-HPA min/max and its first replicas.
 
-Runs on create, on a spec change and on a change of the candidate set. Pure: the same candidates in
+Runs on create, on a spec change and on a change of the candidate set. The seven steps of §3 run in
+order, each a small function over plain maps keyed by cluster name; pure, so the same candidates in
 any order give the same result.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from controller.planning.observation import ClusterObservation
 from controller.planning.policies import policy_of
-from controller.planning.policy import available, split
+from controller.planning.policy import available, preference_order, split, split_with_excess
 from fhpa_api.models import FederatedHPA
 
 
@@ -27,13 +28,63 @@ class Bounds:
     def has_hpa(self) -> bool:
         return self.max_replicas > 0
 
+    def clamp(self, replicas: int) -> int:
+        return min(max(replicas, self.min_replicas), self.max_replicas)
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """The bounds of every candidate (Bounds(0, 0): no HPA), the first replicas of those with an HPA,
+    and the clusters at 0 that scalingToZero starts so that the running ones hold the floor."""
+
+    bounds: dict[str, Bounds]
+    replicas: dict[str, int]
+    started: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Terms:
+    """What §3 reads of each candidate: its room (None: unknown, unlimited), current and running replicas.
+
+    A cluster runs what is scheduled (current - pending), and never more than its room: keeping a max
+    for pods that cannot be scheduled only keeps them pending while another cluster has room.
+    """
+
+    available: dict[str, int | None]
+    current: dict[str, int]
+    runs: dict[str, int]
+    ready: dict[str, int]
+
+    @classmethod
+    def of(cls, candidates: Sequence[ClusterObservation]) -> Terms:
+        room = {c.name: _non_negative(available(c)) for c in candidates}
+        runs = {
+            c.name: _holds(max(c.current_replicas - c.pending_replicas, 0), room[c.name]) for c in candidates
+        }
+        return cls(
+            available=room,
+            current={c.name: c.current_replicas for c in candidates},
+            runs=runs,
+            ready={c.name: min(c.ready_replicas, runs[c.name]) for c in candidates},
+        )
+
+    def room(self, name: str, max_replicas: int) -> int:
+        """What a cluster with this max can hold."""
+        return _holds(max_replicas, self.available[name])
+
+    def floor(self, federated_min: int) -> int:
+        """F: F.min, or the candidates' combined room when that is smaller."""
+        if any(a is None for a in self.available.values()):
+            return federated_min
+        return min(federated_min, sum(a or 0 for a in self.available.values()))
+
 
 def initial_assignment(
     fhpa: FederatedHPA,
     candidates: Sequence[ClusterObservation],
     flapped: Mapping[str, datetime] | None = None,
-) -> dict[str, Bounds]:
-    """Min/max per candidate cluster for ``fhpa``'s policy, with keep-what-runs and 1 <= min <= max.
+) -> Assignment:
+    """Min/max and first replicas per candidate cluster for ``fhpa``'s policy (DESIGN §3).
 
     Clusters that get no share come back as Bounds(0, 0). ``flapped``: clusters failed over within the
     last hour and when they last were; their running replicas give way first when F.max cannot keep
@@ -41,32 +92,159 @@ def initial_assignment(
     """
     spec = fhpa.spec
     if not candidates:
-        return {}
+        return Assignment({}, {})
     if not policy_of(fhpa).divides_bounds:  # every cluster gets the federated bounds
-        return {c.name: finalize_one(spec.effective_min, spec.max_replicas) for c in candidates}
-    capacity = {c.name: available(c) for c in candidates}
-    maxes = split(fhpa, spec.max_replicas, candidates, capacity)
-    mins = split(fhpa, spec.effective_min, candidates, capacity)
-    # what runs: pods that cannot be scheduled do not run, and keeping a max for them only keeps them
-    # pending (the floor counts scheduled pods) while another cluster has room
-    current = {c.name: max(c.current_replicas - c.pending_replicas, 0) for c in candidates}
-    ready = {c.name: min(c.ready_replicas, current[c.name]) for c in candidates}
-    maxes = keep_what_runs(maxes, current, flapped, ready)
-    return finalize(mins, maxes, spec.effective_min, capacity)
+        return _duplicated(fhpa, candidates)
+    terms = Terms.of(candidates)
+    order = preference_order(fhpa, candidates)
+    maxes = split_with_excess(fhpa, spec.max_replicas, candidates, terms.available)
+    min_shares = split(fhpa, spec.effective_min, candidates, terms.available)
+    maxes = keep_what_runs(maxes, terms.runs, flapped, terms.ready, terms.current)
+    floor = terms.floor(spec.effective_min)
+    maxes, mins = hold_the_floor(maxes, min_shares, terms, floor, order)
+    started: set[str] = set()
+    if spec.effective_scaling_to_zero:
+        started = start_for_floor(mins, maxes, terms, floor, order)
+        running = [n for n in mins if terms.current[n] > 0 or n in started]
+        target = min(floor, sum(terms.room(n, maxes[n]) for n in running))
+        mins = raise_held(mins, maxes, terms, target, running)
+    bounds = {c.name: Bounds(mins.get(c.name, 0), maxes[c.name] if c.name in mins else 0) for c in candidates}
+    replicas = {
+        n: 0
+        if _stays_at_zero(terms.current[n], n in started, spec.effective_scaling_to_zero)
+        else b.clamp(terms.current[n])
+        for n, b in bounds.items()
+        if b.has_hpa
+    }
+    return Assignment(bounds, replicas, frozenset(started))
+
+
+def _duplicated(fhpa: FederatedHPA, candidates: Sequence[ClusterObservation]) -> Assignment:
+    """Every candidate gets F.min..F.max, whatever its room: its min is its own floor, and the pods it has
+    no room for pend in place, where a cluster autoscaler sees them (DESIGN §3 Duplicated)."""
+    b = finalize_one(fhpa.spec.effective_min, fhpa.spec.max_replicas)
+    return Assignment(
+        {c.name: b for c in candidates}, {c.name: b.clamp(c.current_replicas) for c in candidates}
+    )
+
+
+def _stays_at_zero(current: int, started: bool, scaling_to_zero: bool) -> bool:
+    """Step 7: under scalingToZero a cluster with no replicas stays at 0 unless the floor started it."""
+    return scaling_to_zero and current == 0 and not started
+
+
+def _non_negative(amount: int | None) -> int | None:
+    return None if amount is None else max(amount, 0)
+
+
+def _holds(count: int, room: int | None) -> int:
+    return count if room is None else min(count, room)
+
+
+def step_four_mins(min_shares: Mapping[str, int], maxes: Mapping[str, int], terms: Terms) -> dict[str, int]:
+    """Step 4: each HPA's min is its share, at least 1, at most its max and what its cluster holds.
+
+    A cluster with no room keeps min 1, a min that holds no replica (an HPA needs one)."""
+    return {n: max(1, min(min_shares.get(n, 0), terms.room(n, m))) for n, m in maxes.items() if m > 0}
+
+
+def held(mins: Mapping[str, int], terms: Terms, names: Collection[str] | None = None) -> int:
+    """What the mins hold: each counted only as far as its cluster has room."""
+    return sum(_holds(m, terms.available[n]) for n, m in mins.items() if names is None or n in names)
+
+
+def hold_the_floor(
+    maxes: Mapping[str, int], min_shares: Mapping[str, int], terms: Terms, floor: int, order: Sequence[str]
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Steps 4 and 5: the mins, and as long as they hold less than F, max moved to room and mins raised.
+
+    5a moves one replica of max at a time, up to the shortfall, from the cluster with the most max
+    above its room to the cluster earliest in order of preference whose max is under its room (one at
+    max 0 included, which is how a cluster of weight 0 is reached last). 5b recomputes the mins, 5c
+    raises them where there is room. What room cannot hold stays short: the floor yields to capacity.
+    """
+    result = dict(maxes)
+    mins = step_four_mins(min_shares, result, terms)
+    short = floor - held(mins, terms)
+    if short <= 0:
+        return result, mins
+    for _ in range(short):
+        donor, taker = _donor(result, terms), _taker(result, terms, order)
+        if donor is None or taker is None:
+            break
+        result[donor] -= 1
+        result[taker] += 1
+    mins = step_four_mins(min_shares, result, terms)
+    return result, raise_held(mins, result, terms, floor)
+
+
+def _donor(maxes: Mapping[str, int], terms: Terms) -> str | None:
+    gaps = {n: m - room for n, m in maxes.items() if (room := terms.available[n]) is not None and m > room}
+    return min(gaps, key=lambda n: (-gaps[n], n)) if gaps else None
+
+
+def _taker(maxes: Mapping[str, int], terms: Terms, order: Sequence[str]) -> str | None:
+    return next(
+        (n for n in order if (room := terms.available[n]) is None or maxes[n] < room),
+        None,
+    )
+
+
+def raise_held(
+    mins: Mapping[str, int],
+    maxes: Mapping[str, int],
+    terms: Terms,
+    target: int,
+    names: Collection[str] | None = None,
+) -> dict[str, int]:
+    """5c: raise mins (of ``names``, default all) where there is room, the largest room first, ties by
+    name, until they hold ``target`` or no room is left."""
+    result = dict(mins)
+    pool = [n for n in result if names is None or n in names]
+    short = target - held(result, terms, pool)
+    while short > 0:
+        room = {n: terms.room(n, maxes[n]) - result[n] for n in pool}
+        room = {n: r for n, r in room.items() if r > 0}
+        if not room:
+            break
+        name = min(room, key=lambda n: (-room[n], n))
+        take = min(short, room[name])
+        result[name] += take
+        short -= take
+    return result
+
+
+def start_for_floor(
+    mins: Mapping[str, int], maxes: Mapping[str, int], terms: Terms, floor: int, order: Sequence[str]
+) -> set[str]:
+    """Step 6: start clusters at 0, in order of preference, until the running ones can hold F.
+
+    A cluster with no room is never started for this: all it could add is a pending pod."""
+    running = {n for n in mins if terms.current[n] > 0}
+    holding = sum(terms.room(n, maxes[n]) for n in running)
+    started: set[str] = set()
+    for name in order:
+        if holding >= floor:
+            break
+        if name in mins and name not in running and terms.room(name, maxes[name]) >= 1:
+            started.add(name)
+            holding += terms.room(name, maxes[name])
+    return started
 
 
 def keep_what_runs(
     maxes: Mapping[str, int],
-    current: Mapping[str, int],
+    runs: Mapping[str, int],
     flapped: Mapping[str, datetime] | None = None,
     ready: Mapping[str, int] | None = None,
+    current: Mapping[str, int] | None = None,
 ) -> dict[str, int]:
-    """Raise maxes that a split put below running replicas, taking from the largest surplus.
+    """Steps 2 and 3: every replica under an HPA, then no max below what its cluster ``runs``.
 
-    Clusters are served in name order, one replica at a time, each from the cluster with the most
-    surplus (max - current) at that moment, ties by name. A running cluster the split gave max 0 first
-    gets one replica of max (so that every running cluster keeps an HPA, DESIGN §4 promise 2), then is
-    served like the others; a cluster that runs nothing keeps max 0 and gets no HPA.
+    Step 2: a cluster with replicas (``current``, default what runs) that the split left at max 0 takes
+    one replica of max from the largest surplus (max - runs), so that it keeps an HPA; with no surplus
+    anywhere it stays at max 0 and the planner drains it. Step 3: clusters are served in name order,
+    one replica at a time, each from the cluster with the most surplus at that moment, ties by name.
 
     When no surplus is left (F.max is below what runs), a cluster in ``flapped`` (failed over within
     the hour, with the time of its last failover) gives way, down to max 0, to those that did not fail
@@ -76,9 +254,9 @@ def keep_what_runs(
     nothing yet, and Ready pods that serve are not stopped for it (a short blip of a sole holder).
     What is still short stays capped, and a running cluster still at max 0 is drained by the planner.
     """
-    result = _from_surplus(maxes, current)
+    result = _from_surplus(maxes, runs, runs if current is None else current)
     last = dict(flapped or {})
-    serving = current if ready is None else ready
+    serving = runs if ready is None else ready
     for name in sorted(result):
         while result[name] < serving.get(name, 0):
             donors = [n for n in last if result.get(n, 0) > 0 and _yields_to(n, name, last)]
@@ -97,19 +275,21 @@ def _yields_to(donor: str, taker: str, last_failover: Mapping[str, datetime]) ->
     return taker not in last_failover or last_failover[taker] < last_failover[donor]
 
 
-def _from_surplus(maxes: Mapping[str, int], current: Mapping[str, int]) -> dict[str, int]:
+def _from_surplus(
+    maxes: Mapping[str, int], runs: Mapping[str, int], current: Mapping[str, int]
+) -> dict[str, int]:
     """keep_what_runs's first part: only a surplus (max above what runs) is given."""
     result = dict(maxes)
     for name in sorted(result):
         if result[name] == 0 and current.get(name, 0) > 0:
-            donor = _largest_surplus(result, current)
+            donor = _largest_surplus(result, runs)
             if donor is None:
                 break
             result[donor] -= 1
             result[name] += 1
     for name in sorted(result):
-        while 0 < result[name] < current.get(name, 0):
-            donor = _largest_surplus(result, current)
+        while 0 < result[name] < runs.get(name, 0):
+            donor = _largest_surplus(result, runs)
             if donor is None:
                 return result
             result[donor] -= 1
@@ -129,67 +309,6 @@ def finalize_one(min_replicas: int, max_replicas: int) -> Bounds:
     if max_replicas <= 0:
         return Bounds(0, 0)
     return Bounds(min(max(min_replicas, 1), max_replicas), max_replicas)
-
-
-def finalize(
-    mins: Mapping[str, int],
-    maxes: Mapping[str, int],
-    federated_min: int,
-    capacity: Mapping[str, int | None] | None = None,
-) -> dict[str, Bounds]:
-    """Apply 1 <= min <= max per cluster, then keep the mins summing to at least F.min.
-
-    Capping a min at its max (after keep-what-runs took max from a cluster) can leave the mins short of
-    F.min; the shortfall is raised where a min is below its max, most room first, ties by name. A min
-    is also never above what its cluster can hold (``capacity``, None: unknown): a min share on a full
-    cluster only keeps pods pending while another has room, so it goes where there is room too. When
-    the clusters cannot hold F.min at all, the mins stay short (the floor gives way, FloorHeld False).
-    """
-    maxes = _room_for_the_floor(mins, maxes, federated_min, capacity or {})
-    ceiling = {n: min_ceiling(m, (capacity or {}).get(n)) for n, m in maxes.items()}
-    bounds = {n: finalize_one(min(mins.get(n, 0), ceiling[n]), m) for n, m in maxes.items()}
-    return raise_mins(bounds, federated_min, ceiling, capacity)
-
-
-def _room_for_the_floor(
-    mins: Mapping[str, int], maxes: Mapping[str, int], federated_min: int, capacity: Mapping[str, int | None]
-) -> dict[str, int]:
-    """Move max from clusters given more than they can hold to clusters with room, as far as the mins
-    would otherwise fall short of F.min (DESIGN §4 promise 1 from the first pass; a split by weight
-    knows no capacity). Nothing moves while the mins can reach F.min: the policy's split stands.
-
-    Takers are first the clusters the split gave a share, then those it gave none (a StaticWeighted
-    weight of 0) that have room: the floor outranks a weight of 0 when the weighted clusters cannot
-    hold F.min (README, "Where the controller goes beyond DESIGN §4"). A donor gives up to what it
-    cannot hold, down to max 0 when it can hold nothing (then it gets no HPA).
-    """
-    result = dict(maxes)
-    holds = {n: _holds(m, capacity.get(n)) for n, m in result.items()}
-    short = federated_min - sum(min(max(mins.get(n, 0), 1), holds[n]) for n, m in result.items() if m > 0)
-    excess = {n: m - holds[n] for n, m in result.items() if m > holds[n]}
-    shared = {
-        n: c - result[n] for n, c in capacity.items() if n in result and c is not None and c > result[n] > 0
-    }
-    shared.update({n: short for n, c in capacity.items() if n in result and c is None and result[n] > 0})
-    unshared = {n: short if c is None else c for n, c in capacity.items() if n in result and result[n] == 0}
-    unshared = {n: r for n, r in unshared.items() if r > 0}
-    for room in (shared, unshared):
-        while short > 0 and excess and room:
-            donor = min(excess, key=lambda n: (-excess[n], n))
-            taker = min(room, key=lambda n: (-room[n], n))
-            result[donor] -= 1
-            result[taker] += 1
-            short -= 1
-            for table, name in ((excess, donor), (room, taker)):
-                table[name] -= 1
-                if table[name] <= 0:
-                    del table[name]
-    return result
-
-
-def _holds(max_replicas: int, available: int | None) -> int:
-    """What a cluster with this max can run of the workload (its max when its capacity is unknown)."""
-    return max_replicas if available is None else min(max_replicas, max(available, 0))
 
 
 def min_ceiling(max_replicas: int, available: int | None) -> int:
@@ -229,17 +348,3 @@ def raise_mins(
 
 def _held_min(min_replicas: int, available: int | None) -> int:
     return min_replicas if available is None else min(min_replicas, max(available, 0))
-
-
-def initial_replicas(bounds: Bounds, current: int, scaling_to_zero: bool) -> int | None:
-    """The replicas to write when an assignment takes effect, or None when nothing is written.
-
-    clamp(current, min, max); a cluster that had none gets min, or stays at 0 with scalingToZero.
-    Current replicas inside [min, max] are never written.
-    """
-    if not bounds.has_hpa:
-        return None
-    if current == 0 and scaling_to_zero:
-        return None
-    target = min(max(current, bounds.min_replicas), bounds.max_replicas)
-    return None if target == current else target

@@ -14,6 +14,7 @@ from controller.planning.assignment import Bounds, min_ceiling, raise_mins
 from controller.planning.observation import ClusterObservation
 from controller.planning.pending import counts_at_once
 from controller.planning.plan import EventRecord
+from controller.planning.policies import policy_of
 from fhpa_api.models import FederatedHPA
 
 HPA_TOLERANCE = 0.1
@@ -139,14 +140,19 @@ class Fleet:
 
 def normalize(fleet: Fleet) -> None:
     """Restore 1 <= min <= max on every HPA (max 0: no HPA), no min above what its cluster can hold, and
-    mins summing to at least F.min where the clusters can hold it."""
+    mins summing to at least F.min where the clusters can hold it.
+
+    Where the policy does not divide the bounds (Duplicated) each min is its cluster's own floor, F.min
+    whatever the room: pods beyond it pend in place, where a cluster autoscaler sees them (DESIGN §3
+    Duplicated)."""
+    uncapped = not policy_of(fleet.fhpa).divides_bounds
     for slot in fleet.slots.values():
         if slot.max_replicas <= 0:
             slot.min_replicas, slot.max_replicas, slot.pin = 0, 0, None
             continue
         ceiling = (
             slot.max_replicas
-            if slot.held
+            if slot.held or uncapped
             else min_ceiling(slot.max_replicas, slot.cluster.available_replicas)
         )
         slot.min_replicas = min(max(slot.min_replicas, 1), ceiling)
@@ -154,6 +160,8 @@ def normalize(fleet: Fleet) -> None:
             slot.pin = None
     # a cluster held past the flag's grace (its grace grew with its flaps) keeps its bounds, but the floor
     # may not wait that long: the reachable clusters' mins then cover F.min alone (DESIGN §4 promise 1)
+    if uncapped:
+        return
     held_mins = sum(s.min_replicas for s in fleet.slots.values() if s.held and not s.held_long)
     free = {n: s.bounds for n, s in fleet.slots.items() if not s.held}
     ceilings = {n: min_ceiling(s.max_replicas, s.cluster.available_replicas) for n, s in fleet.slots.items()}

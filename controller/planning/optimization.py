@@ -209,22 +209,26 @@ def release_saturation(fleet: Fleet) -> bool:
 def redistribute_min(fleet: Fleet) -> bool:
     """Min redistribution: clusters at 0 replicas leave their min share to the running clusters.
 
-    The running clusters' mins are raised, most room first, until they alone sum to F.min. The idle
-    clusters' HPAs keep their min (an HPA over 0 replicas stays idle), ready for a scale from zero.
+    The running clusters' mins are raised, most room first, until they alone hold F.min. A min counts
+    and rises only as far as its cluster has room (its max, and what it can hold): a min above that is
+    a pod that pends while the floor looks kept. The idle clusters' HPAs keep their min (an HPA over 0
+    replicas stays idle), ready for a scale from zero.
     """
     holders = [s for s in fleet.ordered() if s.max_replicas > 0]
     running = [s for s in holders if s.current > 0 or s.held]
     idle = [s for s in holders if s.current == 0 and not s.held]
     if not idle or not running:
         return False
-    short = fleet.fhpa.spec.effective_min - sum(s.hpa_min for s in running)
+    short = fleet.fhpa.spec.effective_min - sum(
+        s.hpa_min if s.held else min(s.hpa_min, _room(s)) for s in running
+    )
     raised = False
     while short > 0:
-        room = [s for s in running if not s.held and s.max_replicas > s.min_replicas]
+        room = [s for s in running if not s.held and _room(s) > s.min_replicas]
         if not room:
             break
-        slot = min(room, key=lambda s: (-(s.max_replicas - s.min_replicas), s.name))
-        take = min(short, slot.max_replicas - slot.min_replicas)
+        slot = min(room, key=lambda s: (-(_room(s) - s.min_replicas), s.name))
+        take = min(short, _room(slot) - slot.min_replicas)
         slot.min_replicas += take
         short -= take
         raised = True
@@ -235,6 +239,12 @@ def redistribute_min(fleet: Fleet) -> bool:
             "clusters",
         )
     return raised
+
+
+def _room(slot: Slot) -> int:
+    """What a cluster can hold under its max: its max, or its available when that is smaller."""
+    amount = available(slot.cluster)
+    return slot.max_replicas if amount is None else min(slot.max_replicas, max(amount, 0))
 
 
 def lend_held_slack(fleet: Fleet, blip_seconds: float = 0.0) -> bool:

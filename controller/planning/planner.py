@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from controller.planning import burst, external_share, optimization, pending, priority, zero
 from controller.planning.affinity import affinity_matches
-from controller.planning.assignment import initial_assignment, initial_replicas
+from controller.planning.assignment import initial_assignment
 from controller.planning.failover import Health, HealthPolicy, Role, assess, due_at
 from controller.planning.fleet import FAILED_OVER, SATURATED, Fleet, Slot, normalize
 from controller.planning.member_hpa import render_spec, spec_digest
@@ -192,7 +192,7 @@ def _assign(
     rows: Mapping[str, ClusterStatus],
     health: Mapping[str, Health],
 ) -> None:
-    """The initial assignment (DESIGN §3), and the initial replicas it implies.
+    """The initial assignment (DESIGN §3) and the first replicas it decides.
 
     A cluster the last pass found full (Saturated) whose pods still pend is still full: the split sees
     it as able to hold only what it holds, and it keeps the mark, so a reassignment (a failover, a
@@ -205,10 +205,10 @@ def _assign(
         for c in candidates
         if health[c.name].failovers > 0 and (when := health[c.name].last_failover) is not None
     }
-    bounds = initial_assignment(
+    assignment = initial_assignment(
         fleet.fhpa, [_as_full(c) if c.name in full else c for c in candidates], flapped
     )
-    to_zero = fleet.fhpa.spec.effective_scaling_to_zero
+    bounds = assignment.bounds
     for cluster in candidates:
         b = bounds[cluster.name]
         slot = Slot(
@@ -222,15 +222,16 @@ def _assign(
             pending_since=_pending_since(cluster, rows.get(cluster.name), fleet.now),
         )
         fleet.slots[cluster.name] = slot
-        target = initial_replicas(b, cluster.current_replicas, to_zero)
-        if target is not None:
-            fleet.write_replicas(slot, target, "initial assignment")
+        if cluster.name in assignment.replicas:
+            fleet.write_replicas(slot, assignment.replicas[cluster.name], "initial assignment")
     _drain_unshared(fleet)
     optimization.keep_full_capped(fleet)
-    if to_zero:
-        started = zero.start_for_floor(fleet, "initial assignment: the running clusters cannot hold F.min")
-        optimization.redistribute_min(fleet)
-        zero.settle_started(started, "initial assignment: the running clusters cannot hold F.min")
+    if assignment.started:
+        fleet.event(
+            "ScaledFromZero",
+            f"initial assignment: the running clusters cannot hold minReplicas "
+            f"{fleet.fhpa.spec.effective_min}: {', '.join(sorted(assignment.started))} started",
+        )
     shares = ", ".join(
         f"{n} {b.min_replicas}..{b.max_replicas}" for n, b in sorted(bounds.items()) if b.has_hpa
     )

@@ -2,8 +2,11 @@
 
 INPUT (YAML or JSON file, or - for stdin) is ``{federatedHPA: <manifest>, clusters: [{name, labels?,
 provider?, region?, zone?, healthy? (default true), taints?, currentReplicas? (default 0),
-availableReplicas? (default: unlimited)}]}``. The FederatedHPA is defaulted and validated first, as the
-API server would admit it; then the controller's own planner runs its first pass over the clusters.
+availableReplicas? (default: unlimited)}]}``. ``currentReplicas`` is what a cluster runs and
+``availableReplicas`` its whole room, running pods included; a ``currentReplicas`` above
+``availableReplicas`` is read as the excess pending: the cluster runs ``availableReplicas`` and the rest
+waits as unschedulable pods. The FederatedHPA is defaulted and validated first, as the API server would
+admit it; then the controller's own planner runs its first pass over the clusters.
 Output (JSON, sorted by name): ``{"clusters": [{"name", "minReplicas", "maxReplicas", "replicas"}],
 "unassigned": [names]}``. Exit 0 on success, 1 when the FederatedHPA is invalid (errors printed as
 `fhpa validate` prints them), 2 when the input cannot be read or is malformed.
@@ -61,12 +64,21 @@ class ClusterInput(BaseModel):
             zone=self.zone,
             taints=self.taints,
         )
+        pending = self.pending_replicas
         return identity.observed(
             healthy=self.healthy,
             current_replicas=self.current_replicas,
-            ready_replicas=self.current_replicas,
+            ready_replicas=self.current_replicas - pending,
+            pending_replicas=pending,
             available_replicas=self.available_replicas,
         )
+
+    @property
+    def pending_replicas(self) -> int:
+        """The replicas above the cluster's room: they cannot be scheduled, so they pend."""
+        if self.available_replicas is None:
+            return 0
+        return max(self.current_replicas - self.available_replicas, 0)
 
 
 def register(subparsers: Any) -> None:

@@ -116,7 +116,8 @@ def test_seed002_dynamic_weighted(capsys: pytest.CaptureFixture[str], tmp_path: 
         {"name": "member3", "availableReplicas": 2},
     ]
     out = result(capsys, tmp_path, {"federatedHPA": manifest("DynamicWeighted", 8, 24), "clusters": clusters})
-    assert table(out) == {"member1": (1, 3, 1), "member2": (5, 15, 5), "member3": (2, 6, 2)}
+    # the capacity cap: no cluster gets a max it cannot hold; the 16 nobody holds go to the most available
+    assert table(out) == {"member1": (1, 1, 1), "member2": (5, 21, 5), "member3": (2, 2, 2)}
 
 
 def test_seed002_aggregated(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -141,6 +142,72 @@ def test_seed002_prioritized(
     fhpa = manifest("Prioritized", 8, 24, prefs, scalingToZero=to_zero)
     out = result(capsys, tmp_path, {"federatedHPA": fhpa, "clusters": clusters})
     assert table(out) == {"member1": (8, 23, 15), "member2": (1, 1, member2_replicas)}
+
+
+def test_first_replicas_follow_the_mins_raised_under_scaling_to_zero(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The running cluster's min is raised to the floor before its first replicas are set, so the
+    replicas are never below the min printed beside them."""
+    prefs = [pref("zeta", staticWeight=2), pref("us-east", staticWeight=4)]
+    clusters = [
+        {"name": "zeta", "currentReplicas": 3, "availableReplicas": 25},
+        {"name": "us-east", "availableReplicas": 2},
+    ]
+    fhpa = manifest("StaticWeighted", 19, 52, prefs, scalingToZero=True)
+    out = result(capsys, tmp_path, {"federatedHPA": fhpa, "clusters": clusters})
+    assert table(out)["zeta"] == (19, 25, 19)
+
+
+def test_the_mins_hold_the_floor_on_the_first_pass(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """F.min 10 over clusters that hold 4, 4 and 10: max moves to the cluster with room (of weight 0)
+    until the mins, each counted up to its room, hold 10."""
+    prefs = [pref("a", staticWeight=1), pref("b", staticWeight=1), pref("c", staticWeight=0)]
+    clusters = [{"name": n, "availableReplicas": r} for n, r in (("a", 4), ("b", 4), ("c", 10))]
+    out = result(
+        capsys, tmp_path, {"federatedHPA": manifest("StaticWeighted", 10, 20, prefs), "clusters": clusters}
+    )
+    got = table(out)
+    assert sum(min(lo, room) for (lo, _, _), room in zip(got.values(), (4, 4, 10), strict=True)) >= 10
+    assert got == {"a": (4, 14, 4), "b": (4, 4, 4), "c": (2, 2, 2)}
+
+
+def test_duplicated_mins_are_not_capped_at_the_room(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Each Duplicated cluster's min is F.min, its own floor; the pods it has no room for pend there."""
+    clusters = [
+        {"name": "a", "currentReplicas": 1, "availableReplicas": 2},
+        {"name": "b", "currentReplicas": 7, "availableReplicas": 20},
+    ]
+    out = result(capsys, tmp_path, {"federatedHPA": manifest("Duplicated", 5, 10), "clusters": clusters})
+    assert table(out) == {"a": (5, 10, 5), "b": (5, 10, 7)}
+
+
+def test_current_above_available_is_read_as_pending(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A cluster given 8 current and room for 0 runs nothing: its 8 pend, so it is not kept a max of 8."""
+    prefs = [pref("a", staticWeight=1), pref("b", staticWeight=1)]
+    clusters = [
+        {"name": "a", "currentReplicas": 8, "availableReplicas": 0},
+        {"name": "b", "currentReplicas": 2, "availableReplicas": 30},
+    ]
+    out = result(
+        capsys, tmp_path, {"federatedHPA": manifest("StaticWeighted", 4, 12, prefs), "clusters": clusters}
+    )
+    # a runs nothing: step 5 moves the one replica of max step 2 gave it to b, which has the room
+    assert table(out) == {"b": (4, 12, 4)}
+    assert out["unassigned"] == ["a"]
+
+
+def test_the_help_says_how_current_above_available_is_read(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["assign", "--help"])
+    text = " ".join(capsys.readouterr().out.replace("`", "").split())
+    assert "a currentReplicas above availableReplicas is read as the excess pending" in text
 
 
 def test_unhealthy_tainted_and_unselected_clusters_are_unassigned(

@@ -24,20 +24,6 @@ WITH_HPA = re.compile(r"^#   (\S+) (\d+)\.\.(\d+) r(\d+)\b")
 WITHOUT_HPA = re.compile(r"^#   (\S+): no HPA\b")
 NOT_CANDIDATES = re.compile(r"^#   unassigned: (.+)$")
 
-# Examples whose decided result the current assignment does not print yet: the revised §3 (the
-# capacity cap, Duplicated uncapped, mins raised before the first replicas under scalingToZero) lands
-# with the assignment fix, which empties this set.
-NOT_YET_MET = frozenset(
-    {
-        "duplicated-small-cluster",
-        "floor-moves-max-to-room-to-zero",
-        "new-app-small-preferred-cluster",
-        "seed-002-dynamic-weighted",
-        "weight-rounded-to-zero-takes-first",
-        "weight-zero-gives-way",
-    }
-)
-
 
 def decided(path: Path) -> tuple[dict[str, tuple[int, int, int]], list[str]]:
     """The header's result: (min, max, replicas) per cluster with an HPA, and the clusters without."""
@@ -81,6 +67,6 @@ def test_the_header_names_every_cluster_the_command_reports(
     assert sorted({*expected_bounds, *expected_without}) == sorted({*got_bounds, *got_without})
 
 
-@pytest.mark.parametrize("path", [p for p in EXAMPLES if p.stem not in NOT_YET_MET], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
 def test_fhpa_assign_prints_the_decided_result(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert printed(path, capsys) == decided(path)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from controller.planning.observation import ClusterObservation
-from controller.planning.policies.base import Clusters, InOrder
+from controller.planning.policies.base import Clusters, InOrder, by_room
 from fhpa_api.models import FederatedHPA
 
 
@@ -21,11 +20,7 @@ class Aggregated(InOrder):
     )
 
     def preference_order(self, fhpa: FederatedHPA, clusters: Clusters) -> list[str]:
-        def room(c: ClusterObservation) -> tuple[int, int, str]:
-            amount = c.available_replicas
-            return (0, 0, c.name) if amount is None else (1, -amount, c.name)
-
-        return [c.name for c in sorted(clusters, key=room)]
+        return by_room(clusters)
 
     def least_preferred(self, fhpa: FederatedHPA, clusters: Clusters) -> str:
         """The cluster running the fewest replicas; a tie goes to the least room (unknown counts as

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from controller.planning.divide import divide, greedy_fill
+from controller.planning.divide import capped_divide, divide, fill, greedy_fill
 from controller.planning.observation import ClusterObservation
 from fhpa_api.models import ClusterAutoscalingPreference, FederatedHPA
 
@@ -65,6 +65,13 @@ class AssignmentPolicy(Protocol):
         """Share ``total`` among (non-empty) ``clusters``, each bounded by ``capacity`` where it fills."""
         ...
 
+    def capped_split(
+        self, fhpa: FederatedHPA, total: int, clusters: Clusters, capacity: Capacity
+    ) -> tuple[dict[str, int], int]:
+        """Share ``total`` among (non-empty) ``clusters`` with no share above its ``capacity`` (None:
+        no cap); also return the excess, what none of them has room for."""
+        ...
+
     def least_preferred(self, fhpa: FederatedHPA, clusters: Clusters) -> str:
         """The (non-empty) ``clusters``' first to go to zero."""
         ...
@@ -88,6 +95,17 @@ class AssignmentPolicy(Protocol):
 def dynamic_weight(fhpa: FederatedHPA, cluster: ClusterObservation) -> int:
     """A weight by available replicas; unknown counts as room for all of F.max."""
     return cluster.available_or(fhpa.spec.max_replicas)
+
+
+def by_room(clusters: Clusters) -> list[str]:
+    """Cluster names by available replicas, most first; unknown (unlimited) before any number; ties by
+    name."""
+
+    def room(c: ClusterObservation) -> tuple[int, int, str]:
+        amount = c.available_replicas
+        return (0, 0, c.name) if amount is None else (1, -amount, c.name)
+
+    return [c.name for c in sorted(clusters, key=room)]
 
 
 class Shared:
@@ -127,6 +145,12 @@ class ByWeight(Shared):
     def split(self, fhpa: FederatedHPA, total: int, clusters: Clusters, capacity: Capacity) -> dict[str, int]:
         return divide(total, {c.name: self.weight(fhpa, c) for c in clusters})
 
+    def capped_split(
+        self, fhpa: FederatedHPA, total: int, clusters: Clusters, capacity: Capacity
+    ) -> tuple[dict[str, int], int]:
+        """The same division, each share cut to its room and the cut divided again by weight."""
+        return capped_divide(total, {c.name: self.weight(fhpa, c) for c in clusters}, capacity)
+
     def least_preferred(self, fhpa: FederatedHPA, clusters: Clusters) -> str:
         return self.preference_order(fhpa, clusters)[-1]
 
@@ -143,3 +167,9 @@ class InOrder(Shared):
 
     def split(self, fhpa: FederatedHPA, total: int, clusters: Clusters, capacity: Capacity) -> dict[str, int]:
         return greedy_fill(total, self.preference_order(fhpa, clusters), capacity)
+
+    def capped_split(
+        self, fhpa: FederatedHPA, total: int, clusters: Clusters, capacity: Capacity
+    ) -> tuple[dict[str, int], int]:
+        """The same walk: it never passes a room, so only the remainder is left over."""
+        return fill(total, self.preference_order(fhpa, clusters), capacity)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from controller.planning.observation import ClusterObservation
-from controller.planning.policies.base import ByWeight, dynamic_weight
+from controller.planning.policies.base import ByWeight, Clusters, by_room, dynamic_weight
 from fhpa_api.models import FederatedHPA
 
 
@@ -19,3 +19,8 @@ class DynamicWeighted(ByWeight):
 
     def weight(self, fhpa: FederatedHPA, cluster: ClusterObservation) -> int:
         return dynamic_weight(fhpa, cluster)
+
+    def preference_order(self, fhpa: FederatedHPA, clusters: Clusters) -> list[str]:
+        """More room first, unknown room before any number (the weight counts unknown as F.max only so
+        that it divides)."""
+        return by_room(clusters)

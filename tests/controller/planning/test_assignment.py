@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 from controller.planning.assignment import (
-    Bounds,
-    finalize,
+    Assignment,
+    Terms,
+    hold_the_floor,
     initial_assignment,
-    initial_replicas,
     keep_what_runs,
 )
 from tests.controller.planning_builders import T0, bounds, fhpa, obs, owned_hpa, run, writes
@@ -16,8 +16,8 @@ from tests.controller.planning_builders import T0, bounds, fhpa, obs, owned_hpa,
 STATIC = {"member1": 1, "member2": 2, "member3": 3}
 
 
-def as_pairs(result: dict[str, Bounds]) -> dict[str, tuple[int, int]]:
-    return {n: (b.min_replicas, b.max_replicas) for n, b in result.items() if b.has_hpa}
+def as_pairs(result: Assignment) -> dict[str, tuple[int, int]]:
+    return {n: (b.min_replicas, b.max_replicas) for n, b in result.bounds.items() if b.has_hpa}
 
 
 def test_seed000_duplicated() -> None:
@@ -68,10 +68,11 @@ def test_seed002_static_weighted_scaling_to_zero_leaves_the_empty_cluster_at_zer
 def test_seed002_dynamic_weighted() -> None:
     f = fhpa("DynamicWeighted", 8, 24)
     fleet = [obs("member1", 0, 1), obs("member2", 0, 5), obs("member3", 0, 2)]
+    # the capacity cap: each max cut to what its cluster holds, the 16 nobody holds on the most available
     assert as_pairs(initial_assignment(f, fleet)) == {
-        "member1": (1, 3),
-        "member2": (5, 15),
-        "member3": (2, 6),
+        "member1": (1, 1),
+        "member2": (5, 21),
+        "member3": (2, 2),
     }
 
 
@@ -150,26 +151,42 @@ def test_a_running_cluster_with_no_share_left_is_drained() -> None:
     assert not any(a.cluster == "b" and a.op != "delete" for a in p.hpa_actions)
 
 
-def test_finalize_raises_min_to_one_and_caps_it_at_max() -> None:
-    result = finalize({"a": 0, "b": 5, "c": 1}, {"a": 3, "b": 2, "c": 0}, federated_min=2)
-    assert result == {"a": Bounds(1, 3), "b": Bounds(2, 2), "c": Bounds(0, 0)}
+def terms(available: dict[str, int | None], current: dict[str, int] | None = None) -> Terms:
+    now = {n: (current or {}).get(n, 0) for n in available}
+    return Terms(available=available, current=now, runs=now, ready=now)
 
 
-def test_finalize_keeps_the_mins_at_least_the_federated_min() -> None:
+def test_step_four_lifts_a_min_to_one_and_caps_it_at_max_and_room() -> None:
+    maxes, mins = hold_the_floor(
+        {"a": 3, "b": 2, "c": 0}, {"a": 0, "b": 5, "c": 1}, terms(dict.fromkeys("abc")), 0, "abc"
+    )
+    assert (maxes, mins) == ({"a": 3, "b": 2, "c": 0}, {"a": 1, "b": 2})
+    _, mins = hold_the_floor({"a": 3, "b": 6}, {"a": 2, "b": 5}, terms({"a": 0, "b": 4}), 0, "ab")
+    assert mins == {"a": 1, "b": 4}  # a holds nothing: min 1, which holds no replica
+
+
+def test_step_five_raises_the_mins_where_there_is_room() -> None:
     # keep-what-runs took b's max down to 2: its min 5 is capped, the shortfall goes where there is room
-    result = finalize({"a": 5, "b": 5}, {"a": 8, "b": 2}, federated_min=10)
-    assert sum(b.min_replicas for b in result.values()) >= 10
-    assert result == {"a": Bounds(8, 8), "b": Bounds(2, 2)}
+    maxes, mins = hold_the_floor({"a": 8, "b": 2}, {"a": 5, "b": 5}, terms(dict.fromkeys("ab")), 10, "ab")
+    assert (maxes, mins) == ({"a": 8, "b": 2}, {"a": 8, "b": 2})
 
 
-def test_initial_replicas() -> None:
-    b = Bounds(2, 5)
-    assert initial_replicas(b, 0, scaling_to_zero=False) == 2
-    assert initial_replicas(b, 0, scaling_to_zero=True) is None
-    assert initial_replicas(b, 3, scaling_to_zero=False) is None  # inside [min, max]: never written
-    assert initial_replicas(b, 9, scaling_to_zero=True) == 5
-    assert initial_replicas(b, 1, scaling_to_zero=True) == 2
-    assert initial_replicas(Bounds(0, 0), 4, scaling_to_zero=False) is None
+def test_step_five_moves_max_from_the_widest_gap_to_the_first_with_room() -> None:
+    # a holds 4 with max 16, c (weight 0, last in order) holds 10 with max 0; F 10 needs two more
+    maxes, mins = hold_the_floor(
+        {"a": 16, "b": 4, "c": 0}, {"a": 5, "b": 5, "c": 0}, terms({"a": 4, "b": 4, "c": 10}), 10, "abc"
+    )
+    assert maxes == {"a": 14, "b": 4, "c": 2}
+    assert mins == {"a": 4, "b": 4, "c": 2}
+
+
+def test_first_replicas_clamp_what_runs_and_leave_empty_clusters_at_zero_under_scaling_to_zero() -> None:
+    fleet = [obs("a", 0), obs("b", 9), obs("c", 1)]
+    weights = {"a": 1, "b": 1, "c": 1}
+    plain = initial_assignment(fhpa("StaticWeighted", 6, 30, weights=weights), fleet)
+    assert plain.replicas == {"a": 2, "b": 9, "c": 2}
+    to_zero = initial_assignment(fhpa("StaticWeighted", 6, 30, weights=weights, scalingToZero=True), fleet)
+    assert to_zero.replicas == {"a": 0, "b": 9, "c": 2}
 
 
 def test_keep_what_runs_keeps_what_is_scheduled_not_what_pends() -> None:
@@ -196,12 +213,15 @@ def test_a_split_by_weight_gives_way_to_the_floor_where_capacity_is_known() -> N
     assert b["m1"][0] <= 1 and b["m3"][0] <= 7 and b["m2"][0] <= 13
 
 
-def test_a_split_by_weight_stands_while_the_mins_reach_f_min() -> None:
+def test_a_split_by_weight_is_capped_at_what_each_cluster_holds() -> None:
+    # 23 by equal weights is 8/8/7; m1 holds 1, so the 7 above that are divided again over the clusters
+    # still below their room: m2 takes 5 up to its 13 (m3 is at its 7); the 2 nobody holds are the
+    # excess, on the first in order of preference (equal weights: by name, m1)
     p = run(
         fhpa("StaticWeighted", 3, 23, weights={"m1": 1, "m2": 1, "m3": 1}),
         [obs("m1", 0, 1), obs("m2", 0, 13), obs("m3", 0, 7)],
     )
-    assert {n: hi for n, (_, hi) in bounds(p).items()} == {"m1": 8, "m2": 8, "m3": 7}
+    assert {n: hi for n, (_, hi) in bounds(p).items()} == {"m1": 3, "m2": 13, "m3": 7}
 
 
 def test_the_floor_outranks_a_weight_of_zero_when_the_weighted_clusters_cannot_hold_it() -> None:
