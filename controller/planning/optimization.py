@@ -13,7 +13,7 @@ from datetime import timedelta
 
 from controller.planning.fleet import Fleet, Slot
 from controller.planning.policies import policy_of
-from controller.planning.policy import available, split
+from controller.planning.policy import available, capped_split, preference_order
 
 DEFAULT_SCALE_DOWN_WINDOW = 300
 """The native HPA's scale-down stabilization window when behavior does not set one."""
@@ -26,57 +26,76 @@ def floor_of(slot: Slot) -> int:
     return min(slot.max_replicas, max(slot.current, slot.hpa_min))
 
 
-def redistribute_slack(fleet: Fleet, recipients: list[Slot], slack: int) -> dict[str, int]:
-    """Share ``slack`` among ``recipients`` by the policy, each up to its headroom under capacity.
-
-    Ordered policies fill in preference order up to each headroom. Weighted policies divide by weight;
-    a share above a cluster's headroom is cut to it and the excess divided again among the others, so
-    a full cluster is not handed max its pods would pend against (the trigger would take it straight
-    back: churn). What no cluster has room for goes where the policy's split puts it.
-    """
+def capped_shares(
+    fleet: Fleet, recipients: list[Slot], amount: int, base: dict[str, int]
+) -> tuple[dict[str, int], int]:
+    """Share ``amount`` among ``recipients`` by the policy's capped split (DESIGN §3 Capacity cap), each
+    up to the room its known available leaves above ``base`` (what it keeps). Returns the shares and the
+    excess nobody has room for: a full cluster is not handed max its pods would pend against (the
+    trigger would take it straight back: churn)."""
     capacity: dict[str, int | None] = {}
     for slot in recipients:
-        amount = available(slot.cluster)
-        capacity[slot.name] = None if amount is None else max(0, amount - floor_of(slot))
-    shares = split(fleet.fhpa, slack, [s.cluster for s in recipients], capacity)
-    known = [room for room in capacity.values() if room is not None]
-    if len(known) == len(capacity) and slack > sum(known):
-        return shares  # more slack than room anywhere: the policy's split says where the rest goes
-    open_ = list(recipients)
-    while True:
-        over = {
-            s.name: shares[s.name] - room
-            for s in open_
-            if (room := capacity[s.name]) is not None and shares.get(s.name, 0) > room
-        }
-        rest = [s for s in open_ if s.name not in over]
-        if not over or not rest:
-            return shares
-        for name, excess in over.items():
-            shares[name] -= excess
-        extra = split(fleet.fhpa, sum(over.values()), [s.cluster for s in rest], capacity)
-        for name, amount in extra.items():
-            shares[name] = shares.get(name, 0) + amount
-        open_ = rest
+        room = available(slot.cluster)
+        capacity[slot.name] = None if room is None else max(0, room - base[slot.name])
+    return capped_split(fleet.fhpa, amount, [s.cluster for s in recipients], capacity)
+
+
+def redistribute_slack(fleet: Fleet, recipients: list[Slot], amount: int) -> dict[str, int]:
+    """Add ``amount`` of max to ``recipients`` by the capped split, each up to its room above its max;
+    what none has room for goes to the first of them in order of preference, as in §3."""
+    shares, excess = capped_shares(fleet, recipients, amount, {s.name: s.max_replicas for s in recipients})
+    if excess and recipients:
+        first = preference_order(fleet.fhpa, [s.cluster for s in recipients])[0]
+        shares[first] = shares.get(first, 0) + excess
+    return shares
+
+
+def excess_of(slot: Slot) -> int:
+    """The max a cluster holds above both what it keeps and its known room: the excess it carries."""
+    room = available(slot.cluster)
+    return 0 if room is None else max(0, slot.max_replicas - max(floor_of(slot), room))
+
+
+def leave_excess_in_place(
+    fleet: Fleet, movable: list[Slot], recipients: list[Slot], excess: int
+) -> dict[str, int]:
+    """Where the max that fits nowhere goes: back to the clusters that carry it now, the most preferred
+    first, each up to what it carries; only what they did not carry (room shrank) goes to the first
+    recipient in order of preference. Pods that fit nowhere are not shuffled from cluster to cluster
+    (DESIGN §4 Period optimization, promise 4)."""
+    kept: dict[str, int] = {}
+    order = preference_order(fleet.fhpa, [s.cluster for s in movable])
+    for name in order:
+        take = min(excess, excess_of(fleet.slots[name]))
+        if take > 0:
+            kept[name] = take
+            excess -= take
+    if excess > 0:
+        first = preference_order(fleet.fhpa, [s.cluster for s in recipients])[0]
+        kept[first] = kept.get(first, 0) + excess
+    return kept
 
 
 def optimize(fleet: Fleet, reason: str) -> bool:
     """Each max becomes floor + its share of the fleet's slack. True when any max changed.
 
-    A deadband: a max that would turn back against the way it last moved holds the whole optimization
-    back (:func:`_within_band` says when), unless a cluster at its max presses for more. The shares
-    follow the replicas, and replicas wander at a steady load (a scale-down stabilization here, a
-    neighbour's outage there): without the band each period would nudge the maxes back and forth
-    (DESIGN §4 promise 4). A first move, or one that keeps its direction, is never held back.
+    The slack is shared by the capped split, each share up to the cluster's room; the excess stays
+    where it is (:func:`leave_excess_in_place`). A deadband: a max that would turn back against the way
+    it last moved holds the whole optimization back (:func:`_within_band` says when), unless a cluster
+    at its max presses for more. The shares follow the replicas, and replicas wander at a steady load
+    (a scale-down stabilization here, a neighbour's outage there): without the band each period would
+    nudge the maxes back and forth (DESIGN §4 promise 4). A first move, or one that keeps its
+    direction, is never held back.
     """
     movable = [s for s in fleet.ordered() if not s.held]
     recipients = [s for s in movable if s.can_receive and not s.saturated]
     if not recipients:
         return False
     slack = sum(s.max_replicas - floor_of(s) for s in movable)
-    shares = redistribute_slack(fleet, recipients, slack)
+    shares, excess = capped_shares(fleet, recipients, slack, {s.name: floor_of(s) for s in recipients})
+    kept = leave_excess_in_place(fleet, movable, recipients, excess)
     before = {s.name: s.max_replicas for s in movable}
-    target = {s.name: floor_of(s) + shares.get(s.name, 0) for s in movable}
+    target = {s.name: floor_of(s) + shares.get(s.name, 0) + kept.get(s.name, 0) for s in movable}
     if _within_band(fleet, movable, target):
         return False
     for slot in movable:

@@ -898,9 +898,8 @@ KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
         ChurnBreach,
         "DESIGN §3 splits F.max by weight (m2 10 of 41 with capacity 2); the period optimization moves what "
         "m2 cannot hold to m3 (10->2), then m1's failover and each of m2's rejoins re-run §3 (2->14, "
-        "2->21) and the optimization moves it again: 5 reversals within the hour. Needs a DESIGN call: a "
-        "failover reassigns only the failed cluster's share (§4 'without lowering anyone'), or §3 caps "
-        "max by known capacity",
+        "2->21) and the optimization moves it again: 5 reversals within the hour. Kept by the capacity cap "
+        "(DESIGN §3): §3 and the optimizations place max by the same capped split",
     ),
     "scaling-to-zero-start-counts-pending-pods-as-held": (
         Fleet(
@@ -949,8 +948,8 @@ KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
         ChurnBreach,
         "F 44..60 over clusters that hold 13: the max no cluster can hold is handed out by the policy's "
         "split each period and at every failover's reassignment, so it lands on a different cluster each "
-        "time (m2, capacity 0: 0->23->1->0->28->1). Same root as failover-reassignment-undoes-the-"
-        "optimization: where max above the fleet's capacity sits is a DESIGN §3/§4 call",
+        "time (m2, capacity 0: 0->23->1->0->28->1). Kept by the excess left in place (DESIGN §3 The "
+        "excess, §4 Period optimization): max no cluster can hold stays on the cluster that has it",
     ),
     "weighted-cluster-with-no-room": (
         Fleet((_m("m1", 0), _m("m2", 1)), Spec("StaticWeighted", 1, 1, weights=(1, 0, 0, 0, 0)), 0),
@@ -1084,6 +1083,8 @@ FIXED_BREACHES = frozenset(
         "a-min-on-a-cluster-that-holds-nothing-counts-for-nothing",
         "quota-refusals-not-read-yet",
         "spill-moves-pods-nodes-are-coming-for",
+        "failover-reassignment-undoes-the-optimization",
+        "max-that-fits-nowhere-moves-each-period",
     }
 )
 """Breaches this machine found that the planner now keeps: each is replayed as a regression test."""
