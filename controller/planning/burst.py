@@ -19,9 +19,9 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 
-from controller.planning.fleet import HPA_TOLERANCE as TOLERANCE
 from controller.planning.fleet import Fleet, Slot
 from controller.planning.policy import preference_order
+from controller.planning.tolerance import tolerance_of
 
 
 def _need(fleet: Fleet) -> tuple[Decimal, int, int] | None:
@@ -50,7 +50,7 @@ def deficit(fleet: Fleet) -> int:
     """Replicas the load asks for beyond what runs or starts (0 within the HPA's tolerance, or unknown).
     The pods still starting are already on their way."""
     need = _need(fleet)
-    if need is None or need[0] <= Decimal(str(1 + TOLERANCE)) * need[1]:
+    if need is None or need[0] <= (1 + tolerance_of(fleet.fhpa).up) * need[1]:
         return 0
     return max(0, math.ceil(need[0]) - need[2])
 
@@ -58,7 +58,7 @@ def deficit(fleet: Fleet) -> int:
 def surplus(fleet: Fleet) -> int:
     """Replicas that run beyond what the load asks for, and beyond F.min (0 within the tolerance)."""
     need = _need(fleet)
-    if need is None or need[0] >= Decimal(str(1 - TOLERANCE)) * need[1]:
+    if need is None or need[0] >= (1 - tolerance_of(fleet.fhpa).down) * need[1]:
         return 0
     keep = max(math.ceil(need[0]), fleet.fhpa.spec.effective_min)
     return max(0, need[2] - keep)
@@ -68,7 +68,7 @@ def _held_at_max(fleet: Fleet, slot: Slot) -> bool:
     return slot.can_receive and slot.max_replicas > 0 and fleet.presses_for_more(slot)
 
 
-def _takes_the_load(slot: Slot) -> bool:
+def _takes_the_load(fleet: Fleet, slot: Slot) -> bool:
     """Does load reach this cluster as it reaches the capped one? Only then do more pods here help.
 
     Where its HPA reports metrics, they must be above target too: traffic routed by geography (its own
@@ -76,7 +76,7 @@ def _takes_the_load(slot: Slot) -> bool:
     there would idle until its HPA removed them again. No metrics (at 0, just started): yes."""
     hpa = slot.cluster.hpa
     ratio = hpa.metric_ratio if hpa is not None and hpa.owned else None
-    return ratio is None or slot.cluster.ready_replicas == 0 or ratio > 1 + TOLERANCE
+    return ratio is None or slot.cluster.ready_replicas == 0 or tolerance_of(fleet.fhpa).asks_more(ratio)
 
 
 def _written_lately(fleet: Fleet, slot: Slot, settle_seconds: float) -> bool:
@@ -114,7 +114,7 @@ def assist(fleet: Fleet, settle_seconds: float, replacing: int = 0) -> list[Slot
             continue
         if _written_lately(fleet, slot, settle_seconds):
             break
-        if not _takes_the_load(slot):
+        if not _takes_the_load(fleet, slot):
             continue
         if slot.current == 0 and not fleet.fhpa.spec.effective_scaling_to_zero:
             continue  # a cluster at 0 without scalingToZero is the initial assignment's business

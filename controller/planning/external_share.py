@@ -20,7 +20,7 @@ Shares are counted in thousandths of the fleet (``SHARE_UNITS``) and always sum 
 targets are exact integers of milli-units (never floats). They are written only when they matter, so
 member HPAs do not churn: at once when the set of clusters sharing changes (an HPA created or deleted, a
 cluster woken or sent to zero); otherwise on review (the period optimization, or a pass that writes
-replicas or moves a max) and only when some share moved by more than ``SHARE_THRESHOLD_PERCENT`` of
+replicas or moves a max) and only when some share moved by more than the member HPAs' tolerance of
 what was last written (and by more than ``SHARE_THRESHOLD_UNITS``). The last written share lives in
 the FederatedHPA's status row (``metricShare``), so the decision is a pure function of the object, the
 observations and the clock.
@@ -34,12 +34,14 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from decimal import ROUND_CEILING
+from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
 from controller.planning.divide import divide
 from controller.planning.observation import ClusterObservation
 from controller.planning.policies import policy_of
+from controller.planning.tolerance import DEFAULT as DEFAULT_TOLERANCE
+from controller.planning.tolerance import tolerance_of
 from fhpa_api.models import FederatedHPA, MemberMetricTarget, Quantity
 from fhpa_api.quantity import QuantityError, parse_quantity
 
@@ -49,10 +51,10 @@ SHARE_UNITS = 1000
 """A share is counted in thousandths of the fleet: written as a milli quantity, "250m" is a quarter."""
 SHARE_FLOOR = 1
 """A cluster with no share is written the target of a 1/1000 share: it asks for next to nothing."""
-SHARE_THRESHOLD_PERCENT = 10
 SHARE_THRESHOLD_UNITS = 20
-"""On review, the shares are rewritten only when one moved by more than 10% of its last written value
-(the native HPA's own tolerance: a smaller move would hardly change what a member wants) and by more
+"""On review, the shares are rewritten only when one moved by more than the member HPAs' tolerance
+(10% of its last written value unless behavior sets it: a smaller move would hardly change what a
+member wants, :mod:`controller.planning.tolerance`) and by more
 than 20 thousandths of the fleet (so a cluster holding a sliver does not rewrite every HPA each period
 as the others grow). Stale shares still sum to the whole: a member may take a little more or less of
 the queue than its policy says, the fleet never more or less than one HPA would."""
@@ -265,10 +267,13 @@ def fresh_shares(fhpa: FederatedHPA, holders: Sequence[Holder]) -> dict[str, int
     return split_shares(weights, {h.name: h.room for h in holders})
 
 
-def moved(before: int, after: int) -> bool:
-    """Did a share move past the threshold (relative to its last written value, and absolute)?"""
+def moved(before: int, after: int, tolerance: Decimal = DEFAULT_TOLERANCE) -> bool:
+    """Did a share move past the threshold (relative to its last written value, and absolute)?
+
+    The relative part is the member HPAs' tolerance (the narrower side): a smaller move would hardly
+    change what a member wants."""
     change = abs(after - before)
-    return change * 100 > SHARE_THRESHOLD_PERCENT * before and change > SHARE_THRESHOLD_UNITS
+    return change > tolerance * before and change > SHARE_THRESHOLD_UNITS
 
 
 def decide(
@@ -293,6 +298,7 @@ def decide(
         return ShareDecision(fresh, previous)
     if any((fresh[n] == 0) != (previous[n] == 0) for n in fresh):
         return ShareDecision(fresh, previous)
-    if review and any(moved(previous[n], fresh[n]) for n in fresh):
+    narrowest = tolerance_of(fhpa).narrowest
+    if review and any(moved(previous[n], fresh[n], narrowest) for n in fresh):
         return ShareDecision(fresh, previous)
     return ShareDecision(dict(previous), previous)

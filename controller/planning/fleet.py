@@ -15,10 +15,9 @@ from controller.planning.observation import ClusterObservation
 from controller.planning.pending import counts_at_once
 from controller.planning.plan import EventRecord
 from controller.planning.policies import policy_of
+from controller.planning.tolerance import tolerance_of
 from fhpa_api.models import FederatedHPA
 
-HPA_TOLERANCE = 0.1
-"""The native HPA's default tolerance: a metric within 10% of its target asks for no change."""
 SATURATED = "Saturated"
 FAILED_OVER = "FailedOver"
 
@@ -125,7 +124,7 @@ class Fleet:
             return False
         hpa = slot.cluster.hpa
         if hpa is not None and hpa.owned and hpa.metric_ratio is not None:
-            return hpa.metric_ratio > 1 + HPA_TOLERANCE
+            return tolerance_of(self.fhpa).asks_more(hpa.metric_ratio)
         return self.wants_more(slot)
 
     def write_replicas(self, slot: Slot, replicas: int, reason: str) -> None:
