@@ -11,6 +11,7 @@ from controller.planning.assignment import (
     initial_assignment,
     keep_what_runs,
 )
+from controller.planning.observation import CapacityObservation
 from tests.controller.planning_builders import T0, bounds, fhpa, obs, owned_hpa, run, writes
 
 STATIC = {"member1": 1, "member2": 2, "member3": 3}
@@ -268,3 +269,16 @@ def test_a_flapper_does_not_give_way_to_a_stand_in_still_starting() -> None:
     later = T0 + timedelta(minutes=1)
     result = keep_what_runs({"p": 60, "s": 0}, {"p": 38, "s": 38}, {"p": later}, {"p": 38, "s": 0})
     assert result["p"] >= 38
+
+
+def test_a_cloud_cluster_at_zero_nodes_is_room_for_the_cap() -> None:
+    # Prioritized, a fixed on-prem cluster first and a cloud whose node group scales up from zero nodes:
+    # its available is firm 0 + elastic 40, so the cap gives it what on-prem cannot hold
+    cloud = CapacityObservation(firm=0, elastic=40, source="cluster-autoscaler")
+    onprem = CapacityObservation(firm=5)
+    f = fhpa("Prioritized", 2, 30, priorities={"onprem": 2, "cloud": 1})
+    fleet = [obs("onprem", 0, 5, capacity=onprem), obs("cloud", 0, 40, capacity=cloud)]
+    assert as_pairs(initial_assignment(f, fleet)) == {"onprem": (2, 5), "cloud": (1, 25)}
+    # the same fleet with the cloud counted at its firm room only would park everything on-prem
+    firm_only = [fleet[0], obs("cloud", 0, 0, capacity=cloud)]
+    assert as_pairs(initial_assignment(f, firm_only)) == {"onprem": (2, 30)}
