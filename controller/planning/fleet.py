@@ -34,6 +34,7 @@ class Slot:
     pending_since: datetime | None = None
     held: bool = False  # unhealthy within the grace period: keeps its bounds, receives nothing
     held_long: bool = False  # held past the flag's grace (a flapper's grown grace): its min not counted
+    flapped: bool = False  # failed over within the hour: the cluster that stood in for it keeps serving
     returned: bool = False  # answers again after being held (within its grace): keeps what it runs
     held_since: datetime | None = None  # unhealthy since (a blip shorter than the tolerance moves nothing)
     replicas: int | None = None  # a replica write decided in this pass

@@ -218,6 +218,7 @@ def _assign(
             saturated=cluster.name in full,
             held=health[cluster.name].role == Role.HELD,
             held_long=health[cluster.name].past_flag_grace,
+            flapped=health[cluster.name].failovers > 0,
             held_since=health[cluster.name].unhealthy_since,
             pending_since=_pending_since(cluster, rows.get(cluster.name), fleet.now),
         )
@@ -276,6 +277,7 @@ def _resume(
             saturated=_saturated(row),
             held=health[cluster.name].role == Role.HELD,
             held_long=health[cluster.name].past_flag_grace,
+            flapped=health[cluster.name].failovers > 0,
             held_since=health[cluster.name].unhealthy_since,
             returned=health[cluster.name].role == Role.ACTIVE and row.unhealthy_since is not None,
             pending_since=_pending_since(cluster, row, fleet.now),

@@ -116,7 +116,9 @@ def drain_from_bottom(fleet: Fleet, settle_seconds: float) -> bool:
     down at once (an HPA above its max goes straight to it); the surplus is what runs beyond what the
     member HPAs' metrics ask for (``burst.surplus``). The freed max goes to the highest priority, one
     tier per pass, and a cluster whose max moved within ``settle_seconds`` is left to settle first.
-    Nothing is drained while pods are still starting anywhere.
+    Nothing is drained while pods are still starting anywhere, nor in favour of a cluster that failed
+    over within the hour: the cluster that stood in for it keeps serving (as in keep-what-runs), or the
+    flapper's next outage, under its grown grace, would leave the floor to what was drained.
     """
     if not policy_of(fleet.fhpa).tiered or not _load_falling(fleet):
         return False
@@ -131,6 +133,8 @@ def drain_from_bottom(fleet: Fleet, settle_seconds: float) -> bool:
     for slot in reversed(ranked[1:]):
         if slot.current <= slot.hpa_min:
             continue
+        if any(s.flapped for s in ranked[: ranked.index(slot)]):
+            return False
         moved = (
             slot.trend_since is not None and (fleet.now - slot.trend_since).total_seconds() < settle_seconds
         )

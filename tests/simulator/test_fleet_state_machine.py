@@ -1051,6 +1051,15 @@ KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
         "gets 35 pods of room by hand while m2's 4 replicas pend, and m1's HPA stays at 1..1 with 1 "
         "running: 1 < 4 for as long as the run lasts (room that appears is never used)",
     ),
+    "drain-from-bottom-hands-the-stand-in-to-a-flapper": (
+        Fleet((_m("m1", 33, 12), _m("m2", 4, 9)), Spec("Prioritized", 2, 7, priorities=(1, 0, 1, 1, 3)), 0),
+        (("wait", {"steps": 12}), ("flap", {"down_steps": 12, "times": 4, "up_steps": 5, "which": 0})),
+        FloorBreach,
+        "bench run of the state machine: m1 (priority 1) failed over and m2 took over; on m1's rejoin "
+        "the stand-in kept its replicas (keep-what-runs), but the drain from the bottom, at no load, "
+        "moved m2's max back to m1 in the same pass. m1's next outages (its grown grace) left m2 running "
+        "1 < 2 for 180 s each",
+    ),
 }
 
 
@@ -1085,6 +1094,7 @@ FIXED_BREACHES = frozenset(
         "spill-moves-pods-nodes-are-coming-for",
         "failover-reassignment-undoes-the-optimization",
         "max-that-fits-nowhere-moves-each-period",
+        "drain-from-bottom-hands-the-stand-in-to-a-flapper",
     }
 )
 """Breaches this machine found that the planner now keeps: each is replayed as a regression test."""
