@@ -83,14 +83,19 @@ def start_for_floor(fleet: Fleet, reason: str) -> list[Slot]:
     """Start clusters at 0, most preferred first, until the running ones can hold F.min (promise 1).
 
     A held cluster (unhealthy within its grace) still counts as running: a blip wakes nobody, and the
-    floor allows the grace (DESIGN §4 promise 1). Each started cluster runs at least its min and,
-    together with the others, F.min.
+    floor allows the grace (DESIGN §4 promise 1). Not past the flag's grace, though: a flapper's grace
+    grows, and the floor does not wait for it (as its min stops counting in ``normalize``). Each
+    started cluster runs at least its min and, together with the others, F.min.
     Returns the started slots (see :func:`settle_started` for their final count).
     """
     if not fleet.fhpa.spec.effective_scaling_to_zero:
         return []
     federated_min = fleet.fhpa.spec.effective_min
-    holders = [s for s in fleet.slots.values() if s.max_replicas > 0 and (s.current > 0 or s.held)]
+    holders = [
+        s
+        for s in fleet.slots.values()
+        if s.max_replicas > 0 and ((s.current > 0 and not s.held) or (s.held and not s.held_long))
+    ]
     holding = sum(_can_hold(s) for s in holders)
     short = federated_min - sum(s.current for s in holders)
     zeros = [s for s in _zero_slots(fleet) if s.cluster.workload_found]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from controller.planning import zero
+from controller.planning.fleet import Fleet, Slot
 from tests.controller.planning_builders import T0, bounds, fhpa, obs, reasons, run, settle, update, writes
 
 S = timedelta(seconds=1)
@@ -244,3 +246,21 @@ def test_without_scaling_to_zero_no_cluster_idles_at_zero_under_an_hpa() -> None
     fleet = update(fleet, "b", current_replicas=0, ready_replicas=0)
     p = run(f, fleet, T0 + S)
     assert writes(p) == {"b": bounds(p)["b"][0]}
+
+
+def test_the_floor_does_not_wait_for_a_cluster_held_past_the_flags_grace() -> None:
+    # found by the fleet state machine: the big cluster, a flapper, was held for its grown grace and
+    # still counted as holding F.min, so the idle cluster with room stayed at 0 below the floor
+    f = fhpa("Aggregated", 17, 50, scalingToZero=True)
+    slots = {
+        "big": Slot(cluster=obs("big", 31, 32), min_replicas=17, max_replicas=41, held=True, held_long=True),
+        "idle": Slot(cluster=obs("idle", 0, 2), min_replicas=2, max_replicas=2),
+        "small": Slot(cluster=obs("small", 6, 7), min_replicas=7, max_replicas=7),
+    }
+    fleet = Fleet(fhpa=f, now=T0, slots=slots)
+    started = zero.start_for_floor(fleet, "floor")
+    assert [s.name for s in started] == ["idle"]
+    # within the flag's grace a blip wakes nobody
+    slots["big"].held_long = False
+    slots["idle"].replicas = None
+    assert zero.start_for_floor(Fleet(fhpa=f, now=T0, slots=slots), "floor") == []
