@@ -948,8 +948,8 @@ KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
         ChurnBreach,
         "F 44..60 over clusters that hold 13: the max no cluster can hold is handed out by the policy's "
         "split each period and at every failover's reassignment, so it lands on a different cluster each "
-        "time (m2, capacity 0: 0->23->1->0->28->1). Kept by the excess left in place (DESIGN §3 The "
-        "excess, §4 Period optimization): max no cluster can hold stays on the cluster that has it",
+        "time (m2, capacity 0: 0->23->1->0->28->1). Kept by the excess left in place "
+        "(DESIGN §4 Period optimization): max no cluster can hold stays on the cluster that has it",
     ),
     "weighted-cluster-with-no-room": (
         Fleet((_m("m1", 0), _m("m2", 1)), Spec("StaticWeighted", 1, 1, weights=(1, 0, 0, 0, 0)), 0),
