@@ -96,7 +96,7 @@ def optimize(fleet: Fleet, reason: str) -> bool:
     kept = leave_excess_in_place(fleet, movable, recipients, excess)
     before = {s.name: s.max_replicas for s in movable}
     target = {s.name: floor_of(s) + shares.get(s.name, 0) + kept.get(s.name, 0) for s in movable}
-    if _within_band(fleet, movable, target):
+    if _within_band(fleet, movable, target) and not _floor_needs_it(fleet, movable, target):
         return False
     for slot in movable:
         slot.max_replicas = target[slot.name]
@@ -107,6 +107,22 @@ def optimize(fleet: Fleet, reason: str) -> bool:
         moves = ", ".join(f"{n} {a}->{b}" for n, (a, b) in sorted(changed.items()))
         fleet.event("Optimized", f"{reason}: slack {slack} redistributed, max {moves}")
     return bool(changed)
+
+
+def _floor_needs_it(fleet: Fleet, slots: list[Slot], target: dict[str, int]) -> bool:
+    """Do the maxes as they stand hold less of the floor than the new ones would? Then calm gives way:
+    a min never passes its max, so while max sits where there is no room (a cluster lost capacity) the
+    mins cannot hold F.min, and the floor outranks a small reversal (DESIGN §4 promise 1)."""
+    rooms = {s.name: available(s.cluster) for s in slots}
+    if any(r is None for r in rooms.values()):
+        return False
+    floor = min(fleet.fhpa.spec.effective_min, sum(r or 0 for r in rooms.values()))
+
+    def holds(maxes: dict[str, int]) -> int:
+        return sum(min(m, rooms[n] or 0) for n, m in maxes.items())
+
+    now = holds({s.name: s.max_replicas for s in slots})
+    return now < floor and holds(target) > now
 
 
 def _tolerance(max_replicas: int) -> int:

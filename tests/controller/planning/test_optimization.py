@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from controller.planning import optimization
+from controller.planning.fleet import Fleet, Slot
 from controller.planning.planner import assignment_key
 from fhpa_api.models import ClusterStatus, FederatedHPA, FederatedHPAStatus
 from tests.controller.planning_builders import (
@@ -307,3 +309,28 @@ def test_the_trigger_moves_no_max_that_no_other_cluster_can_hold() -> None:
     p = run(f, fleet, T0 + S)
     assert bounds(p) == {"a": (1, 10), "b": (1, 10)}
     assert row(p, "a").state == "Saturated"
+
+
+def test_the_floor_outranks_the_deadband() -> None:
+    # found by the fleet state machine: b lost room (6 -> 4) while a's max had just come down; moving
+    # b's 2 unused max back up to a is a small reversal the band holds back, but without it the mins
+    # cannot hold F.min 24 (a min never passes its max)
+    f = fhpa("Aggregated", 24, 24)
+    lowered = T0 - timedelta(minutes=10)
+    slots = {
+        "a": Slot(cluster=obs("a", 18, 32), min_replicas=18, max_replicas=18, trend=-1, trend_since=lowered),
+        "b": Slot(cluster=obs("b", 4, 4), min_replicas=4, max_replicas=6),
+    }
+    fleet = Fleet(fhpa=f, now=T0, slots=slots)
+    assert optimization.optimize(fleet, "period optimization")
+    assert (slots["a"].max_replicas, slots["b"].max_replicas) == (20, 4)
+
+
+def test_the_deadband_holds_a_small_reversal_the_floor_does_not_need() -> None:
+    f = fhpa("Aggregated", 22, 24)
+    lowered = T0 - timedelta(minutes=10)
+    slots = {
+        "a": Slot(cluster=obs("a", 18, 32), min_replicas=18, max_replicas=18, trend=-1, trend_since=lowered),
+        "b": Slot(cluster=obs("b", 4, 4), min_replicas=4, max_replicas=6),
+    }
+    assert not optimization.optimize(Fleet(fhpa=f, now=T0, slots=slots), "period optimization")
