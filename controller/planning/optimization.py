@@ -377,6 +377,46 @@ def _lowered_lately(fleet: Fleet, slot: Slot) -> bool:
     return slot.trend < 0 and slot.trend_since is not None and fleet.now - slot.trend_since < TREND_MEMORY
 
 
+def move_max_for_the_floor(fleet: Fleet) -> bool:
+    """Step 5a of the assignment, after it: while the reachable maxes cannot let the mins hold the floor,
+    one replica of max at a time moves from the cluster with the most max above its room to the first
+    cluster in order of preference with room under its max.
+
+    A cluster whose room went away after the assignment (its nodes lost, its quota cut) keeps max its
+    pods pend against, down to the trigger's cap of one; the floor, F.min over the room that remains,
+    needs that max where pods can run (DESIGN §4 promise 1). A donor left at max 0 loses its HPA and its
+    pending replicas are set to 0, as in §3 step 5a.
+    """
+    slots = [s for s in fleet.ordered() if s.can_receive]
+    rooms = {s.name: available(s.cluster) for s in slots}
+    if not slots or any(r is None for r in rooms.values()):
+        return False
+    floor = min(fleet.fhpa.spec.effective_min, sum(r or 0 for r in rooms.values()))
+    short = floor - sum(min(s.max_replicas, rooms[s.name] or 0) for s in slots)
+    order = preference_order(fleet.fhpa, [s.cluster for s in slots])
+    moved: list[str] = []
+    for _ in range(max(short, 0)):
+        gaps = {s.name: s.max_replicas - (rooms[s.name] or 0) for s in slots}
+        donors = [n for n, g in gaps.items() if g > 0]
+        taker = next((n for n in order if gaps[n] < 0 and not fleet.slots[n].saturated), None)
+        if not donors or taker is None:
+            break
+        donor = min(donors, key=lambda n: (-gaps[n], n))
+        fleet.slots[donor].max_replicas -= 1
+        fleet.slots[taker].max_replicas += 1
+        moved.append(f"{donor}->{taker}")
+    for slot in slots:
+        if slot.max_replicas == 0 and slot.current > 0:
+            fleet.write_replicas(slot, 0, "drained: it has no room, and the floor needs its max elsewhere")
+    if moved:
+        fleet.event(
+            "ScaledAcrossClusters",
+            f"the maxes could not hold minReplicas {fleet.fhpa.spec.effective_min}: "
+            f"{len(moved)} max moved to room ({', '.join(sorted(set(moved)))})",
+        )
+    return bool(moved)
+
+
 def lend_for_the_floor(fleet: Fleet) -> bool:
     """A cluster held past the flag's grace lends the max the reachable clusters need for the floor.
 

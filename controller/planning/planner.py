@@ -312,6 +312,7 @@ def _adjust(
     optimization.trigger(fleet)
     optimization.lend_held_slack(fleet, blip_seconds=config.blip_tolerance_seconds / 2)
     optimization.lend_for_the_floor(fleet)
+    optimization.move_max_for_the_floor(fleet)
     raised = burst.assist(fleet, settle_seconds=config.optimization_period_seconds, replacing=replacing)
     if priority.pin_and_release(fleet):
         optimization.optimize(fleet, "lower-priority clusters drained")

@@ -334,3 +334,20 @@ def test_the_deadband_holds_a_small_reversal_the_floor_does_not_need() -> None:
         "b": Slot(cluster=obs("b", 4, 4), min_replicas=4, max_replicas=6),
     }
     assert not optimization.optimize(Fleet(fhpa=f, now=T0, slots=slots), "period optimization")
+
+
+def test_max_on_a_cluster_that_lost_its_room_moves_where_the_floor_can_run() -> None:
+    # found by the fleet state machine: a's room went to 0 (its nodes lost) and the trigger left it max 1
+    # for its pending pod; with F.min = F.max = 21 that one replica of max is the floor's
+    f = fhpa("DynamicWeighted", 21, 21)
+    slots = {
+        "a": Slot(
+            cluster=obs("a", 1, 0, ready_replicas=0, pending_replicas=1), min_replicas=1, max_replicas=1
+        ),
+        "b": Slot(cluster=obs("b", 20, 30), min_replicas=20, max_replicas=20),
+    }
+    fleet = Fleet(fhpa=f, now=T0, slots=slots)
+    assert optimization.move_max_for_the_floor(fleet)
+    assert (slots["a"].max_replicas, slots["b"].max_replicas) == (0, 21)
+    assert slots["a"].replicas == 0  # drained: no HPA is left over its pending pod
+    assert not optimization.move_max_for_the_floor(fleet)  # the floor holds: nothing more moves
