@@ -144,48 +144,6 @@ def test_seed002_prioritized(
     assert table(out) == {"member1": (8, 23, 15), "member2": (1, 1, member2_replicas)}
 
 
-def test_first_replicas_follow_the_mins_raised_under_scaling_to_zero(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    """The running cluster's min is raised to the floor before its first replicas are set, so the
-    replicas are never below the min printed beside them."""
-    prefs = [pref("zeta", staticWeight=2), pref("us-east", staticWeight=4)]
-    clusters = [
-        {"name": "zeta", "currentReplicas": 3, "availableReplicas": 25},
-        {"name": "us-east", "availableReplicas": 2},
-    ]
-    fhpa = manifest("StaticWeighted", 19, 52, prefs, scalingToZero=True)
-    out = result(capsys, tmp_path, {"federatedHPA": fhpa, "clusters": clusters})
-    assert table(out)["zeta"] == (19, 25, 19)
-
-
-def test_the_mins_hold_the_floor_on_the_first_pass(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    """F.min 10 over clusters that hold 4, 4 and 10: max moves to the cluster with room (of weight 0)
-    until the mins, each counted up to its room, hold 10."""
-    prefs = [pref("a", staticWeight=1), pref("b", staticWeight=1), pref("c", staticWeight=0)]
-    clusters = [{"name": n, "availableReplicas": r} for n, r in (("a", 4), ("b", 4), ("c", 10))]
-    out = result(
-        capsys, tmp_path, {"federatedHPA": manifest("StaticWeighted", 10, 20, prefs), "clusters": clusters}
-    )
-    got = table(out)
-    assert sum(min(lo, room) for (lo, _, _), room in zip(got.values(), (4, 4, 10), strict=True)) >= 10
-    assert got == {"a": (4, 14, 4), "b": (4, 4, 4), "c": (2, 2, 2)}
-
-
-def test_duplicated_mins_are_not_capped_at_the_room(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    """Each Duplicated cluster's min is F.min, its own floor; the pods it has no room for pend there."""
-    clusters = [
-        {"name": "a", "currentReplicas": 1, "availableReplicas": 2},
-        {"name": "b", "currentReplicas": 7, "availableReplicas": 20},
-    ]
-    out = result(capsys, tmp_path, {"federatedHPA": manifest("Duplicated", 5, 10), "clusters": clusters})
-    assert table(out) == {"a": (5, 10, 5), "b": (5, 10, 7)}
-
-
 def test_current_above_available_is_read_as_pending(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

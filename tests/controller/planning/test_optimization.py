@@ -311,29 +311,26 @@ def test_the_trigger_moves_no_max_that_no_other_cluster_can_hold() -> None:
     assert row(p, "a").state == "Saturated"
 
 
-def test_the_floor_outranks_the_deadband() -> None:
-    # found by the fleet state machine: b lost room (6 -> 4) while a's max had just come down; moving
-    # b's 2 unused max back up to a is a small reversal the band holds back, but without it the mins
-    # cannot hold F.min 24 (a min never passes its max)
-    f = fhpa("Aggregated", 24, 24)
+def lowered_lately_and_lost_room(federated_min: int) -> Fleet:
+    """a's max came down 10 minutes ago; b lost room (6 -> 4) and keeps 2 max it cannot use."""
     lowered = T0 - timedelta(minutes=10)
     slots = {
         "a": Slot(cluster=obs("a", 18, 32), min_replicas=18, max_replicas=18, trend=-1, trend_since=lowered),
         "b": Slot(cluster=obs("b", 4, 4), min_replicas=4, max_replicas=6),
     }
-    fleet = Fleet(fhpa=f, now=T0, slots=slots)
+    return Fleet(fhpa=fhpa("Aggregated", federated_min, 24), now=T0, slots=slots)
+
+
+def test_the_floor_outranks_the_deadband() -> None:
+    # found by the fleet state machine: moving b's 2 unused max back up to a is a small reversal the band
+    # holds back, but without it the mins cannot hold F.min 24 (a min never passes its max)
+    fleet = lowered_lately_and_lost_room(24)
     assert optimization.optimize(fleet, "period optimization")
-    assert (slots["a"].max_replicas, slots["b"].max_replicas) == (20, 4)
+    assert (fleet.slots["a"].max_replicas, fleet.slots["b"].max_replicas) == (20, 4)
 
 
 def test_the_deadband_holds_a_small_reversal_the_floor_does_not_need() -> None:
-    f = fhpa("Aggregated", 22, 24)
-    lowered = T0 - timedelta(minutes=10)
-    slots = {
-        "a": Slot(cluster=obs("a", 18, 32), min_replicas=18, max_replicas=18, trend=-1, trend_since=lowered),
-        "b": Slot(cluster=obs("b", 4, 4), min_replicas=4, max_replicas=6),
-    }
-    assert not optimization.optimize(Fleet(fhpa=f, now=T0, slots=slots), "period optimization")
+    assert not optimization.optimize(lowered_lately_and_lost_room(22), "period optimization")
 
 
 def test_max_on_a_cluster_that_lost_its_room_moves_where_the_floor_can_run() -> None:
