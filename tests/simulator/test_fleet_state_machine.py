@@ -1097,7 +1097,6 @@ FIXED_BREACHES = frozenset(
         "drain-from-bottom-hands-the-stand-in-to-a-flapper",
         "rejoin-at-zero-waits-for-a-reassignment",
         "room-added-by-hand-is-not-used",
-        "quota-refusals-not-read-yet",
     }
 )
 """Breaches this machine found that the planner now keeps: each is replayed as a regression test."""
