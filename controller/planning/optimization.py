@@ -423,13 +423,10 @@ def lend_for_the_floor(fleet: Fleet) -> bool:
     Past the flag's grace the reachable clusters' mins cover F.min on their own (``normalize``), but
     a min never passes its max: when the period optimization had left a reachable cluster's max below
     what it can hold (the held cluster's weight took the slack), the floor stayed short for the whole
-    grown grace of a flapping cluster. The held cluster's max moves to reachable clusters with room,
-    only as far as the floor needs (promise 1; the maxes keep summing to F.max): first what it did not
-    run, then, when that is not enough, max under what it ran, down to 1. The floor is promised over
-    the reachable clusters; if the held cluster answers again still running more, it keeps what the
-    others' surplus can give back (``keep_what_returns``) and its HPA brings the rest down to its max.
+    grown grace of a flapping cluster. The held cluster's max above what it ran moves to reachable
+    clusters with room, only as far as the floor needs (promise 1; the maxes keep summing to F.max).
     """
-    lenders = [s for s in fleet.ordered() if s.held_long and s.max_replicas > 1]
+    lenders = [s for s in fleet.ordered() if s.held_long and s.max_replicas > floor_of(s)]
     takers = [s for s in fleet.ordered() if s.can_receive and not s.saturated]
     if not lenders or not takers:
         return False
@@ -440,9 +437,8 @@ def lend_for_the_floor(fleet: Fleet) -> bool:
     rooms = {s.name: r - s.max_replicas for s in takers if (r := available(s.cluster)) is not None}
     rooms = {n: r for n, r in rooms.items() if r > 0}
     moved = 0
-    unused_first = [(s, floor_of(s)) for s in lenders] + [(s, 1) for s in lenders]
-    for slot, keep in unused_first:
-        while short > 0 and rooms and slot.max_replicas > keep:
+    for slot in lenders:
+        while short > 0 and rooms and slot.max_replicas > floor_of(slot):
             name = min(rooms, key=lambda n: (-rooms[n], n))
             slot.max_replicas -= 1
             fleet.slots[name].max_replicas += 1
@@ -454,6 +450,6 @@ def lend_for_the_floor(fleet: Fleet) -> bool:
         fleet.event(
             "ScaledAcrossClusters",
             f"{', '.join(s.name for s in lenders)} unreachable past the failover grace: {moved} of its "
-            "max moved to the reachable clusters so that their mins can hold the floor",
+            "unused max moved to the reachable clusters so that their mins can hold the floor",
         )
     return moved > 0

@@ -348,17 +348,3 @@ def test_max_on_a_cluster_that_lost_its_room_moves_where_the_floor_can_run() -> 
     assert (slots["a"].max_replicas, slots["b"].max_replicas) == (0, 21)
     assert slots["a"].replicas == 0  # drained: no HPA is left over its pending pod
     assert not optimization.move_max_for_the_floor(fleet)  # the floor holds: nothing more moves
-
-
-def test_a_cluster_held_past_the_flags_grace_lends_under_what_it_ran_when_the_floor_needs_it() -> None:
-    # found by the fleet state machine: held m1 ran all of its max, so it had nothing "unused" to lend,
-    # and the reachable clusters (room 75) stayed at 39 < F.min 46 for its grown grace
-    f = fhpa("Aggregated", 46, 50)
-    held = Slot(cluster=obs("m1", 11, 11), min_replicas=7, max_replicas=11, held=True, held_long=True)
-    slots = {
-        "m1": held,
-        "m3": Slot(cluster=obs("m3", 31, 35), min_replicas=31, max_replicas=31),
-        "m4": Slot(cluster=obs("m4", 8, 40), min_replicas=8, max_replicas=8),
-    }
-    assert optimization.lend_for_the_floor(Fleet(fhpa=f, now=T0, slots=slots))
-    assert {n: s.max_replicas for n, s in slots.items()} == {"m1": 4, "m3": 31, "m4": 15}
