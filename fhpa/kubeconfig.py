@@ -78,3 +78,15 @@ def api_client(config_file: str | None, context: str | None) -> Any:
         raise KubeconfigFileError(f"{where}: {exc}") from None
     except (ValueError, TypeError, AttributeError, KeyError):  # a shape the check above does not know
         raise KubeconfigFileError(f"{where} is not a kubeconfig the client can read") from None
+
+
+def api_client_or_in_cluster(config_file: str | None, context: str | None) -> Any:
+    """`api_client` on ``config_file`` when one is given, else the pod's ServiceAccount (in-cluster)."""
+    from kubernetes import client
+    from kubernetes import config as kube_config
+
+    if config_file:
+        return api_client(config_file, context)
+    configuration = client.Configuration()
+    kube_config.load_incluster_config(client_configuration=configuration)
+    return client.ApiClient(configuration)

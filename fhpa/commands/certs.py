@@ -50,6 +50,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"warn when fewer days than this are left (default {RENEW_BEFORE_DAYS})",
     )
     chk.set_defaults(func=run_check)
+    _register_rotate(actions)
+
+
+def _register_rotate(actions: argparse._SubParsersAction) -> None:
+    rot = actions.add_parser(
+        "rotate",
+        help="in the cluster: keep the webhook's self-signed CA and serving certificate in Secrets, "
+        "renew them before they expire, and keep the webhook configurations' caBundle current",
+        description="Each pass reads the Secrets federated-hpa-webhook-ca and federated-hpa-webhook-tls in "
+        "--namespace, issues what is missing or due, and sets the caBundle of the mutating and validating "
+        "configurations named --webhook-configuration. With --every it repeats forever (the chart's "
+        "cert-rotator Deployment); without, it runs once.",
+    )
+    rot.add_argument("--namespace", required=True, help="where the Secrets and the webhook Service live")
+    rot.add_argument("--service", default="federated-hpa-webhook", help="the webhook Service's name")
+    rot.add_argument("--webhook-configuration", default="federated-hpa-webhook", metavar="NAME")
+    rot.add_argument("--ip", action="append", default=[], metavar="ADDR", help="an IP SAN (repeatable)")
+    rot.add_argument("--days", type=int, default=90, help="validity of each serving certificate (default 90)")
+    rot.add_argument("--renew-before-days", type=int, default=RENEW_BEFORE_DAYS, metavar="DAYS")
+    rot.add_argument("--every", type=float, default=0, metavar="SECONDS", help="repeat this often (0: once)")
+    where = rot.add_mutually_exclusive_group(required=True)
+    where.add_argument("--in-cluster", action="store_true", help="use the pod's ServiceAccount")
+    where.add_argument("--kubeconfig", metavar="FILE")
+    rot.add_argument("--context", metavar="CTX")
+    rot.set_defaults(func=run_rotate)
 
 
 def run_generate(args: argparse.Namespace) -> int:
@@ -109,3 +134,33 @@ def run_check(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 1 if due else 0
+
+
+def run_rotate(args: argparse.Namespace) -> int:
+    import fhpa_logs as logs
+    from certs import rotator
+    from certs.generate import parse_ips, service_dns_names
+    from certs.renewal import Policy
+    from fhpa import kubeconfig
+
+    try:
+        if not 0 <= args.renew_before_days < args.days:
+            raise CertificateError("--renew-before-days must be at least 0 and below --days")
+        policy = Policy(
+            dns_names=service_dns_names(args.service, args.namespace),
+            ips=parse_ips(args.ip),
+            days=args.days,
+            renew_before=dt.timedelta(days=args.renew_before_days),
+        )
+    except CertificateError as exc:
+        print(f"fhpa certs rotate: {exc}", file=sys.stderr)
+        return 2
+    logs.configure()
+    target = rotator.Target(namespace=args.namespace, webhook_configuration=args.webhook_configuration)
+    api_client = kubeconfig.api_client_or_in_cluster(args.kubeconfig, args.context)
+    if args.every <= 0:
+        plan = rotator.rotate_once(api_client, target, policy)
+        print(plan.reason)
+        return 0
+    rotator.run(api_client, target, policy, args.every)
+    return 0

@@ -197,16 +197,9 @@ def _namespace(args: argparse.Namespace) -> str:
 
 def _api_client(args: argparse.Namespace) -> Any:
     """The control plane's ApiClient: --kubeconfig, else the in-cluster service account."""
-    from kubernetes import client
-    from kubernetes import config as kube_config
-
     from fhpa import kubeconfig
 
-    if args.kubeconfig:
-        return kubeconfig.api_client(args.kubeconfig, args.context)
-    configuration = client.Configuration()
-    kube_config.load_incluster_config(client_configuration=configuration)
-    return client.ApiClient(configuration)
+    return kubeconfig.api_client_or_in_cluster(args.kubeconfig, args.context)
 
 
 def _fail(message: str) -> int:

@@ -20,7 +20,7 @@ Control endpoints (used by ``tests/support/realapi.py``), all JSON:
   sent the change (or the time is up); the answer says how many watchers are up to date / behind.
 * ``GET /_stub/healthz`` answers ``ok``.
 
-Collections: ``namespaces``, ``services``, ``mutatingwebhookconfigurations``,
+Collections: ``namespaces``, ``services``, ``secrets``, ``mutatingwebhookconfigurations``,
 ``validatingwebhookconfigurations``. Namespace ``default`` exists from the start.
 
 Usage: ``python core_stub.py --port PORT [--host 127.0.0.1]`` (port 0 picks a free one; the
@@ -63,6 +63,7 @@ KINDS: dict[str, Kind] = {
     for k in (
         Kind("namespaces", "v1", "Namespace", False),
         Kind("services", "v1", "Service", True),
+        Kind("secrets", "v1", "Secret", True),
         Kind(
             "mutatingwebhookconfigurations",
             "admissionregistration.k8s.io/v1",
