@@ -23,13 +23,14 @@ class HelmTools:
     kubectl: Path
 
     def run(
-        self, tool: str, *args: str, env: dict[str, str] | None = None
+        self, tool: str, *args: str, env: dict[str, str] | None = None, input: str | None = None
     ) -> subprocess.CompletedProcess[str]:
         """Run helm or kubectl from the repository root; never raises on a non-zero exit."""
         binary = self.helm if tool == "helm" else self.kubectl
         return subprocess.run(
             [str(binary), *args],
             cwd=REPO,
+            input=input,
             capture_output=True,
             text=True,
             timeout=120,
