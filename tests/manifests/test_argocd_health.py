@@ -154,6 +154,17 @@ def test_the_argocd_cm_snippet_holds_the_scripts_unchanged() -> None:
     config = yaml.safe_load((ARGOCD / "argocd-cm.yaml").read_text())
     assert config["kind"] == "ConfigMap" and config["metadata"]["name"] == "argocd-cm"
     data = config["data"]
-    assert set(data) == {f"resource.customizations.health.{GROUP}_{kind}" for kind in SCRIPTS}
+    assert set(data) == {f"resource.customizations.health.{GROUP}_{kind}" for kind in SCRIPTS} | {
+        f"resource.customizations.actions.{GROUP}_FederatedHPA",
+        f"resource.customizations.ignoreDifferences.{GROUP}_FederatedHPA",
+    }
     for kind, path in SCRIPTS.items():
         assert data[f"resource.customizations.health.{GROUP}_{kind}"] == path.read_text()
+    actions = yaml.safe_load(data[f"resource.customizations.actions.{GROUP}_FederatedHPA"])
+    folder = ARGOCD / GROUP / "FederatedHPA" / "actions"
+    assert actions["discovery.lua"] == (folder / "discovery.lua").read_text()
+    assert {d["name"]: d["action.lua"] for d in actions["definitions"]} == {
+        name: (folder / name / "action.lua").read_text() for name in ("pause", "resume")
+    }
+    ignored = yaml.safe_load(data[f"resource.customizations.ignoreDifferences.{GROUP}_FederatedHPA"])
+    assert ignored == {"managedFieldsManagers": ["federated-hpa"]}

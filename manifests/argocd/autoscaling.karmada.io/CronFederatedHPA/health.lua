@@ -1,9 +1,17 @@
 -- Argo CD health of a CronFederatedHPA, from its conditions and execution histories (Lua 5.1).
 --   Degraded:    Ready=False (the namespace is refused), or a rule's newest execution failed.
+--   Progressing: being deleted ("Pending deletion"), or:
 --   Progressing: no status yet, or not yet written for the current spec, or a fire is being applied (Executing).
 --   Suspended:   every rule is suspended.
 --   Healthy:     otherwise; the message says the next execution.
 local hs = {}
+
+-- Argo CD runs health checks on objects being deleted too (held by a finalizer until then)
+if obj.metadata ~= nil and obj.metadata.deletionTimestamp ~= nil then
+  hs.status = "Progressing"
+  hs.message = "Pending deletion"
+  return hs
+end
 
 local function find(conditions, kind)
   if conditions == nil then

@@ -1,9 +1,18 @@
 -- Argo CD health of a FederatedHPA, from the conditions the controller writes (Lua 5.1, as Argo CD runs).
+--   Progressing: being deleted ("Pending deletion"), or:
 --   Progressing: the controller has not yet written status for the current spec (observedGeneration).
 --   Degraded:    Ready=False (no healthy cluster matches clusterAffinity, or the namespace is refused),
 --                or FloorHeld=False (the reachable clusters cannot hold minReplicas).
+--   Suspended:   annotated autoscaling.karmada.io/paused: "true".
 --   Healthy:     Ready=True; the message names the clusters that are unhealthy or failed over, if any.
 local hs = {}
+
+-- Argo CD runs health checks on objects being deleted too (held by a finalizer until then)
+if obj.metadata ~= nil and obj.metadata.deletionTimestamp ~= nil then
+  hs.status = "Progressing"
+  hs.message = "Pending deletion: the controller is removing the member HPAs"
+  return hs
+end
 
 local function find(conditions, kind)
   if conditions == nil then
@@ -22,6 +31,13 @@ local function said(c, fallback)
     return c.message
   end
   return fallback
+end
+
+local annotations = obj.metadata and obj.metadata.annotations
+if annotations ~= nil and annotations["autoscaling.karmada.io/paused"] == "true" then
+  hs.status = "Suspended"
+  hs.message = "Paused: member bounds, spill, failover and optimization are frozen"
+  return hs
 end
 
 local status = obj.status
