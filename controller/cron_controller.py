@@ -59,6 +59,7 @@ from controller.planning.cron import (
     summary,
     targets_federated_hpa,
 )
+from controller.planning.kstatus import with_kstatus
 from controller.planning.namespaces import (
     REASON_NAMESPACE_NOT_ALLOWED,
     NamespacePolicy,
@@ -266,6 +267,7 @@ class CronController:
         conditions = [c for c in without_refusal(status.conditions) or [] if c.type != MARKER_TYPE]
         if marker is not None:
             conditions.append(marker)
+        conditions = with_kstatus(conditions)
         return status.model_copy(
             update={
                 "execution_histories": histories or None,

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from controller.planning.conditions import condition
+from controller.planning.kstatus import STALLED, with_kstatus
 from fhpa_api.models import Condition
 
 REASON_NAMESPACE_NOT_ALLOWED = "NamespaceNotAllowed"
@@ -114,17 +115,20 @@ class NamespacePolicy:
 
 
 def refused_conditions(previous: list[Condition] | None, message: str, now: datetime) -> list[Condition]:
-    """``previous`` with Ready=False (reason NamespaceNotAllowed, ``message``) in place of any Ready."""
+    """``previous`` with Ready=False (reason NamespaceNotAllowed, ``message``) in place of any Ready, and
+    Stalled saying the same for kstatus."""
     ready = condition(previous, CONDITION_READY, "False", REASON_NAMESPACE_NOT_ALLOWED, message, now)
-    return [c for c in previous or [] if c.type != CONDITION_READY] + [ready]
+    return with_kstatus([c for c in previous or [] if c.type != CONDITION_READY] + [ready])
 
 
 def without_refusal(conditions: list[Condition] | None) -> list[Condition] | None:
-    """``conditions`` without a Ready condition this guard wrote (the namespace is allowed again)."""
+    """``conditions`` without the Ready (and Stalled) this guard wrote: the namespace is allowed again."""
     if not conditions:
         return conditions
     kept = [
-        c for c in conditions if not (c.type == CONDITION_READY and c.reason == REASON_NAMESPACE_NOT_ALLOWED)
+        c
+        for c in conditions
+        if not (c.type in (CONDITION_READY, STALLED) and c.reason == REASON_NAMESPACE_NOT_ALLOWED)
     ]
     return kept or None
 

@@ -14,6 +14,7 @@ from controller.planning.conditions import condition
 from controller.planning.external_share import format_share, member_targets
 from controller.planning.failover import Health, Role
 from controller.planning.fleet import FAILED_OVER, SATURATED, Fleet, Slot
+from controller.planning.kstatus import with_kstatus
 from controller.planning.observation import ClusterObservation
 from controller.planning.policies import policy_of
 from controller.planning.wording import count
@@ -156,7 +157,7 @@ def _object_conditions(
             f"{spec.assignment_type}: capacity moves between clusters as load requires",
             fleet.now,
         )
-    return [ready, active, _floor_condition(fleet, previous)]
+    return with_kstatus([ready, active, _floor_condition(fleet, previous)])
 
 
 FLOOR_GIVES_WAY = "CapacityBelowMinReplicas"

@@ -109,11 +109,11 @@ def test_refused_conditions_replace_ready_and_keep_the_time_while_unchanged() ->
     ready = Condition(type="Ready", status="True", reason="Assigned", message="2", last_transition_time=T0)
     other = Condition(type="ScalingActive", status="True", reason="x", message="y", last_transition_time=T0)
     first = refused_conditions([ready, other], "no", T1)
-    assert [c.type for c in first] == ["ScalingActive", "Ready"]
-    refused = first[-1]
+    assert [c.type for c in first] == ["ScalingActive", "Ready", "Stalled"]  # Stalled for kstatus
+    refused = first[1]
     assert (refused.status, refused.reason, refused.message) == ("False", REASON_NAMESPACE_NOT_ALLOWED, "no")
     assert refused.last_transition_time == T1
-    assert refused_conditions(first, "no", datetime(2027, 1, 1, tzinfo=UTC))[-1].last_transition_time == T1
+    assert refused_conditions(first, "no", datetime(2027, 1, 1, tzinfo=UTC))[1].last_transition_time == T1
     assert is_refused(first, "no")
     assert not is_refused(first, "another message")
     assert not is_refused([ready, other], "no")
