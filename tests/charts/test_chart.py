@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
+from fhpa.cli import build_parser
 from tests.support.helm import REPO, HelmTools
 
 CHART = "charts/federated-hpa"
@@ -219,3 +220,17 @@ def test_install_notes_tell_the_next_step_and_the_certificate_mode(helm: HelmToo
     notes = result.stdout.split("NOTES:", 1)[1]
     assert "fhpa cluster join <name> --kubeconfig <member kubeconfig> --namespace ops" in notes
     assert ("federated-hpa-cert-rotator" in notes) == (mode == "selfSigned")
+
+
+@pytest.mark.parametrize("value_set", sorted(VALUE_SETS))
+def test_every_rendered_container_command_is_one_the_fhpa_cli_accepts(
+    rendered: dict[str, list[Obj]], value_set: str
+) -> None:
+    deployments = [o for o in rendered[value_set] if o["kind"] == "Deployment"]
+    assert deployments
+    for deployment in deployments:
+        for spec in deployment["spec"]["template"]["spec"]["containers"]:
+            try:
+                build_parser().parse_args(spec["args"])
+            except SystemExit as exc:  # argparse's way of refusing
+                pytest.fail(f"{deployment['metadata']['name']}: {spec['args']} refused ({exc})")
