@@ -82,7 +82,11 @@ def action_events(actions: list[HPAAction], writes: list[ReplicaWrite], fleet: F
     for action in actions:
         if action.op == "delete":
             events.append(
-                EventRecord(reason="MemberHPADeleted", message=f"{action.cluster}: member HPA deleted")
+                EventRecord(
+                    reason="MemberHPADeleted",
+                    message=f"{action.cluster}: member HPA deleted",
+                    action=f"delete/{action.cluster}",
+                )
             )
         else:
             verb = "created" if action.op == "create" else "updated"
@@ -91,6 +95,7 @@ def action_events(actions: list[HPAAction], writes: list[ReplicaWrite], fleet: F
                     reason=f"MemberHPA{verb.capitalize()}",
                     message=f"{action.cluster}: member HPA {verb}, "
                     f"min {action.min_replicas} max {action.max_replicas}",
+                    action=f"{action.op}/{action.cluster}",
                 )
             )
     for write in writes:
@@ -99,6 +104,7 @@ def action_events(actions: list[HPAAction], writes: list[ReplicaWrite], fleet: F
             EventRecord(
                 reason="ReplicasSet",
                 message=f"{write.cluster}: replicas {before} -> {write.replicas} ({write.reason})",
+                action=f"scale/{write.cluster}",
             )
         )
     return events
