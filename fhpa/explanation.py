@@ -25,8 +25,10 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from controller.outcome import MEMBER_HPA_CONDITION
 from controller.planning.affinity import affinity_matches
 from controller.planning.fleet import FAILED_OVER, SATURATED
+from controller.planning.member_health import row_lines
 from controller.planning.observation import ClusterObservation
 from controller.planning.policies import policy_of
 from controller.planning.policies.base import UNKNOWN
@@ -257,8 +259,18 @@ def _cluster(context: _Context, row: ClusterStatus, events: list[EventLine]) -> 
     )
     result.why = _why(context, row, result.state) + _rejoin(row, result.state, events)
     result.why += room_line(row.capacity, context.now)
+    result.why += _member_said(row)
     result.next = _next(context, row, result.state)
     return result
+
+
+def _member_said(row: ClusterStatus) -> list[str]:
+    """What the member itself reported: a refused HPA write, a member HPA that is blind or stuck."""
+    refused = _condition(row, MEMBER_HPA_CONDITION)
+    lines = []
+    if refused is not None and refused.status == "False":
+        lines.append(f"the member did not take its HPA ({refused.reason}): {refused.message}")
+    return lines + row_lines(row.conditions, row.name)
 
 
 def _condition(row: ClusterStatus, type_: str) -> Condition | None:

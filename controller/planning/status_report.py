@@ -14,6 +14,7 @@ from controller.planning.conditions import condition
 from controller.planning.external_share import format_share, member_targets
 from controller.planning.failover import Health, Role
 from controller.planning.fleet import FAILED_OVER, SATURATED, Fleet, Slot
+from controller.planning.member_health import member_conditions
 from controller.planning.observation import ClusterObservation
 from controller.planning.policies import policy_of
 from controller.planning.wording import count
@@ -308,7 +309,7 @@ def _cluster_conditions(
                     now,
                 )
             )
-    return result
+    return result + member_conditions(cluster, previous, now)
 
 
 def _assigned_condition(
