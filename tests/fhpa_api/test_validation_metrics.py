@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from fhpa_api.validation import validate
+from fhpa_api.validation_metrics import CONTAINER_RESOURCE_WARNING
 from tests.fhpa_api.builders import fhpa, message_at, paths, with_field
 
 OBJECT = {
@@ -321,8 +322,7 @@ def test_a_container_resource_metric_warns_that_old_members_refuse_it() -> None:
     fleets use the metric rightly), short enough for the API server to pass on whole."""
     result = validate(fhpa(metrics=[RESOURCE, CONTAINER]))
     assert not result.errors
-    assert result.warnings == [
-        "spec.metrics[1].type: members before Kubernetes 1.27 refuse ContainerResource (alpha, off by default)"
-    ]
+    assert result.warnings == [f"spec.metrics[1].type: {CONTAINER_RESOURCE_WARNING}"]
+    assert "before Kubernetes 1.27" in CONTAINER_RESOURCE_WARNING
     assert len(result.warnings[0]) < 120
     assert validate(fhpa(metrics=[RESOURCE])).warnings == []
