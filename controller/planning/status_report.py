@@ -17,6 +17,7 @@ from controller.planning.fleet import FAILED_OVER, SATURATED, Fleet, Slot
 from controller.planning.member_health import member_conditions
 from controller.planning.observation import ClusterObservation
 from controller.planning.policies import policy_of
+from controller.planning.removal import REMOVED
 from controller.planning.wording import count
 from fhpa_api.limits import HISTORY_MESSAGE_MAX_CHARS as DETAIL_MAX
 from fhpa_api.models import CapacityStatus, ClusterStatus, Condition, FederatedHPAStatus
@@ -284,7 +285,11 @@ def _cluster_conditions(
     now: datetime,
 ) -> list[Condition]:
     assigned = _assigned_condition(cluster, slot, health, conflict, selected, previous, now)
-    if cluster.no_execute:
+    if not cluster.registered:
+        healthy = condition(
+            previous, "Healthy", "False", REMOVED, "no longer registered: its member Secret is gone", now
+        )
+    elif cluster.no_execute:
         healthy = condition(previous, "Healthy", "False", "NoExecuteTaint", "tainted NoExecute", now)
     elif cluster.healthy:
         healthy = condition(previous, "Healthy", "True", "Healthy", "the member API server answers", now)
