@@ -32,6 +32,7 @@ from controller.planning.member_health import row_lines
 from controller.planning.observation import ClusterObservation
 from controller.planning.policies import policy_of
 from controller.planning.policies.base import UNKNOWN
+from controller.planning.wording import count
 from fhpa.room_words import room_line
 from fhpa_api.models import ClusterAutoscalingPreference, ClusterStatus, Condition, FederatedHPA
 
@@ -387,8 +388,8 @@ def _special(context: _Context, row: ClusterStatus, state: str) -> list[str]:
     if state == "Saturated":
         pending = f" since {_stamp(row.pending_since)}" if row.pending_since else ""
         return [
-            f"saturated: pods could not be scheduled here{pending}, so its max is held at its ready replicas "
-            f"({row.ready_replicas}) and the rest of its share moved to other clusters"
+            f"saturated: pods could not be scheduled here{pending}, so its max is held at {row.max_replicas} "
+            "and the rest of its share moved to other clusters"
         ]
     if state == "Pinned":
         return [
@@ -400,6 +401,16 @@ def _special(context: _Context, row: ClusterStatus, state: str) -> list[str]:
     if state == "NoShare":
         return ["the policy gives it no replicas: it has no member HPA"]
     return []
+
+
+def _relative(t: datetime, now: datetime) -> str:
+    """How far ``t`` is from now, either way."""
+    return f"in {_span(t - now)}" if t > now else f"due {_span(now - t)} ago"
+
+
+def _grown(row: ClusterStatus) -> str:
+    """Why the grace is what it is, when flaps grew it."""
+    return f", grown by {count(row.failovers or 0, 'failover')} within the hour" if row.failovers else ""
 
 
 def _history(row: ClusterStatus, now: datetime) -> list[str]:
@@ -418,7 +429,13 @@ def _next(context: _Context, row: ClusterStatus, state: str) -> list[str]:
     spec = context.fhpa.spec
     now = context.now
     delay = timedelta(seconds=spec.effective_delay_seconds)
-    if state == "Unreachable" and row.unhealthy_since:
+    if state == "Unreachable" and row.failover_at is not None:
+        return [
+            f"fails over at {_stamp(row.failover_at)} ({_relative(row.failover_at, now)}) if it stays "
+            f"unreachable (its grace "
+            f"{row.failover_grace_seconds}s{_grown(row)}); answering before then it just carries on"
+        ]
+    if state == "Unreachable" and row.unhealthy_since:  # a status written before the grace was recorded
         due = row.unhealthy_since + DEFAULT_FAILOVER_GRACE
         return [
             f"fails over {_when(due, now)} if it stays unreachable (default grace 60s, longer after recent "

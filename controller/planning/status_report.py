@@ -8,7 +8,7 @@ lastTransitionTime unless their status flips (``controller.planning.conditions``
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from controller.planning.conditions import condition
 from controller.planning.external_share import format_share, member_targets
@@ -230,12 +230,30 @@ def _row(
         unhealthy_since=health.unhealthy_since if health is not None else None,
         failovers=(health.failovers or None) if health is not None else None,
         last_failover_time=health.last_failover if health is not None else None,
+        failover_grace_seconds=_grace(health),
+        failover_at=_failover_at(fleet, health),
         max_trend=trend,
         max_trend_time=trend_time,
         drained_at=slot.drained_at if slot is not None else (row.drained_at if row is not None else None),
         decision_key=_decision_key(cluster, row),
         capacity=_capacity(seen, row),
     )
+
+
+def _grace(health: Health | None) -> int | None:
+    """The grace recorded where it tells something: while unreachable, or once it has grown by flaps."""
+    if health is None or not (health.role == Role.HELD or health.failovers):
+        return None
+    return round(health.grace_seconds)
+
+
+def _failover_at(fleet: Fleet, health: Health | None) -> datetime | None:
+    """When an unreachable cluster fails over if it stays so (never without scaleAssist)."""
+    if health is None or health.role != Role.HELD or health.unhealthy_since is None:
+        return None
+    if not fleet.fhpa.spec.effective_scale_assist:
+        return None
+    return health.unhealthy_since + timedelta(seconds=health.grace_seconds)
 
 
 def _capacity(cluster: ClusterObservation, row: ClusterStatus | None) -> CapacityStatus | None:

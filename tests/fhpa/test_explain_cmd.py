@@ -78,8 +78,8 @@ def test_an_unreachable_cluster_says_when_it_fails_over_and_then_that_it_did() -
     b = cluster(held, "b")
     assert b.state == "Unreachable"
     assert b.next == [
-        "fails over in 30s, at 2026-01-01T12:01:10Z if it stays unreachable (default grace 60s, longer after "
-        "recent flaps); answering before then it just carries on"
+        "fails over at 2026-01-01T12:01:10Z (in 30s) if it stays unreachable (its grace 60s); answering "
+        "before then it just carries on"
     ]
     f2 = f.model_copy(update={"status": p.status})
     later = run(f2, down, T0 + 75 * S)

@@ -1,0 +1,49 @@
+"""explain tells what status holds: over planner-made statuses (a cluster that flaps, so its grace
+grows), every failover figure explain prints is the status field it names, never a default."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+from hypothesis import given, note, settings
+from hypothesis import strategies as st
+
+from fhpa.explanation import explain
+from tests.controller.planning_builders import T0, fhpa, obs, run, update
+
+DUE = re.compile(
+    r"fails over at (?P<at>\S+) \([^)]*\) if it stays unreachable "
+    r"\(its grace (?P<grace>\d+)s(?:, grown by (?P<grown>\d+) failovers? within the hour)?\)"
+)
+
+# each step: how many seconds pass, and whether cluster b answers afterwards
+steps = st.lists(st.tuples(st.integers(5, 400), st.booleans()), min_size=1, max_size=14)
+
+
+@settings(max_examples=60, deadline=None)
+@given(steps, st.integers(0, 600))
+def test_the_failover_figures_explain_prints_are_the_status_fields(
+    path: list[tuple[int, bool]], later: int
+) -> None:
+    f = fhpa("StaticWeighted", 2, 10, weights={"a": 1, "b": 1})
+    fleet = [obs("a", 2), obs("b", 2)]
+    now = T0
+    for seconds, answers in path:
+        now += timedelta(seconds=seconds)
+        fleet = update(fleet, "b", healthy=answers)
+        p = run(f, fleet, now)
+        f = f.model_copy(update={"status": p.status})
+        row = next(r for r in p.status.clusters or [] if r.name == "b")
+        asked = now + timedelta(seconds=later)
+        b = next(c for c in explain(f, [], asked).clusters if c.name == "b")
+        note(f"{now} answers={answers} state={b.state} next={b.next} row={row}")
+        said = [m for m in (DUE.search(line) for line in b.next) if m]
+        if row.failover_at is None:
+            assert not said
+            continue
+        assert b.state == "Unreachable" and len(said) == 1
+        said_at, grace, grown = said[0].group("at", "grace", "grown")
+        assert said_at == row.failover_at.strftime("%Y-%m-%dT%H:%M:%SZ")
+        assert int(grace) == row.failover_grace_seconds
+        assert (int(grown) if grown else 0) == (row.failovers or 0)
