@@ -417,8 +417,9 @@ def _history(row: ClusterStatus, now: datetime) -> list[str]:
     lines = []
     if row.max_trend and row.max_trend_time:
         way = "up" if row.max_trend > 0 else "down"
+        by = f", by {row.max_moved_by}" if row.max_moved_by else ""
         lines.append(
-            f"its max last moved {way} at {_stamp(row.max_trend_time)} ({_ago(row.max_trend_time, now)})"
+            f"its max last moved {way} at {_stamp(row.max_trend_time)} ({_ago(row.max_trend_time, now)}){by}"
         )
     if row.drained_at:
         lines.append(f"drained at {_stamp(row.drained_at)}: its max was lowered below what it ran")

@@ -234,6 +234,9 @@ def _row(
         failover_at=_failover_at(fleet, health),
         max_trend=trend,
         max_trend_time=trend_time,
+        max_moved_by=_moved_by(fleet, cluster.name, row)
+        if trend_time == now
+        else (row.max_moved_by if row else None),
         drained_at=slot.drained_at if slot is not None else (row.drained_at if row is not None else None),
         decision_key=_decision_key(cluster, row),
         capacity=_capacity(seen, row),
@@ -279,6 +282,15 @@ def _decision_key(cluster: ClusterObservation, row: ClusterStatus | None) -> str
         return row.decision_key if row is not None else None
     hpa = cluster.hpa
     return hpa.decision if hpa is not None and hpa.owned else None
+
+
+def _moved_by(fleet: Fleet, name: str, row: ClusterStatus | None) -> str | None:
+    """The reason of this pass's Event that moved the cluster's max: one naming the cluster first, else
+    the pass's first fleet-wide one (an optimization names no cluster first); an assignment has none."""
+    named = [e.reason for e in fleet.events if e.message.startswith(f"{name}:")]
+    if named:
+        return named[-1]
+    return fleet.events[0].reason if fleet.events else "Assigned"
 
 
 def _max_trend(

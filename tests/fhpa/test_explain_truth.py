@@ -10,7 +10,7 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 from fhpa.explanation import explain
-from tests.controller.planning_builders import T0, fhpa, obs, run, update
+from tests.controller.planning_builders import T0, fhpa, obs, run, settle, update
 
 DUE = re.compile(
     r"fails over at (?P<at>\S+) \([^)]*\) if it stays unreachable "
@@ -47,3 +47,21 @@ def test_the_failover_figures_explain_prints_are_the_status_fields(
         assert said_at == row.failover_at.strftime("%Y-%m-%dT%H:%M:%SZ")
         assert int(grace) == row.failover_grace_seconds
         assert (int(grown) if grown else 0) == (row.failovers or 0)
+
+
+def test_explain_says_which_move_last_changed_a_max() -> None:
+    """The row records the Event that last moved its max; explain names it rather than guessing."""
+    f = fhpa("Prioritized", 2, 40, priorities={"a": 2, "b": 1})
+    f, fleet, _ = settle(f, [obs("a", 10, 10), obs("b", 20, 100)])
+    f, fleet, _ = settle(f, fleet, T0 + timedelta(seconds=120))
+    fleet = update(fleet, "b", hpa_desired=15)
+    fleet = [
+        o.model_copy(update={"hpa": o.hpa.model_copy(update={"metric_ratio": 0.5})}) if o.hpa else o
+        for o in fleet
+    ]
+    now = T0 + timedelta(seconds=240)
+    p = run(f, fleet, now)
+    row = next(r for r in p.status.clusters or [] if r.name == "b")
+    assert (row.max_trend, row.max_moved_by) == (-1, "DrainedFirst")
+    b = next(c for c in explain(f.model_copy(update={"status": p.status}), [], now).clusters if c.name == "b")
+    assert any(line.endswith("(0s ago), by DrainedFirst") for line in b.why), b.why
