@@ -14,10 +14,13 @@ import pytest
 from controller.planning.observation import CapacityObservation
 from controller.planning.plan import Plan
 from fhpa.cli import main
+from fhpa.cron_explanation import TARGET_EXISTS
 from fhpa.explanation import ClusterExplanation, Explanation, explain, render
 from fhpa_api.models import ClusterStatus, FederatedHPA
 from tests.controller.planning_builders import T0, fhpa, obs, run, settle, update
 from tests.fhpa.clusters import write_kubeconfig
+from tests.fhpa.test_explain_cron import BODY as CRON
+from tests.fhpa.test_explain_cron import CRONS
 from tests.support.fakekube import FakeKube, Resource
 
 S = timedelta(seconds=1)
@@ -209,6 +212,7 @@ FHPAS = Resource("autoscaling.karmada.io", "v1alpha1", "federatedhpas", "Federat
 def management() -> Iterator[FakeKube]:
     fake = FakeKube(namespaces=("default", "shop"))
     fake.store.add_resource(FHPAS)
+    fake.store.add_resource(CRONS)
     fake.start()
     yield fake
     fake.stop()
@@ -292,3 +296,20 @@ def test_explain_says_why_a_cluster_is_full_or_growing() -> None:
         in cluster(e, "spot").why
     )
     assert not any("available capacity" in gap for gap in e.not_in_status)  # status holds each room
+
+
+def test_the_command_reads_the_cron_and_checks_its_target(
+    management: FakeKube, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    management.store.create(CRONS.key, CRON)
+    config = write_kubeconfig(management, tmp_path / "mgmt.kubeconfig")
+    assert main(["explain", "shop/nightly", "--kind", "cronfhpa", "--kubeconfig", str(config)]) == 0
+    assert "target: Deployment shop/web: not found" in capsys.readouterr().out
+    management.store.create(
+        "deployments",
+        {"metadata": {"name": "web", "namespace": "shop"}, "spec": {"replicas": 3}},
+    )
+    assert main(["explain", "shop/nightly", "--kind", "cronfhpa", "--kubeconfig", str(config)]) == 0
+    assert f"target: Deployment shop/web: {TARGET_EXISTS}" in capsys.readouterr().out
+    assert main(["explain", "shop/nope", "--kind", "cronfhpa", "--kubeconfig", str(config)]) == 1
+    assert "CronFederatedHPA shop/nope not found" in capsys.readouterr().err

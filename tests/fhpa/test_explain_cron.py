@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 
-import pytest
-
-from fhpa.cli import main
-from fhpa.cron_explanation import TARGET_EXISTS, TARGET_MISSING, explain_cron
+from fhpa.cron_explanation import TARGET_MISSING, explain_cron
 from fhpa_api.models import CronFederatedHPA
-from tests.fhpa.clusters import write_kubeconfig
-from tests.support.fakekube import FakeKube, Resource
+from tests.support.fakekube import Resource
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 CRONS = Resource("autoscaling.karmada.io", "v1alpha1", "cronfederatedhpas", "CronFederatedHPA", status=True)
@@ -66,29 +60,3 @@ def test_each_rule_says_its_next_fire_and_last_results() -> None:
         "  suspended: it does not fire",
         "  no execution recorded yet",
     ]
-
-
-@pytest.fixture
-def management() -> Iterator[FakeKube]:
-    fake = FakeKube(namespaces=("default", "shop"))
-    fake.store.add_resource(CRONS)
-    fake.start()
-    yield fake
-    fake.stop()
-
-
-def test_the_command_reads_the_cron_and_checks_its_target(
-    management: FakeKube, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    management.store.create(CRONS.key, BODY)
-    config = write_kubeconfig(management, tmp_path / "mgmt.kubeconfig")
-    assert main(["explain", "shop/nightly", "--kind", "cronfhpa", "--kubeconfig", str(config)]) == 0
-    assert "target: Deployment shop/web: not found" in capsys.readouterr().out
-    management.store.create(
-        "deployments",
-        {"metadata": {"name": "web", "namespace": "shop"}, "spec": {"replicas": 3}},
-    )
-    assert main(["explain", "shop/nightly", "--kind", "cronfhpa", "--kubeconfig", str(config)]) == 0
-    assert f"target: Deployment shop/web: {TARGET_EXISTS}" in capsys.readouterr().out
-    assert main(["explain", "shop/nope", "--kind", "cronfhpa", "--kubeconfig", str(config)]) == 1
-    assert "CronFederatedHPA shop/nope not found" in capsys.readouterr().err
