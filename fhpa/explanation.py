@@ -60,7 +60,7 @@ class ClusterExplanation:
     current_replicas: int | None
     ready_replicas: int | None
     pending_replicas: int | None
-    state: str  # Assigned, Pinned, Saturated, Unreachable, FailedOver, ScaledToZero, NoShare, ...
+    state: str  # Assigned, Pinned, Saturated, Unreachable, FailedOver, ScaledToZero, NotStarted, NoShare, ...
     why: list[str] = field(default_factory=list)
     next: list[str] = field(default_factory=list)
     events: list[EventLine] = field(default_factory=list)
@@ -300,7 +300,8 @@ def _state(context: _Context, row: ClusterStatus) -> str:
         and (row.max_replicas or 0) > 0
         and context.fhpa.spec.effective_scaling_to_zero
     ):
-        return "ScaledToZero"
+        # the planner dates every replica write it makes: none means it never started this cluster
+        return "ScaledToZero" if row.last_scale_time is not None else "NotStarted"
     return "Assigned"
 
 
@@ -397,7 +398,15 @@ def _special(context: _Context, row: ClusterStatus, state: str) -> list[str]:
             "while lower-priority clusters scale down first, so the two never fight over its replicas"
         ]
     if state == "ScaledToZero":
-        return ["scaled to zero: its member HPA sits idle over 0 replicas (a native HPA never scales from 0)"]
+        return [
+            f"scaled to zero at {_stamp(row.last_scale_time)}: its member HPA sits idle over 0 replicas (a "
+            "native HPA never scales from 0)"
+        ]
+    if state == "NotStarted":
+        return [
+            "not started: the running clusters hold minReplicas without it, so it was left at 0 under its "
+            "member HPA (a native HPA never scales from 0)"
+        ]
     if state == "NoShare":
         return ["the policy gives it no replicas: it has no member HPA"]
     return []
@@ -450,7 +459,7 @@ def _next(context: _Context, row: ClusterStatus, state: str) -> list[str]:
         return [
             "the pin is released, back to the assigned min, once every lower-priority cluster is at its min"
         ]
-    if state == "ScaledToZero":
+    if state in ("ScaledToZero", "NotStarted"):
         return [
             "wakes"
             + policy_of(context.fhpa).zero_wake_note

@@ -172,8 +172,11 @@ def test_saturation_and_pending_pods_say_when_capacity_moves(prioritized: Federa
 
 
 def test_scaled_to_zero_says_what_wakes_it(prioritized: FederatedHPA) -> None:
-    lo = cluster(explain(with_rows(prioritized, row("lo", current_replicas=0)), [], T0), "lo")
+    lo = cluster(
+        explain(with_rows(prioritized, row("lo", current_replicas=0, last_scale_time=T0)), [], T0), "lo"
+    )
     assert lo.state == "ScaledToZero"
+    assert lo.why[-1].startswith("scaled to zero at 2026-01-01T12:00:00Z")
     assert lo.next[0].startswith(
         "wakes (the highest-priority cluster at 0 first) when a running cluster's HPA"
     )
@@ -186,7 +189,9 @@ def test_a_cluster_the_planner_leaves_at_zero_says_what_wakes_it() -> None:
     p = run(f, [obs("member1", 15, 20), obs("member2", 0, 1)])
     e = explain(f.model_copy(update={"status": p.status}), as_events(p, f, T0), T0)
     member2 = cluster(e, "member2")
-    assert (member2.state, member2.min_replicas, member2.max_replicas) == ("ScaledToZero", 1, 1)
+    # never started (the planner wrote it no replicas), not scaled to zero
+    assert (member2.state, member2.min_replicas, member2.max_replicas) == ("NotStarted", 1, 1)
+    assert any(w.startswith("not started: the running clusters hold minReplicas") for w in member2.why)
     assert member2.next[0].startswith("wakes (the highest-priority cluster at 0 first)")
     assert cluster(e, "member1").state == "Assigned"
 
