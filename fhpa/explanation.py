@@ -207,8 +207,15 @@ class _Context:
         ]
 
     def preference(self, name: str) -> ClusterAutoscalingPreference | str | None:
-        """The cluster's preference entry; UNKNOWN when an earlier entry selects by labels or fields."""
-        for pref in self.fhpa.spec.preferences:
+        """The cluster's preference entry as status records it; else resolved by name, UNKNOWN when an
+        earlier entry selects by labels or fields."""
+        recorded = next((r.preference for r in self.rows if r.name == name), None)
+        prefs = self.fhpa.spec.preferences
+        status = self.fhpa.status
+        current = status is not None and status.observed_generation == self.fhpa.metadata.generation
+        if recorded is not None and current and recorded < len(prefs):
+            return prefs[recorded] if recorded >= 0 else None
+        for pref in prefs:
             target = pref.target_cluster
             if target.label_selector is not None or target.field_selector is not None:
                 self._unresolved = True

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 
+from controller.planning.affinity import affinity_matches
 from controller.planning.conditions import condition
 from controller.planning.external_share import format_share, member_targets
 from controller.planning.failover import Health, Role
@@ -239,6 +240,7 @@ def _row(
         else (row.max_moved_by if row else None),
         drained_at=slot.drained_at if slot is not None else (row.drained_at if row is not None else None),
         decision_key=_decision_key(cluster, row),
+        preference=_preference(fleet, cluster, row),
         capacity=_capacity(seen, row),
     )
 
@@ -282,6 +284,15 @@ def _decision_key(cluster: ClusterObservation, row: ClusterStatus | None) -> str
         return row.decision_key if row is not None else None
     hpa = cluster.hpa
     return hpa.decision if hpa is not None and hpa.owned else None
+
+
+def _preference(fleet: Fleet, cluster: ClusterObservation, row: ClusterStatus | None) -> int | None:
+    """The index of the preference entry the cluster matched (-1: none); a cluster seen without its
+    labels (removed from the registry) keeps what was recorded."""
+    if not cluster.registered:
+        return row.preference if row is not None else None
+    prefs = fleet.fhpa.spec.preferences
+    return next((i for i, p in enumerate(prefs) if affinity_matches(p.target_cluster, cluster)), -1)
 
 
 def _moved_by(fleet: Fleet, name: str, row: ClusterStatus | None) -> str | None:

@@ -65,3 +65,25 @@ def test_explain_says_which_move_last_changed_a_max() -> None:
     assert (row.max_trend, row.max_moved_by) == (-1, "DrainedFirst")
     b = next(c for c in explain(f.model_copy(update={"status": p.status}), [], now).clusters if c.name == "b")
     assert any(line.endswith("(0s ago), by DrainedFirst") for line in b.why), b.why
+
+
+def test_a_preference_picked_by_labels_is_read_from_status() -> None:
+    """A labelSelector preference cannot be resolved from the spec (labels live in the Secret): the row
+    records which entry matched, and explain gives the weights instead of a gap."""
+    prefs = [
+        {"targetCluster": {"labelSelector": {"matchLabels": {"tier": "big"}}}, "staticWeight": 3},
+        {"targetCluster": {"labelSelector": {"matchLabels": {"tier": "small"}}}, "staticWeight": 1},
+    ]
+    f = fhpa(
+        "StaticWeighted",
+        2,
+        8,
+        federatedHPAAssignment={
+            "federatedHPAAssignmentType": "StaticWeighted",
+            "clusterAutoscalingPreference": prefs,
+        },
+    )
+    p = run(f, [obs("a", 1, labels={"tier": "big"}), obs("b", 1, labels={"tier": "small"}), obs("c", 1)])
+    assert {r.name: r.preference for r in p.status.clusters or []} == {"a": 0, "b": 1, "c": -1}
+    e = explain(f.model_copy(update={"status": p.status}), [], T0)
+    assert not [g for g in e.not_in_status if "labelSelector" in g]
