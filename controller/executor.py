@@ -10,6 +10,11 @@ resourceVersion; a create, that the HPA was absent). A 409 means the object chan
 looked: the write is reported stale (``ExecutionResult.stale``) and the object requeued to be replanned
 from a fresh observation, never retried here with a fresh read. The status records, per cluster, the
 decision key (member_hpa.decision_key) its member HPA holds after this pass's writes.
+
+What is recorded follows what the members did, not what was planned (controller.outcome): replicas are
+never written to a cluster whose HPA write failed in the same pass (they would run with no HPA over
+them), an Event announcing a write that did not happen is dropped, and a refusal shows in the cluster's
+status row and in ``Ready``.
 """
 
 from __future__ import annotations
@@ -19,9 +24,11 @@ import logging
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from functools import partial
 
 from controller.errors import ClusterUnreachableError, ConflictError, NotFoundError, NotOwnedError, PortError
+from controller.outcome import UNREGISTERED, kept_events, reason_of, refused_hpa_writes, with_refusals
 from controller.planning.plan import HPAAction, Plan
 from controller.ports import ControlPlane, MemberCluster
 from fhpa_api.models import FederatedHPA, FederatedHPAStatus
@@ -82,6 +89,10 @@ class ExecutionResult:
     failed: dict[str, str] = field(default_factory=dict)  # action -> error message
     # member writes refused with 409: the object changed since the pass observed it (not applied)
     stale: dict[str, str] = field(default_factory=dict)
+    # failed action -> the condition reason it gives (controller.outcome: refused, unreachable, ...)
+    reasons: dict[str, str] = field(default_factory=dict)
+    # replica writes not attempted because the cluster's HPA write failed or went stale in this pass
+    skipped: list[str] = field(default_factory=list)
     conflict: bool = False  # the FederatedHPA or a member object changed under us: re-read and re-plan
     updated: FederatedHPA | None = None  # the object as stored after the status write
 
@@ -123,8 +134,10 @@ def execute(
     control_plane: ControlPlane,
     current_max: Mapping[str, int] | None = None,
     on_action: ActionHook | None = None,
+    now: datetime | None = None,
 ) -> ExecutionResult:
-    """Apply ``plan`` for ``fhpa``. ``current_max`` is each member HPA's max as observed."""
+    """Apply ``plan`` for ``fhpa``. ``current_max`` is each member HPA's max as observed; ``now`` dates a
+    condition that a member's refusal turns (the pass's clock; the wall clock when not given)."""
     result = ExecutionResult()
     ref = f"{fhpa.metadata.namespace}/{fhpa.metadata.name}"
 
@@ -147,6 +160,7 @@ def execute(
         except (ClusterUnreachableError, NotOwnedError, PortError) as exc:
             error = public_text(str(exc))
             result.failed[label] = error
+            result.reasons[label] = reason_of(exc)
             log.warning("member action failed", extra={"object": ref, "action": label, "error": error})
             if on_action:
                 on_action(kind, cluster, False)
@@ -161,19 +175,27 @@ def execute(
         member = members.get(action.cluster)
         if member is None:
             result.failed[f"{action.op}/{action.cluster}"] = "cluster is no longer registered"
+            result.reasons[f"{action.op}/{action.cluster}"] = UNREGISTERED
             continue
         if attempt(action.op, action.cluster, partial(member.write, fhpa, action)):
             applied[action.cluster] = None if action.op == "delete" else action.decision
 
+    unbound = {label.partition("/")[2] for label in [*result.failed, *result.stale]}
     for write in plan.replica_writes:
         member = members.get(write.cluster)
+        if write.cluster in unbound:
+            # promise 2: no replicas without the HPA that bounds them; the next pass tries both again
+            result.skipped.append(f"scale/{write.cluster}")
+            continue
         if member is None:
             result.failed[f"scale/{write.cluster}"] = "cluster is no longer registered"
             continue
         attempt("scale", write.cluster, partial(member.write, fhpa, write))
 
     try:
-        status = _record_decisions(plan, applied)
+        refusals = refused_hpa_writes(result.failed, result.reasons)
+        when = now or datetime.now(UTC)
+        status = with_refusals(_record_decisions(plan, applied), refusals, fhpa.status, when)
         if status == fhpa.status:
             result.updated = fhpa  # nothing new to record: no write (a thousand idle objects, no requests)
         else:
@@ -183,7 +205,7 @@ def execute(
     except NotFoundError:
         result.conflict = True  # deleted meanwhile; the next pass sees it gone
 
-    for event in plan.events:
+    for event in kept_events(plan.events, {*result.failed, *result.stale, *result.skipped}):
         try:
             control_plane.emit_event(fhpa, event.type, event.reason, event.message)
         except PortError as exc:  # an Event is best effort; never fail a reconcile on it

@@ -53,10 +53,11 @@ def reconcile_federated_hpa(
     on_pass: PassHook | None = None,
 ) -> tuple[Plan, ExecutionResult]:
     observations = observe_all(fhpa, members)
+    now = clock.now()
     # every member write is conditional on the observation the plan was made from (resourceVersions)
-    the_plan = bind(plan(fhpa, observations, clock.now(), config or PlannerConfig()), fhpa, observations)
+    the_plan = bind(plan(fhpa, observations, now, config or PlannerConfig()), fhpa, observations)
     current_max = {o.name: o.hpa.max_replicas for o in observations if o.hpa is not None}
-    result = execute(the_plan, fhpa, members, control_plane, current_max, on_action)
+    result = execute(the_plan, fhpa, members, control_plane, current_max, on_action, now)
     if on_pass is not None:
         on_pass(fhpa, the_plan, result)
     return the_plan, result

@@ -25,11 +25,14 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from controller.outcome import MEMBER_HPA_CONDITION
 from controller.planning.affinity import affinity_matches
 from controller.planning.fleet import FAILED_OVER, SATURATED
+from controller.planning.member_health import row_lines
 from controller.planning.observation import ClusterObservation
 from controller.planning.policies import policy_of
 from controller.planning.policies.base import UNKNOWN
+from controller.planning.wording import count
 from fhpa.room_words import room_line
 from fhpa_api.models import ClusterAutoscalingPreference, ClusterStatus, Condition, FederatedHPA
 
@@ -57,7 +60,7 @@ class ClusterExplanation:
     current_replicas: int | None
     ready_replicas: int | None
     pending_replicas: int | None
-    state: str  # Assigned, Pinned, Saturated, Unreachable, FailedOver, ScaledToZero, NoShare, ...
+    state: str  # Assigned, Pinned, Saturated, Unreachable, FailedOver, ScaledToZero, NotStarted, NoShare, ...
     why: list[str] = field(default_factory=list)
     next: list[str] = field(default_factory=list)
     events: list[EventLine] = field(default_factory=list)
@@ -204,8 +207,15 @@ class _Context:
         ]
 
     def preference(self, name: str) -> ClusterAutoscalingPreference | str | None:
-        """The cluster's preference entry; UNKNOWN when an earlier entry selects by labels or fields."""
-        for pref in self.fhpa.spec.preferences:
+        """The cluster's preference entry as status records it; else resolved by name, UNKNOWN when an
+        earlier entry selects by labels or fields."""
+        recorded = next((r.preference for r in self.rows if r.name == name), None)
+        prefs = self.fhpa.spec.preferences
+        status = self.fhpa.status
+        current = status is not None and status.observed_generation == self.fhpa.metadata.generation
+        if recorded is not None and current and recorded < len(prefs):
+            return prefs[recorded] if recorded >= 0 else None
+        for pref in prefs:
             target = pref.target_cluster
             if target.label_selector is not None or target.field_selector is not None:
                 self._unresolved = True
@@ -257,8 +267,18 @@ def _cluster(context: _Context, row: ClusterStatus, events: list[EventLine]) -> 
     )
     result.why = _why(context, row, result.state) + _rejoin(row, result.state, events)
     result.why += room_line(row.capacity, context.now)
+    result.why += _member_said(row)
     result.next = _next(context, row, result.state)
     return result
+
+
+def _member_said(row: ClusterStatus) -> list[str]:
+    """What the member itself reported: a refused HPA write, a member HPA that is blind or stuck."""
+    refused = _condition(row, MEMBER_HPA_CONDITION)
+    lines = []
+    if refused is not None and refused.status == "False":
+        lines.append(f"the member did not take its HPA ({refused.reason}): {refused.message}")
+    return lines + row_lines(row.conditions, row.name)
 
 
 def _condition(row: ClusterStatus, type_: str) -> Condition | None:
@@ -287,7 +307,8 @@ def _state(context: _Context, row: ClusterStatus) -> str:
         and (row.max_replicas or 0) > 0
         and context.fhpa.spec.effective_scaling_to_zero
     ):
-        return "ScaledToZero"
+        # the planner dates every replica write it makes: none means it never started this cluster
+        return "ScaledToZero" if row.last_scale_time is not None else "NotStarted"
     return "Assigned"
 
 
@@ -375,8 +396,8 @@ def _special(context: _Context, row: ClusterStatus, state: str) -> list[str]:
     if state == "Saturated":
         pending = f" since {_stamp(row.pending_since)}" if row.pending_since else ""
         return [
-            f"saturated: pods could not be scheduled here{pending}, so its max is held at its ready replicas "
-            f"({row.ready_replicas}) and the rest of its share moved to other clusters"
+            f"saturated: pods could not be scheduled here{pending}, so its max is held at {row.max_replicas} "
+            "and the rest of its share moved to other clusters"
         ]
     if state == "Pinned":
         return [
@@ -384,18 +405,37 @@ def _special(context: _Context, row: ClusterStatus, state: str) -> list[str]:
             "while lower-priority clusters scale down first, so the two never fight over its replicas"
         ]
     if state == "ScaledToZero":
-        return ["scaled to zero: its member HPA sits idle over 0 replicas (a native HPA never scales from 0)"]
+        return [
+            f"scaled to zero at {_stamp(row.last_scale_time)}: its member HPA sits idle over 0 replicas (a "
+            "native HPA never scales from 0)"
+        ]
+    if state == "NotStarted":
+        return [
+            "not started: the running clusters hold minReplicas without it, so it was left at 0 under its "
+            "member HPA (a native HPA never scales from 0)"
+        ]
     if state == "NoShare":
         return ["the policy gives it no replicas: it has no member HPA"]
     return []
+
+
+def _relative(t: datetime, now: datetime) -> str:
+    """How far ``t`` is from now, either way."""
+    return f"in {_span(t - now)}" if t > now else f"due {_span(now - t)} ago"
+
+
+def _grown(row: ClusterStatus) -> str:
+    """Why the grace is what it is, when flaps grew it."""
+    return f", grown by {count(row.failovers or 0, 'failover')} within the hour" if row.failovers else ""
 
 
 def _history(row: ClusterStatus, now: datetime) -> list[str]:
     lines = []
     if row.max_trend and row.max_trend_time:
         way = "up" if row.max_trend > 0 else "down"
+        by = f", by {row.max_moved_by}" if row.max_moved_by else ""
         lines.append(
-            f"its max last moved {way} at {_stamp(row.max_trend_time)} ({_ago(row.max_trend_time, now)})"
+            f"its max last moved {way} at {_stamp(row.max_trend_time)} ({_ago(row.max_trend_time, now)}){by}"
         )
     if row.drained_at:
         lines.append(f"drained at {_stamp(row.drained_at)}: its max was lowered below what it ran")
@@ -406,7 +446,13 @@ def _next(context: _Context, row: ClusterStatus, state: str) -> list[str]:
     spec = context.fhpa.spec
     now = context.now
     delay = timedelta(seconds=spec.effective_delay_seconds)
-    if state == "Unreachable" and row.unhealthy_since:
+    if state == "Unreachable" and row.failover_at is not None:
+        return [
+            f"fails over at {_stamp(row.failover_at)} ({_relative(row.failover_at, now)}) if it stays "
+            f"unreachable (its grace "
+            f"{row.failover_grace_seconds}s{_grown(row)}); answering before then it just carries on"
+        ]
+    if state == "Unreachable" and row.unhealthy_since:  # a status written before the grace was recorded
         due = row.unhealthy_since + DEFAULT_FAILOVER_GRACE
         return [
             f"fails over {_when(due, now)} if it stays unreachable (default grace 60s, longer after recent "
@@ -420,7 +466,7 @@ def _next(context: _Context, row: ClusterStatus, state: str) -> list[str]:
         return [
             "the pin is released, back to the assigned min, once every lower-priority cluster is at its min"
         ]
-    if state == "ScaledToZero":
+    if state in ("ScaledToZero", "NotStarted"):
         return [
             "wakes"
             + policy_of(context.fhpa).zero_wake_note

@@ -333,8 +333,16 @@ class ClusterStatus(ApiModel):
     healthy_since: datetime | None = None  # written by 0.1 (rejoin hysteresis); read, no longer written
     failovers: int | None = None  # failovers within an hour of the last one: the grace grows with them
     last_failover_time: datetime | None = None
+    # the failover grace this cluster gets now (grown by its recent failovers), and, while it is
+    # unreachable, when it fails over if it stays so: what explain tells, rather than the flag's default
+    failover_grace_seconds: int | None = None
+    failover_at: datetime | None = None
     max_trend: int | None = None  # +1 / -1: the direction of the last change of this cluster's max
     max_trend_time: datetime | None = None
+    max_moved_by: str | None = None  # the reason of the Event that last moved its max (explain says why)
+    # the index of the clusterAutoscalingPreference entry this cluster matched (-1: none): a labelSelector
+    # entry cannot be resolved from status alone, since a cluster's labels live in its Secret
+    preference: int | None = None
     drained_at: datetime | None = None  # when its max was last lowered below what it ran (a drain)
     # the decision key (annotation autoscaling.karmada.io/decision) of the member HPA as last applied by a
     # write of this controller or observed on it: the idempotence record of member writes

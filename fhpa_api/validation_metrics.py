@@ -125,6 +125,8 @@ def check_metric(metric: dict[str, Any], path: str, report: Report) -> None:
             )
     if kind is None:
         return
+    if kind == "ContainerResource":
+        report.warn(join(path, "type"), CONTAINER_RESOURCE_WARNING)
     source_name = SOURCE_FIELDS[kind]
     source = mapping(metric, source_name, path, report)
     where = join(path, source_name)
@@ -206,6 +208,12 @@ def _check_resource(source: dict[str, Any], path: str, report: Report) -> None:
         _exactly_one(
             target, join(path, "target"), report, ("averageUtilization", "averageValue"), "a resource"
         )
+
+
+CONTAINER_RESOURCE_WARNING = "members before Kubernetes 1.27 refuse ContainerResource (alpha, off by default)"
+"""ContainerResource metrics are alpha behind a feature gate that is off by default before 1.27 (beta, on
+by default, from 1.27; stable in 1.30): an older member refuses the HPA with 422, so the user hears it at
+apply time rather than from a cluster row that stays empty."""
 
 
 def _check_container_resource(source: dict[str, Any], path: str, report: Report) -> None:

@@ -49,6 +49,7 @@ DUPLICATED = "duplicated"
 SINGLE_HPA = "single-hpa"
 POOLED = "pooled"
 """The name of the single-hpa baseline's one cluster."""
+SINGLE_HPA_POLICY = "one native HPA"
 
 
 def static_split(raw_fhpa: dict[str, Any], clusters: list[str]) -> dict[str, Any]:
@@ -112,6 +113,9 @@ class Baseline:
     scenario: Scenario
     capacity_at: dict[str, Callable[[datetime], int]] = field(default_factory=dict)
     fixed_pod_cost: dict[str, float] = field(default_factory=dict)  # a pod-hour on that fixed room
+    # what the report names as the run's policy where the scenario's own would mislead (single-hpa runs
+    # Duplicated over one pooled cluster, which is one native HPA, not the Duplicated policy)
+    policy: str | None = None
 
     def run(self, progress: Progress | None = None) -> RunResult:
         simulation = Simulation(self.scenario, progress)
@@ -224,7 +228,9 @@ def pooled_scenario(scenario: Scenario) -> Baseline:
     data["name"] = f"{scenario.name} [{SINGLE_HPA}]"
     pooled = parse_scenario(data, f"{scenario.source} [{SINGLE_HPA}]")
     room = PooledCapacity(scenario.file.start, tuple(members))
-    return Baseline(SINGLE_HPA, pooled, {POOLED: room}, {POOLED: pooled_fixed_cost(members)})
+    return Baseline(
+        SINGLE_HPA, pooled, {POOLED: room}, {POOLED: pooled_fixed_cost(members)}, policy=SINGLE_HPA_POLICY
+    )
 
 
 def baselines(scenario: Scenario) -> list[Baseline]:

@@ -40,6 +40,7 @@ def summarize(result: RunResult) -> dict[str, Any]:
         "scenario": result.scenario.name,
         "policy": fhpa.spec.assignment_type,
         "scale_assist": fhpa.spec.effective_scale_assist,
+        "max_replicas": fhpa.spec.max_replicas,
         "duration_s": result.scenario.file.duration,
         "step_s": dt,
         "served_fraction": _ratio(served, demanded),
@@ -502,7 +503,11 @@ TABLE_ROWS: tuple[tuple[str, Callable[[dict[str, Any]], str], Rank | None], ...]
         lambda s: round(s["replica_seconds_total"]),
     ),
     ("cost", lambda s: f"{s['cost_total']:,.2f}", lambda s: round(s["cost_total"], 2)),
-    ("peak replicas", lambda s: str(s["peak_replicas_total"]), None),
+    (
+        "peak replicas",
+        lambda s: str(s["peak_replicas_total"]) + (ABOVE_MAX_MARK if _above_max(s) else ""),
+        None,
+    ),
     (
         "time to absorb",
         lambda s: "-" if s["time_to_absorb_s"] is None else f"{s['time_to_absorb_s']:.0f} s",
@@ -519,6 +524,28 @@ TABLE_ROWS: tuple[tuple[str, Callable[[dict[str, Any]], str], Rank | None], ...]
 )
 BEST_MARK = "*"
 ALL_EQUAL = "(all equal)"
+ABOVE_MAX_MARK = "+"
+
+
+def _above_max(s: dict[str, Any]) -> bool:
+    """Did the fleet's pods peak above F.max (a reader takes that for a broken ceiling)?"""
+    return s.get("max_replicas") is not None and s["peak_replicas_total"] > s["max_replicas"]
+
+
+def _above_max_note(rows: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """Why a peak above F.max is not a breach: the ceiling bounds the maxes of the reachable member HPAs,
+    Duplicated gives every cluster the whole F.max, and pods a failed-over cluster still runs count."""
+    notes = []
+    for label, s in rows:
+        if _above_max(s):
+            why = (
+                "Duplicated gives every cluster's HPA the whole F.max"
+                if s["policy"] == "Duplicated"
+                else "pods of unreachable or failed-over clusters count in the peak, not in the ceiling"
+            )
+            peak, ceiling = s["peak_replicas_total"], s["max_replicas"]
+            notes.append(f"{ABOVE_MAX_MARK} {label}: peak {peak} above F.max {ceiling}: {why}")
+    return notes
 
 
 def best_of(rows: list[tuple[str, dict[str, Any]]], rank: Rank) -> list[str]:
@@ -529,8 +556,10 @@ def best_of(rows: list[tuple[str, dict[str, Any]]], rank: Rank) -> list[str]:
 
 def format_table(rows: list[tuple[str, dict[str, Any]]]) -> str:
     """Runs side by side: one column per run, the best on each comparable row marked ``*`` and named in
-    the ``best`` column (higher served; lower unserved, replica-seconds, cost, times, writes, violations)."""
-    header = ["", *[f"{label} " for label, _ in rows], "best"]
+    the ``best`` column (higher served; lower unserved, replica-seconds, cost, times, writes, violations).
+    A single run has nothing to compare: no ``best`` column and no legend for it."""
+    compared = len(rows) > 1
+    header = ["", *[f"{label} " for label, _ in rows], *(["best"] if compared else [])]
     table = [header]
     for name, fmt, rank in TABLE_ROWS:
         winners = best_of(rows, rank) if rank is not None and len(rows) > 1 else []
@@ -544,9 +573,9 @@ def format_table(rows: list[tuple[str, dict[str, Any]]]) -> str:
         else:
             best = "all but " + ", ".join(losers)
         cells = [fmt(s) + (BEST_MARK if label in winners else " ") for label, s in rows]
-        table.append([name, *cells, best])
+        table.append([name, *cells, *([best] if compared else [])])
     widths = [max(len(r[i]) for r in table) for i in range(len(header))]
-    last = len(header) - 1
+    last = len(header) - 1 if compared else -1
     out = []
     for j, row in enumerate(table):
         out.append(
@@ -557,8 +586,9 @@ def format_table(rows: list[tuple[str, dict[str, Any]]]) -> str:
         )
         if j == 0:
             out.append("  ".join("-" * w for w in widths))
-    out.append(
-        f"{BEST_MARK} best on the row: higher served; "
-        "lower unserved, replica-seconds, cost, times, writes, violations"
-    )
-    return "\n".join(out)
+    if compared:
+        out.append(
+            f"{BEST_MARK} best on the row: higher served; "
+            "lower unserved, replica-seconds, cost, times, writes, violations"
+        )
+    return "\n".join(out + _above_max_note(rows))

@@ -88,6 +88,8 @@ class ClusterObservation(ClusterFacts):
     """One member cluster, as observed for one FederatedHPA."""
 
     healthy: bool = True
+    # False: no longer in the registry (its Secret deleted), planned from its last status row
+    registered: bool = True
     workload_found: bool = True
     current_replicas: int = 0  # the workload's spec.replicas
     ready_replicas: int = 0

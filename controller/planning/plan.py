@@ -53,6 +53,9 @@ class EventRecord(BaseModel):
     type: Literal["Normal", "Warning"] = "Normal"
     reason: str
     message: str
+    # the member write this Event announces ("create/m1", "scale/m2"): it is recorded only if the write
+    # happened, so a refused write never reads as a success
+    action: str | None = None
 
 
 class Plan(BaseModel):

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from controller.planning.conditions import had_reason
 from controller.planning.failover import Health, Role
 from controller.planning.fleet import Fleet
+from controller.planning.member_health import METRICS_UNAVAILABLE, blind_message, blind_reason, was_blind
 from controller.planning.observation import ClusterObservation
 from controller.planning.plan import EventRecord, HPAAction, ReplicaWrite
 from controller.planning.policies import policy_of
@@ -39,6 +40,10 @@ def transition_events(
             )
         if cluster.healthy and not cluster.workload_found and not had_reason(before, "TargetMissing"):
             events.append(_warning(cluster.name, "TargetMissing", "the scale target does not exist"))
+        if blind_reason(cluster) is not None and not was_blind(before):
+            events.append(
+                EventRecord(type="Warning", reason=METRICS_UNAVAILABLE, message=blind_message(cluster))
+            )
         if h.role == Role.HELD and not had_reason(before, "Unhealthy"):
             events.append(_warning(cluster.name, "Unhealthy", "unreachable; failed over if it stays so"))
         if h.failed_now:
@@ -82,7 +87,11 @@ def action_events(actions: list[HPAAction], writes: list[ReplicaWrite], fleet: F
     for action in actions:
         if action.op == "delete":
             events.append(
-                EventRecord(reason="MemberHPADeleted", message=f"{action.cluster}: member HPA deleted")
+                EventRecord(
+                    reason="MemberHPADeleted",
+                    message=f"{action.cluster}: member HPA deleted",
+                    action=f"delete/{action.cluster}",
+                )
             )
         else:
             verb = "created" if action.op == "create" else "updated"
@@ -91,6 +100,7 @@ def action_events(actions: list[HPAAction], writes: list[ReplicaWrite], fleet: F
                     reason=f"MemberHPA{verb.capitalize()}",
                     message=f"{action.cluster}: member HPA {verb}, "
                     f"min {action.min_replicas} max {action.max_replicas}",
+                    action=f"{action.op}/{action.cluster}",
                 )
             )
     for write in writes:
@@ -99,6 +109,7 @@ def action_events(actions: list[HPAAction], writes: list[ReplicaWrite], fleet: F
             EventRecord(
                 reason="ReplicasSet",
                 message=f"{write.cluster}: replicas {before} -> {write.replicas} ({write.reason})",
+                action=f"scale/{write.cluster}",
             )
         )
     return events

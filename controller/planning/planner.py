@@ -30,6 +30,7 @@ from controller.planning.observation import ClusterObservation
 from controller.planning.plan import HPAAction, Plan, ReplicaWrite
 from controller.planning.plan_events import action_events, object_events, transition_events
 from controller.planning.policies import policy_of
+from controller.planning.removal import removal_events, removed_clusters
 from controller.planning.status_report import planned_status
 from controller.planning.wording import count
 from fhpa_api.models import ClusterStatus, FederatedHPA, FederatedHPAStatus
@@ -57,7 +58,8 @@ def plan(
     rows = {r.name: r for r in previous.clusters or []}
     delay = fhpa.spec.effective_delay_seconds
     observations = [pending.as_counted(o, now, config.node_provision_seconds, delay) for o in observations]
-    registered, selected = _registered_and_selected(fhpa, observations)
+    removed = removed_clusters(observations, rows)
+    registered, selected = _registered_and_selected(fhpa, observations, removed)
     health_policy = HealthPolicy(
         grace_seconds=config.failover_grace_seconds,
         hysteresis_seconds=config.rejoin_hysteresis_seconds,
@@ -98,7 +100,8 @@ def plan(
         optimized_at=last_optimization,
         shares=shares,
     )
-    events = transition_events(fleet, selected, rows, health, conflicting) + fleet.events
+    events = removal_events(removed, rows)
+    events += transition_events(fleet, selected, rows, health, conflicting) + fleet.events
     events += object_events(previous.conditions, status.conditions)
     events += action_events(hpa_actions, replica_writes, fleet)
     requeue = _requeue(fleet, health, health_policy, last_optimization, config)
@@ -112,14 +115,18 @@ def plan(
 
 
 def _registered_and_selected(
-    fhpa: FederatedHPA, observations: list[ClusterObservation]
+    fhpa: FederatedHPA, observations: list[ClusterObservation], removed: list[ClusterObservation]
 ) -> tuple[list[ClusterObservation], list[ClusterObservation]]:
-    """Every observed cluster by name, and those the clusterAffinity selects."""
+    """Every observed cluster by name, and those the clusterAffinity selects; a removed cluster that
+    still holds our HPA stays in both until failed over (its labels are gone with its Secret, and it was
+    selected when it got its bounds)."""
     names = [o.name for o in observations]
     if len(set(names)) != len(names):
         raise ValueError(f"plan: duplicate cluster names in observations: {sorted(names)}")
-    registered = sorted(observations, key=lambda o: o.name)
-    return registered, [o for o in registered if affinity_matches(fhpa.spec.cluster_affinity, o)]
+    registered = sorted([*observations, *removed], key=lambda o: o.name)
+    return registered, [
+        o for o in registered if not o.registered or affinity_matches(fhpa.spec.cluster_affinity, o)
+    ]
 
 
 def _sole_holders(selected: list[ClusterObservation], rows: Mapping[str, ClusterStatus]) -> set[str]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from controller.planning import burst
 from controller.planning.fleet import Fleet, Slot
+from controller.planning.member_health import blind_reason
 from controller.planning.policies import policy_of
 from controller.planning.policy import preference_order
 
@@ -76,14 +77,15 @@ def _load_falling(fleet: Fleet) -> bool:
 
     A member HPA wants fewer replicas than run, holds a scale-down back in its stabilization window
     (AbleToScale reason ScaleDownStabilized), or has scaled down since the last pass to below its max
-    (a drop to the max is the controller's own capping, not the load).
+    (a drop to the max is the controller's own capping, not the load). An HPA that cannot read its
+    metrics keeps a stale recommendation, which is no sign of the load either way.
     """
     if any(fleet.wants_more(s) or s.cluster.pending_replicas > 0 for s in fleet.slots.values()):
         return False  # some cluster still wants more: a stabilized scale-down elsewhere is noise
     for slot in fleet.slots.values():
         hpa = slot.cluster.hpa
-        if slot.held or hpa is None or not hpa.owned:
-            continue
+        if slot.held or hpa is None or not hpa.owned or blind_reason(slot.cluster) is not None:
+            continue  # a member HPA that cannot read its metrics says nothing about the load
         able = hpa.condition("AbleToScale")
         if hpa.desired_replicas < slot.cluster.current_replicas:
             return True

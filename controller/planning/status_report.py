@@ -8,15 +8,18 @@ lastTransitionTime unless their status flips (``controller.planning.conditions``
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from controller.planning.affinity import affinity_matches
 from controller.planning.conditions import condition
 from controller.planning.external_share import format_share, member_targets
 from controller.planning.failover import Health, Role
 from controller.planning.fleet import FAILED_OVER, SATURATED, Fleet, Slot
 from controller.planning.kstatus import with_kstatus
+from controller.planning.member_health import member_conditions
 from controller.planning.observation import ClusterObservation
 from controller.planning.policies import policy_of
+from controller.planning.removal import REMOVED
 from controller.planning.wording import count
 from fhpa_api.limits import HISTORY_MESSAGE_MAX_CHARS as DETAIL_MAX
 from fhpa_api.models import CapacityStatus, ClusterStatus, Condition, FederatedHPAStatus
@@ -229,12 +232,34 @@ def _row(
         unhealthy_since=health.unhealthy_since if health is not None else None,
         failovers=(health.failovers or None) if health is not None else None,
         last_failover_time=health.last_failover if health is not None else None,
+        failover_grace_seconds=_grace(health),
+        failover_at=_failover_at(fleet, health),
         max_trend=trend,
         max_trend_time=trend_time,
+        max_moved_by=_moved_by(fleet, cluster.name, row)
+        if trend_time == now
+        else (row.max_moved_by if row else None),
         drained_at=slot.drained_at if slot is not None else (row.drained_at if row is not None else None),
         decision_key=_decision_key(cluster, row),
+        preference=_preference(fleet, cluster, row),
         capacity=_capacity(seen, row),
     )
+
+
+def _grace(health: Health | None) -> int | None:
+    """The grace recorded where it tells something: while unreachable, or once it has grown by flaps."""
+    if health is None or not (health.role == Role.HELD or health.failovers):
+        return None
+    return round(health.grace_seconds)
+
+
+def _failover_at(fleet: Fleet, health: Health | None) -> datetime | None:
+    """When an unreachable cluster fails over if it stays so (never without scaleAssist)."""
+    if health is None or health.role != Role.HELD or health.unhealthy_since is None:
+        return None
+    if not fleet.fhpa.spec.effective_scale_assist:
+        return None
+    return health.unhealthy_since + timedelta(seconds=health.grace_seconds)
 
 
 def _capacity(cluster: ClusterObservation, row: ClusterStatus | None) -> CapacityStatus | None:
@@ -262,6 +287,24 @@ def _decision_key(cluster: ClusterObservation, row: ClusterStatus | None) -> str
     return hpa.decision if hpa is not None and hpa.owned else None
 
 
+def _preference(fleet: Fleet, cluster: ClusterObservation, row: ClusterStatus | None) -> int | None:
+    """The index of the preference entry the cluster matched (-1: none); a cluster seen without its
+    labels (removed from the registry) keeps what was recorded."""
+    if not cluster.registered:
+        return row.preference if row is not None else None
+    prefs = fleet.fhpa.spec.preferences
+    return next((i for i, p in enumerate(prefs) if affinity_matches(p.target_cluster, cluster)), -1)
+
+
+def _moved_by(fleet: Fleet, name: str, row: ClusterStatus | None) -> str | None:
+    """The reason of this pass's Event that moved the cluster's max: one naming the cluster first, else
+    the pass's first fleet-wide one (an optimization names no cluster first); an assignment has none."""
+    named = [e.reason for e in fleet.events if e.message.startswith(f"{name}:")]
+    if named:
+        return named[-1]
+    return fleet.events[0].reason if fleet.events else "Assigned"
+
+
 def _max_trend(
     slot: Slot | None, row: ClusterStatus | None, now: datetime
 ) -> tuple[int | None, datetime | None]:
@@ -284,7 +327,11 @@ def _cluster_conditions(
     now: datetime,
 ) -> list[Condition]:
     assigned = _assigned_condition(cluster, slot, health, conflict, selected, previous, now)
-    if cluster.no_execute:
+    if not cluster.registered:
+        healthy = condition(
+            previous, "Healthy", "False", REMOVED, "no longer registered: its member Secret is gone", now
+        )
+    elif cluster.no_execute:
         healthy = condition(previous, "Healthy", "False", "NoExecuteTaint", "tainted NoExecute", now)
     elif cluster.healthy:
         healthy = condition(previous, "Healthy", "True", "Healthy", "the member API server answers", now)
@@ -309,7 +356,7 @@ def _cluster_conditions(
                     now,
                 )
             )
-    return result
+    return result + member_conditions(cluster, previous, now)
 
 
 def _assigned_condition(

@@ -148,14 +148,28 @@ class HealthServer:
             self._server = None
 
 
+WAITING_MARKS = ("waiting for", "not reached yet")
+"""A check not passing whose detail says one of these is on its way (caches listing, the first answer of
+the API at start), not broken."""
+
+
+def _word(passed: bool, detail: str) -> str:
+    """ok, waiting or failed: an operator who reads "failed" during a normal start goes looking for a
+    fault; "waiting for fhpa" says what the process is doing and that it needs nothing."""
+    if passed:
+        return "ok"
+    return "waiting" if any(mark in detail for mark in WAITING_MARKS) else "failed"
+
+
 def _run_checks(checks: dict[str, Check]) -> tuple[int, bytes]:
-    lines, ok = [], True
+    lines, words = [], []
     for name, check in sorted(checks.items()):
         try:
             passed, detail = check()
         except Exception as exc:  # a broken probe is a failed probe, never a crashed server
             passed, detail = False, f"{type(exc).__name__}"
-        ok &= passed
-        lines.append(f"[{'+' if passed else '-'}]{name} {'ok' if passed else 'failed'}: {detail}")
-    lines.append("ok" if ok else "failed")
+        words.append(_word(passed, detail))
+        lines.append(f"[{'+' if passed else '-'}]{name} {words[-1]}: {detail}")
+    ok = all(w == "ok" for w in words)
+    lines.append("ok" if ok else "failed" if "failed" in words else "waiting")
     return (200 if ok else 503), ("\n".join(lines) + "\n").encode()

@@ -11,18 +11,21 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
 from controller.errors import NotFoundError, PortError
 from controller.kube.clients import KubeClient, Timeouts
+from controller.kube.control_plane import KubeControlPlane
 from fhpa.commands.cluster import connect
+from fhpa.cron_explanation import TARGET_EXISTS, TARGET_MISSING, explain_cron
 from fhpa.explanation import explain, render
 from fhpa.member_access import JoinError
-from fhpa_api import API_VERSION, FEDERATED_HPA
-from fhpa_api.models import FederatedHPA
+from fhpa_api import API_VERSION, CRON_FEDERATED_HPA, FEDERATED_HPA
+from fhpa_api.models import CronFederatedHPA, CrossVersionObjectReference, FederatedHPA
 
 TIMEOUTS = Timeouts(connect=5.0, read=30.0, probe=5.0)
 
@@ -39,6 +42,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "target", metavar="NAMESPACE/NAME", help="the FederatedHPA (NAME alone: -n or default)"
     )
     parser.add_argument("-n", "--namespace", help="its namespace when NAMESPACE/ is left out")
+    parser.add_argument(
+        "--kind",
+        choices=["fhpa", "cronfhpa"],
+        default="fhpa",
+        help="cronfhpa: explain a CronFederatedHPA (next fires, last results, whether its target exists)",
+    )
     parser.add_argument("-o", "--output", choices=["text", "json"], default="text")
     parser.add_argument(
         "--kubeconfig", metavar="FILE", help="management cluster kubeconfig (default as kubectl)"
@@ -67,24 +76,77 @@ def read(client: KubeClient, namespace: str, name: str) -> tuple[dict[str, Any],
     return obj, list((events or {}).get("items") or [])
 
 
-def run(args: argparse.Namespace) -> int:
+_T = TypeVar("_T")
+
+
+def fetch(
+    args: argparse.Namespace, kind: str, load: Callable[[KubeClient, str, str], _T]
+) -> tuple[KubeClient, str, _T] | int:
+    """The client, the namespace and what ``load`` read for the target; or, having said why on stderr,
+    the exit code (1): not found, unreachable, or stored in a shape that cannot be read."""
     try:
         namespace, name = split_target(args.target, args.namespace)
         client = connect("management", args.kubeconfig, args.context, TIMEOUTS)
-        obj, events = read(client, namespace, name)
-        fhpa = FederatedHPA.model_validate(obj)
+        return client, namespace, load(client, namespace, name)
     except NotFoundError:
-        print(f"fhpa explain: FederatedHPA {args.target} not found", file=sys.stderr)
-        return 1
+        print(f"fhpa explain: {kind} {args.target} not found", file=sys.stderr)
     except (JoinError, PortError) as exc:
         print(f"fhpa explain: {exc}", file=sys.stderr)
-        return 1
     except ValidationError as exc:
         print(f"fhpa explain: the stored object cannot be read ({exc.error_count()} errors)", file=sys.stderr)
-        return 1
+    return 1
+
+
+def _load_fhpa(client: KubeClient, namespace: str, name: str) -> tuple[FederatedHPA, list[dict[str, Any]]]:
+    obj, events = read(client, namespace, name)
+    return FederatedHPA.model_validate(obj), events
+
+
+def _load_cron(client: KubeClient, namespace: str, name: str) -> CronFederatedHPA:
+    return CronFederatedHPA.model_validate(
+        client.get(f"/apis/{API_VERSION}/namespaces/{namespace}/cronfederatedhpas/{name}")
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.kind == "cronfhpa":
+        return run_cron(args)
+    fetched = fetch(args, FEDERATED_HPA, _load_fhpa)
+    if isinstance(fetched, int):
+        return fetched
+    _, _, (fhpa, events) = fetched
     explanation = explain(fhpa, events, datetime.now(UTC))
     if args.output == "json":
         print(json.dumps(explanation.to_dict(), indent=2))
     else:
         print(render(explanation))
+    return 0
+
+
+def target_state(client: KubeClient, namespace: str, ref: CrossVersionObjectReference) -> str | None:
+    """Whether the CronFederatedHPA's target exists on the management cluster (None: could not tell)."""
+    try:
+        if ref.kind == FEDERATED_HPA:
+            client.get(f"/apis/{API_VERSION}/namespaces/{namespace}/federatedhpas/{ref.name}")
+        else:
+            KubeControlPlane(client.api).get_scale(namespace, ref)
+    except NotFoundError:
+        return TARGET_MISSING
+    except PortError:
+        return None
+    return TARGET_EXISTS
+
+
+def run_cron(args: argparse.Namespace) -> int:
+    """Explain a CronFederatedHPA: each rule's next fire and last results, and whether the target exists."""
+    fetched = fetch(args, CRON_FEDERATED_HPA, _load_cron)
+    if isinstance(fetched, int):
+        return fetched
+    client, namespace, cron = fetched
+    state = target_state(client, namespace, cron.spec.scale_target_ref)
+    lines = explain_cron(cron, state, datetime.now(UTC))
+    if args.output == "json":
+        print(json.dumps({"lines": lines, "target": state}, indent=2))
+    else:
+        print("\n".join(lines))
     return 0

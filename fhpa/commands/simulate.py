@@ -87,8 +87,9 @@ def run(args: argparse.Namespace) -> int:
     hours, clusters = scenario.file.duration / 3600, len(scenario.file.clusters)
     print(f"simulating {scenario.name} ({hours:g}h, {count(clusters, 'cluster')})")
     runs: list[tuple[str, Callable[[_Progress], RunResult]]] = [("scenario", partial(simulate, scenario))]
-    if args.compare:
-        runs += [(b.label, b.run) for b in baselines(scenario)]
+    compared = baselines(scenario) if args.compare else []
+    runs += [(b.label, b.run) for b in compared]
+    shown_policy = {b.label: b.policy for b in compared if b.policy is not None}
     rows: list[tuple[str, dict[str, Any]]] = []
     png_path = out_dir / "timeline.png"
     png = not args.no_png and plotting_available()
@@ -96,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
         for label, run_one in runs:
             result = run_one(_Progress(label))
             summary = summarize(result)
+            summary["policy"] = shown_policy.get(label, summary["policy"])
             target = out_dir if label == "scenario" else out_dir / label
             path = write_outputs(result, summary, target, png=png)
             if label == "scenario":

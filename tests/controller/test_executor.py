@@ -327,3 +327,83 @@ def test_a_member_409_is_reported_stale_and_requeued_not_failed() -> None:
     assert result.updated is not None
     assert not [e for e in world.control_plane.events if e.reason == "MemberActionFailed"]
     assert world.hooked == [("update", "a", True), ("update", "b", False)]
+
+
+ROWS_STATUS = FederatedHPAStatus.model_validate(
+    {
+        "conditions": [{"type": "Ready", "status": "True", "reason": "Assigned", "message": "2 clusters"}],
+        "clusters": [{"name": "a", "minReplicas": 1, "maxReplicas": 4}, {"name": "b", "minReplicas": 1}],
+    }
+)
+REFUSAL = (
+    'HorizontalPodAutoscaler.autoscaling "web" is invalid: spec.metrics[0].type: Unsupported value: '
+    '"ContainerResource"'
+)
+
+
+def refused_pass(world: World) -> ExecutionResult:
+    """A pass that creates the HPA in a and b, a refusing it with 422, and raises replicas in both."""
+    plan = Plan(
+        hpa_actions=[update("a", 4, op="create"), update("b", 4, op="create")],
+        replica_writes=[
+            ReplicaWrite(cluster="a", replicas=4, reason="r"),
+            ReplicaWrite(cluster="b", replicas=4, reason="r"),
+        ],
+        status=ROWS_STATUS,
+        events=[
+            EventRecord(reason="MemberHPACreated", message="a: created", action="create/a"),
+            EventRecord(reason="MemberHPACreated", message="b: created", action="create/b"),
+            EventRecord(reason="ReplicasSet", message="a: 1 -> 4", action="scale/a"),
+            EventRecord(reason="ReplicasSet", message="b: 1 -> 4", action="scale/b"),
+            EventRecord(reason="Assigned", message="m"),
+        ],
+    )
+    world.members["a"].fail_next("apply_hpa", PortError(REFUSAL))
+    return world.run(plan)
+
+
+def test_a_member_that_refuses_the_hpa_gets_no_replicas_and_no_success_event() -> None:
+    """A refused HPA is not a success: no MemberHPACreated or ReplicasSet for it, no replicas written
+    where no HPA bounds them, and the row and Ready say which member refused and in its words."""
+    world = World("a", "b")
+    result = refused_pass(world)
+    assert world.member_calls() == ["apply/a", "apply/b", "scale/b=4"]
+    assert result.skipped == ["scale/a"] and result.reasons == {"create/a": "MemberRejected"}
+    assert [e.message for e in world.control_plane.events if e.type == "Normal"] == [
+        "b: created",
+        "b: 1 -> 4",
+        "m",
+    ]
+    status = world.fhpa.status
+    assert status is not None and status.clusters is not None and status.conditions is not None
+    [ready] = [c for c in status.conditions if c.type == "Ready"]
+    assert (ready.status, ready.reason) == ("False", "MemberRejected")
+    assert ready.message is not None and ready.message.startswith("a refused the member HPA")
+    assert "Unsupported value" in ready.message
+    [row_a, row_b] = status.clusters
+    assert [(c.type, c.status, c.reason, c.message) for c in row_a.conditions or []] == [
+        ("MemberHPAWritten", "False", "MemberRejected", REFUSAL)
+    ]
+    assert not row_b.conditions
+
+
+def test_a_refusal_repeated_on_the_next_pass_writes_no_new_status() -> None:
+    world = World("a", "b")
+    refused_pass(world)
+    writes = world.calls.count("status")
+    refused_pass(world)
+    assert world.calls.count("status") == writes
+
+
+def test_no_replicas_follow_a_stale_hpa_write() -> None:
+    world = World("a")
+    world.members["a"].fail_next("apply_hpa", ConflictError("changed"))
+    plan = Plan(
+        hpa_actions=[update("a", 4)],
+        replica_writes=[ReplicaWrite(cluster="a", replicas=4, reason="r")],
+        status=STATUS,
+        events=[EventRecord(reason="ReplicasSet", message="a: 1 -> 4", action="scale/a")],
+    )
+    result = world.run(plan)
+    assert world.member_calls() == ["apply/a"] and result.skipped == ["scale/a"]
+    assert world.control_plane.reasons() == []

@@ -181,9 +181,10 @@ class Spy:
         control_plane: ControlPlane,
         current_max: Mapping[str, int] | None = None,
         on_action: ActionHook | None = None,
+        now: datetime | None = None,
     ) -> ExecutionResult:
         self.executed.append(
-            {"plan": plan, "members": members, "current_max": current_max, "on_action": on_action}
+            {"plan": plan, "members": members, "current_max": current_max, "on_action": on_action, "now": now}
         )
         return ExecutionResult(done=["spy"])
 
@@ -207,6 +208,7 @@ def test_current_max_is_passed_from_the_observed_hpas(monkeypatch: pytest.Monkey
     [call] = spy.executed
     assert call["current_max"] == {"a": 7, "c": 0}
     assert call["plan"] is the_plan and call["on_action"] is hook
+    assert call["now"] == NOW  # the pass's clock dates what the members' answers change in status
     assert set(call["members"]) == {"a", "b", "c", "d"}
 
 

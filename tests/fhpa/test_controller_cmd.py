@@ -78,7 +78,7 @@ def test_the_built_probes_report_an_unreachable_control_plane_as_not_ready(tmp_p
     port = health.start()
     try:
         code, body = get(port, "/readyz")
-        assert code == 503 and "[-]control-plane-api failed: control-plane API not reached yet" in body
+        assert code == 503 and "[-]control-plane-api waiting: control-plane API not reached yet" in body
         assert get(port, "/healthz")[0] == 200
     finally:
         health.stop()

@@ -14,10 +14,13 @@ import pytest
 from controller.planning.observation import CapacityObservation
 from controller.planning.plan import Plan
 from fhpa.cli import main
+from fhpa.cron_explanation import TARGET_EXISTS
 from fhpa.explanation import ClusterExplanation, Explanation, explain, render
 from fhpa_api.models import ClusterStatus, FederatedHPA
 from tests.controller.planning_builders import T0, fhpa, obs, run, settle, update
 from tests.fhpa.clusters import write_kubeconfig
+from tests.fhpa.test_explain_cron import BODY as CRON
+from tests.fhpa.test_explain_cron import CRONS
 from tests.support.fakekube import FakeKube, Resource
 
 S = timedelta(seconds=1)
@@ -78,8 +81,8 @@ def test_an_unreachable_cluster_says_when_it_fails_over_and_then_that_it_did() -
     b = cluster(held, "b")
     assert b.state == "Unreachable"
     assert b.next == [
-        "fails over in 30s, at 2026-01-01T12:01:10Z if it stays unreachable (default grace 60s, longer after "
-        "recent flaps); answering before then it just carries on"
+        "fails over at 2026-01-01T12:01:10Z (in 30s) if it stays unreachable (its grace 60s); answering "
+        "before then it just carries on"
     ]
     f2 = f.model_copy(update={"status": p.status})
     later = run(f2, down, T0 + 75 * S)
@@ -169,8 +172,11 @@ def test_saturation_and_pending_pods_say_when_capacity_moves(prioritized: Federa
 
 
 def test_scaled_to_zero_says_what_wakes_it(prioritized: FederatedHPA) -> None:
-    lo = cluster(explain(with_rows(prioritized, row("lo", current_replicas=0)), [], T0), "lo")
+    lo = cluster(
+        explain(with_rows(prioritized, row("lo", current_replicas=0, last_scale_time=T0)), [], T0), "lo"
+    )
     assert lo.state == "ScaledToZero"
+    assert lo.why[-1].startswith("scaled to zero at 2026-01-01T12:00:00Z")
     assert lo.next[0].startswith(
         "wakes (the highest-priority cluster at 0 first) when a running cluster's HPA"
     )
@@ -183,7 +189,9 @@ def test_a_cluster_the_planner_leaves_at_zero_says_what_wakes_it() -> None:
     p = run(f, [obs("member1", 15, 20), obs("member2", 0, 1)])
     e = explain(f.model_copy(update={"status": p.status}), as_events(p, f, T0), T0)
     member2 = cluster(e, "member2")
-    assert (member2.state, member2.min_replicas, member2.max_replicas) == ("ScaledToZero", 1, 1)
+    # never started (the planner wrote it no replicas), not scaled to zero
+    assert (member2.state, member2.min_replicas, member2.max_replicas) == ("NotStarted", 1, 1)
+    assert any(w.startswith("not started: the running clusters hold minReplicas") for w in member2.why)
     assert member2.next[0].startswith("wakes (the highest-priority cluster at 0 first)")
     assert cluster(e, "member1").state == "Assigned"
 
@@ -209,6 +217,7 @@ FHPAS = Resource("autoscaling.karmada.io", "v1alpha1", "federatedhpas", "Federat
 def management() -> Iterator[FakeKube]:
     fake = FakeKube(namespaces=("default", "shop"))
     fake.store.add_resource(FHPAS)
+    fake.store.add_resource(CRONS)
     fake.start()
     yield fake
     fake.stop()
@@ -292,3 +301,20 @@ def test_explain_says_why_a_cluster_is_full_or_growing() -> None:
         in cluster(e, "spot").why
     )
     assert not any("available capacity" in gap for gap in e.not_in_status)  # status holds each room
+
+
+def test_the_command_reads_the_cron_and_checks_its_target(
+    management: FakeKube, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    management.store.create(CRONS.key, CRON)
+    config = write_kubeconfig(management, tmp_path / "mgmt.kubeconfig")
+    assert main(["explain", "shop/nightly", "--kind", "cronfhpa", "--kubeconfig", str(config)]) == 0
+    assert "target: Deployment shop/web: not found" in capsys.readouterr().out
+    management.store.create(
+        "deployments",
+        {"metadata": {"name": "web", "namespace": "shop"}, "spec": {"replicas": 3}},
+    )
+    assert main(["explain", "shop/nightly", "--kind", "cronfhpa", "--kubeconfig", str(config)]) == 0
+    assert f"target: Deployment shop/web: {TARGET_EXISTS}" in capsys.readouterr().out
+    assert main(["explain", "shop/nope", "--kind", "cronfhpa", "--kubeconfig", str(config)]) == 1
+    assert "CronFederatedHPA shop/nope not found" in capsys.readouterr().err

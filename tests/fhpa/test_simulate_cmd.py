@@ -64,6 +64,8 @@ def test_compare_adds_three_baselines_side_by_side_marks_the_best_and_says_where
     assert header.split() == ["scenario", "static-split", "duplicated", "single-hpa", "best"]
     served = next(line for line in printed if line.startswith("served (of demand)"))
     assert len(served.split()) == 3 + 4 + 1 and "*" in served  # a label, four runs, the best named
+    policy = next(line for line in printed if line.startswith("policy"))
+    assert policy.endswith("one native HPA")  # single-hpa is not the Duplicated policy
     for row in (
         "unserved rps-seconds",
         "replica-seconds",
@@ -81,7 +83,7 @@ def test_compare_adds_three_baselines_side_by_side_marks_the_best_and_says_where
     assert summary["baselines"]["static-split"]["scale_assist"] is False
     assert summary["baselines"]["duplicated"]["cost_total"] > 0  # `fhpa simulate` reports cost
     pooled = json.loads((out / "single-hpa" / "summary.json").read_text())
-    assert list(pooled["replica_seconds"]) == ["pooled"] and pooled["policy"] == "Duplicated"
+    assert list(pooled["replica_seconds"]) == ["pooled"] and pooled["policy"] == "one native HPA"
     assert printed[-1] == f"plot: {out / 'timeline.png'} (skipped: --no-png)"
 
 

@@ -168,9 +168,9 @@ def test_a_document_that_is_not_an_object(tmp_path: Path, capsys: pytest.Capture
         ),
         (
             "federatedhpa-dynamic-weighted.yaml",
-            ["spec", "metrics", 0, "containerResource", "name"],
-            "gpu",
-            "spec.metrics[0].containerResource.name",
+            ["spec", "metrics", 0, "resource", "target", "averageValue"],
+            "-3Gi",
+            "spec.metrics[0].resource.target.averageValue",
         ),
         (
             "federatedhpa-aggregated.yaml",

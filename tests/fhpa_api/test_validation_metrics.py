@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from fhpa_api.validation import validate
+from fhpa_api.validation_metrics import CONTAINER_RESOURCE_WARNING
 from tests.fhpa_api.builders import fhpa, message_at, paths, with_field
 
 OBJECT = {
@@ -54,7 +55,8 @@ def one_metric(metric: dict[str, Any]) -> dict[str, Any]:
 def test_each_metric_source_is_accepted(metric: dict[str, Any]) -> None:
     result = validate(one_metric(metric))
     assert result.ok, result.errors
-    assert result.warnings == []
+    # ContainerResource is accepted with its version warning (test below)
+    assert len(result.warnings) == (metric is CONTAINER)
 
 
 GOOD = [
@@ -313,3 +315,14 @@ def test_empty_behavior_passes_and_a_rule_set_without_policies_passes_after_defa
 def test_a_rule_set_without_policies_is_refused_before_defaulting() -> None:
     obj = with_field(fhpa(), "spec.behavior", {"scaleUp": {"stabilizationWindowSeconds": 30}})
     assert "at least one policy" in message_at(validate(obj), "spec.behavior.scaleUp.policies")
+
+
+def test_a_container_resource_metric_warns_that_old_members_refuse_it() -> None:
+    """A member before 1.27 answers 422 to the HPA; the user hears it at apply time, as a warning (newer
+    fleets use the metric rightly), short enough for the API server to pass on whole."""
+    result = validate(fhpa(metrics=[RESOURCE, CONTAINER]))
+    assert not result.errors
+    assert result.warnings == [f"spec.metrics[1].type: {CONTAINER_RESOURCE_WARNING}"]
+    assert "before Kubernetes 1.27" in CONTAINER_RESOURCE_WARNING
+    assert len(result.warnings[0]) < 120
+    assert validate(fhpa(metrics=[RESOURCE])).warnings == []

@@ -245,3 +245,43 @@ def test_prioritized_burst_moves_capacity_when_the_real_scheduler_cannot_place_p
         120,
         "the burst served by m2; nothing pending on m1",
     )
+
+
+def test_a_member_that_refuses_the_hpa_makes_the_object_not_ready_and_gets_no_replicas(
+    world: KubeWorld,
+) -> None:
+    """v1.20 refuses a ContainerResource metric (alpha, gate off) with 422: status says so in the member's
+    words, Ready turns False naming the clusters, and no replicas are written where no HPA bounds them."""
+    for member in world.members.values():
+        member.create_deployment(world.ns, "web", replicas=1, cpu="200m")
+    world.start_controller()
+    spec = static_weighted(min_replicas=4)  # min 2 in each: the plan raises replicas 1 -> 2 in both
+    spec["metrics"] = [
+        {
+            "type": "ContainerResource",
+            "containerResource": {
+                "name": "cpu",
+                "container": "app",
+                "target": {"type": "Utilization", "averageUtilization": 60},
+            },
+        }
+    ]
+    world.create_fhpa(spec)
+
+    def ready() -> dict[str, Any] | None:
+        conditions = ((world.fhpa() or {}).get("status") or {}).get("conditions") or []
+        return next((c for c in conditions if c["type"] == "Ready" and c["status"] == "False"), None)
+
+    condition = wait_for(ready, 90, "Ready=False")
+    assert condition["reason"] == "MemberRejected", condition
+    assert "m1" in condition["message"] and "m2" in condition["message"]
+    rows = {r["name"]: r for r in world.fhpa()["status"]["clusters"]}
+    for name in ("m1", "m2"):
+        written = next(c for c in rows[name]["conditions"] if c["type"] == "MemberHPAWritten")
+        assert (written["status"], written["reason"]) == ("False", "MemberRejected")
+    for member in world.members.values():
+        assert not [h for h in member.hpas(world.ns) if h["metadata"]["name"] == "web"]
+        scale = member.get(f"/apis/apps/v1/namespaces/{world.ns}/deployments/web")
+        assert scale["spec"]["replicas"] == 1  # never raised to the planned 2
+    reasons = {e.get("reason") for e in world.core.store.list_objects("events")[0]}
+    assert "MemberHPACreated" not in reasons and "ReplicasSet" not in reasons

@@ -88,3 +88,24 @@ def test_rows_without_a_direction_name_no_best():
 def test_the_cheapest_run_is_marked_on_the_cost_row():
     cost = row(four_runs(), "cost")
     assert "3.25*" in cost and "12.50 " in cost and cost.endswith("single-hpa")
+
+
+def test_a_single_run_has_no_best_column_and_no_legend():
+    """One run has nothing to be best against: an empty column headed best read as a missing figure."""
+    table = format_table([("scenario", summary())]).splitlines()
+    assert table[0].split() == ["scenario"]
+    assert not any("best" in line for line in table)
+    assert row("\n".join(table), "served (of demand)").split() == ["served", "(of", "demand)", "95.0%"]
+
+
+def test_a_peak_above_f_max_is_marked_and_explained():
+    table = format_table(
+        [
+            ("scenario", summary(max_replicas=100, peak_replicas_total=90)),
+            ("duplicated", summary(policy="Duplicated", max_replicas=100, peak_replicas_total=170)),
+        ]
+    )
+    assert row(table, "peak replicas").split() == ["peak", "replicas", "90", "170+"]
+    assert table.splitlines()[-1] == (
+        "+ duplicated: peak 170 above F.max 100: Duplicated gives every cluster's HPA the whole F.max"
+    )

@@ -242,3 +242,31 @@ def test_a_drained_cluster_gets_no_max_back_while_its_hpa_remembers_the_higher_c
     assert bounds(p)["b"] == (1, 5)
     p = run(f2, calm, T0 + 600 * S)  # past the window the slack is shared again
     assert bounds(p)["b"][1] > 5
+
+
+def test_a_member_hpa_blind_to_its_metrics_is_no_sign_that_the_load_fell() -> None:
+    """An HPA that cannot read its metrics keeps wanting what it last computed: 20 running and 15
+    wanted there is a broken metric pipeline, not a fall in load, and nothing is drained for it."""
+    f = fhpa("Prioritized", 2, 40, priorities={"a": 2, "b": 1})
+    f, fleet, p = settle(f, [obs("a", 10, 10), obs("b", 20, 100)])
+    f, fleet, p = settle(f, fleet, T0 + 120 * S)
+    fleet = update(fleet, "b", hpa_desired=15)
+    blind = Condition(type="ScalingActive", status="False", reason="FailedGetResourceMetric", message="no")
+    fleet = [
+        o.model_copy(
+            update={
+                "hpa": o.hpa.model_copy(
+                    update={
+                        "metric_ratio": 0.5,
+                        "conditions": [*o.hpa.conditions, blind] if o.name == "b" else o.hpa.conditions,
+                    }
+                )
+            }
+        )
+        if o.hpa
+        else o
+        for o in fleet
+    ]
+    p = run(f, fleet, T0 + 240 * S)
+    assert "DrainedFirst" not in reasons(p)
+    assert bounds(p)["b"] == (1, 30)

@@ -29,13 +29,13 @@ def test_probes_report_their_checks_and_metrics_are_served() -> None:
         "127.0.0.1:0",
         metrics,
         liveness={"workers": lambda: (True, "ok")},
-        readiness={"informers": lambda: (ready["value"], "waiting")},
+        readiness={"informers": lambda: (ready["value"], "down")},
     )
     port = server.start()
     try:
         assert get(port, "/healthz")[0] == 200
         code, body = get(port, "/readyz")
-        assert code == 503 and "[-]informers failed: waiting" in body
+        assert code == 503 and "[-]informers failed: down" in body
         ready["value"] = True
         assert get(port, "/readyz")[0] == 200
         code, body = get(port, "/metrics")
@@ -72,4 +72,29 @@ def test_idle_connections_time_out_and_are_bounded() -> None:
     finally:
         for sock in idle:
             sock.close()
+        server.stop()
+
+
+def test_readyz_says_waiting_while_the_controller_starts_not_failed() -> None:
+    """At start the caches list and the API has not answered yet: not ready, but nothing is broken, and
+    the body says what it waits for; one broken check among them still reads failed."""
+    checks = {
+        "caches": lambda: (False, "control-plane API reachable; waiting for fhpa, cronfhpa"),
+        "api": lambda: (False, "control-plane API not reached yet"),
+    }
+    server = HealthServer("127.0.0.1:0", Metrics(), readiness=dict(checks))
+    port = server.start()
+    try:
+        code, body = get(port, "/readyz")
+        assert code == 503
+        assert body.splitlines() == [
+            "[-]api waiting: control-plane API not reached yet",
+            "[-]caches waiting: control-plane API reachable; waiting for fhpa, cronfhpa",
+            "waiting",
+        ]
+        server.readiness["api"] = lambda: (False, "control-plane API not reached for 40.0s (window 30s)")
+        code, body = get(port, "/readyz")
+        assert code == 503 and body.splitlines()[0].startswith("[-]api failed:")
+        assert body.splitlines()[-1] == "failed"
+    finally:
         server.stop()
