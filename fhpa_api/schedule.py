@@ -397,9 +397,27 @@ def _shortest_interval(schedule: Schedule, tz_key: str | None) -> int:
         return naive
     tz = ZoneInfo(tz_key)
     best = naive
-    for transition in _transitions_cached(tz_key):
+    transitions = _transitions_cached(tz_key)
+    for transition in transitions:
         best = min(best, _shortest_near(schedule, tz, transition))
+    shift = _largest_shift(tz, transitions)
+    if naive > shift:
+        # The window's transitions show the sub-day patterns, but which weekdays and days of the month
+        # meet a transition changes from year to year: an interval that straddles one in another year
+        # is shorter by up to the zone's shift, so that bound holds whatever the year.
+        best = min(best, naive - shift)
     return best
+
+
+def _largest_shift(tz: ZoneInfo, transitions: tuple[datetime, ...]) -> int:
+    """The largest change of UTC offset, in seconds, at any of the zone's transitions."""
+    largest = 0
+    for moment in transitions:
+        before = (moment - timedelta(seconds=1)).astimezone(tz).utcoffset()
+        after = moment.astimezone(tz).utcoffset()
+        if before is not None and after is not None:
+            largest = max(largest, int(abs((after - before).total_seconds())))
+    return largest
 
 
 def _shortest_near(schedule: Schedule, tz: ZoneInfo, transition: datetime) -> int:

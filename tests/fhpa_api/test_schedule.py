@@ -435,3 +435,17 @@ def test_zoned_instants_give_the_same_answers_as_utc_ones() -> None:
         assert schedule.latest_at_or_before(zoned, SYDNEY) == schedule.latest_at_or_before(moment, SYDNEY)
         moment += timedelta(minutes=17)
     assert schedule.next_after(utc(2025, 10, 4, 15, 59), SYDNEY).astimezone(UTC) == utc(2025, 10, 4, 16, 0)
+
+
+def test_the_shortest_interval_holds_in_years_whose_weekdays_meet_dst_differently() -> None:
+    """Regression: the transitions scanned are those of one window of years, but a schedule restricted by
+    both weekday and day of month meets a transition differently in other years. In Europe/London, 2031
+    springs forward on Sunday 30 March, and ``0 0 */10 * 0`` fires at 00:00 that Sunday and again on
+    Monday the 31st: 23 hours apart, where the window alone shows no gap under 24 hours."""
+    london = ZoneInfo("Europe/London")
+    schedule = parse_schedule("0 0 */10 * 0")
+    first = schedule.next_after(datetime(2031, 3, 29, 12, tzinfo=UTC), london)
+    second = schedule.next_after(first, london)
+    gap = (second.astimezone(UTC) - first.astimezone(UTC)).total_seconds()
+    assert gap == 23 * 3600
+    assert schedule.shortest_interval_seconds(london) <= gap
