@@ -28,10 +28,23 @@ import webhook_latency as shared  # bench/ is on the path when this file runs as
 
 sys.path.insert(0, str(shared.REPO))
 
-from tests.webhook.reviews import fhpa, review  # noqa: E402
-from webhook.app import MAX_BODY_BYTES  # noqa: E402
+from tests.webhook.reviews import fhpa, review
+from webhook.app import MAX_BODY_BYTES
 
 MiB = 1024 * 1024
+CERTS_GENERATE = [
+    sys.executable,
+    "-m",
+    "fhpa",
+    "certs",
+    "generate",
+    "--service",
+    "bench",
+    "--namespace",
+    "bench",
+    "--ip",
+    "127.0.0.1",
+]
 CONTAINER_CAP = 150_000  # webhook.cost.MAX_CONTAINERS; fixed here so an older checkout gets the same bodies
 
 
@@ -121,7 +134,9 @@ def measure(port: int, ca: Path, leader: int, heavy: int) -> dict[str, object]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--heavy", type=int, default=32, help="concurrent worst-case reviews")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=16)
@@ -130,8 +145,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="fhpa-bench-") as tmp:
         certs = Path(tmp) / "certs"
         subprocess.run(
-            [sys.executable, "-m", "fhpa", "certs", "generate", "--out", str(certs), "--service", "bench"]
-            + ["--namespace", "bench", "--ip", "127.0.0.1"],
+            [*CERTS_GENERATE, "--out", str(certs)],
             cwd=shared.REPO,
             check=True,
             capture_output=True,

@@ -2,7 +2,7 @@
 
 Parsing JSON costs memory in proportion to the lists and objects in it, not to its bytes: ``[{}]`` repeated
 to fill the 3 MiB body limit is 1.5 million dicts, over 100 MiB once parsed. No FederatedHPA or
-CronFederatedHPA within its CRD's limits needs more than about 160,000 containers (tested), even
+CronFederatedHPA within its CRD's limits needs more than about 120,000 containers (tested), even
 carried twice on UPDATE with its managedFields and a last-applied copy; a body with more is refused before
 it is parsed, from a byte count (braces inside strings are counted too, which only errs towards refusing
 bodies no valid object produces).
