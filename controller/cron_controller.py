@@ -391,12 +391,12 @@ class CronController:
             delay = retry_delay(refusals + 1)
             if due.late_seconds + delay.total_seconds() <= due.max_delay_seconds:
                 self._refusals[refusal_key] = (refusals + 1, now + delay)
-                when = stamp(due.schedule_time)
+                when, wait = stamp(due.schedule_time), delay.total_seconds()
                 self._event(
                     cron,
                     "Warning",
                     SCALE_RETRYING,
-                    f"rule {rule.name} (scheduled {when}): {message}; retrying in {delay.total_seconds():g} s",
+                    f"rule {rule.name} (scheduled {when}): {message}; retrying in {wait:g} s",
                 )
                 return self._owe(work, rule.name, due.schedule_time, now + delay)
             return run.failed(message)
