@@ -369,7 +369,7 @@ class CronController:
         run = _Run(cron.metadata.namespace or "default", target, rule, due, now.replace(microsecond=0))
         if not due.runnable:
             return run.failed(missed_message(due))
-        refusal_key = (run.namespace, cron.metadata.name, rule.name, due.schedule_time)
+        refusal_key = (run.namespace, cron.metadata.name or "", rule.name, due.schedule_time)
         refusals, not_before = self._refusals.get(refusal_key, (0, now))
         if now < not_before:  # refused a moment ago: wait for the paced retry
             return self._owe(work, rule.name, due.schedule_time, not_before)
@@ -409,7 +409,7 @@ class CronController:
 
     def _forget_refusals(self, cron: CronFederatedHPA, rule_name: str) -> None:
         namespace = cron.metadata.namespace or "default"
-        for key in [k for k in self._refusals if k[:3] == (namespace, cron.metadata.name, rule_name)]:
+        for key in [k for k in self._refusals if k[:3] == (namespace, cron.metadata.name or "", rule_name)]:
             del self._refusals[key]
 
     def _scale_federated_hpa(self, run: _Run, work: _Pass, inherited: _Marker | None) -> Outcome:
