@@ -39,7 +39,14 @@ from controller.kube.registry import MEMBER_LABEL
 from controller.ports import MemberCluster
 from controller.runtime.fence import FencedMember
 from controller.runtime.leader import LeaseClient
-from controller.runtime.manager import InformerSpec, Manager, ManagerConfig, SystemClock, WatchEvent
+from controller.runtime.manager import (
+    InformerSpec,
+    Manager,
+    ManagerConfig,
+    SystemClock,
+    WatchEvent,
+    release_heap,
+)
 from controller.runtime.member_events import ALL, TargetIndex, concerned, target_of
 from controller.runtime.metrics import Metrics, TimedMember
 from fhpa_api import CRON_FEDERATED_HPA, FEDERATED_HPA
@@ -57,6 +64,12 @@ _IDENTITY = ("name", "namespace", "uid", "resourceVersion", "generation", "delet
 class RegistryChange(Protocol):
     @property
     def changed(self) -> bool: ...
+
+    @property
+    def rebuilt(self) -> list[str]: ...
+
+    @property
+    def removed(self) -> list[str]: ...
 
 
 class Registry(Protocol):
@@ -287,6 +300,8 @@ class FleetManager(Manager):
 
     def _registry_event(self, event_type: str, secret: Mapping[str, Any]) -> None:
         change = self.registry.apply_event(event_type, secret)
+        if change.rebuilt or change.removed:
+            release_heap()  # the old client and caches are garbage now, even if the heap was frozen
         if change.changed:
             name = (secret.get("metadata") or {}).get("name")
             log.info("member cluster registry changed", extra={"cluster": name, "change": event_type.lower()})

@@ -101,6 +101,8 @@ class InformerSpec:
 
 
 _HEAP_LOCK = threading.Lock()
+THAW_SECONDS = 30.0
+_thawed_until = [0.0]  # monotonic time until which settle_heap collects without freezing
 
 
 def settle_heap() -> None:
@@ -114,9 +116,24 @@ def settle_heap() -> None:
         return
     try:
         gc.collect()
-        gc.freeze()
+        if time.monotonic() >= _thawed_until[0]:
+            gc.freeze()
     finally:
         _HEAP_LOCK.release()
+
+
+def release_heap() -> None:
+    """Give what ``settle_heap`` froze back to the cyclic collector, and keep it unfrozen for a while.
+
+    Called when a member's client and caches are dropped (its Secret rotated or removed). A cache holds
+    reference cycles (its watch threads, callbacks, the client's pool), and a frozen cycle is never
+    collected, so without this each rotation kept a whole member cache alive for the life of the
+    process. The dropped member's threads may take a few seconds to end (a read in progress), so the
+    heap stays unfrozen for ``THAW_SECONDS``: the collections meanwhile (settle_heap's included) reach
+    it once they have. The price is that those collections walk the whole heap; Secret changes are rare."""
+    with _HEAP_LOCK:
+        _thawed_until[0] = time.monotonic() + THAW_SECONDS
+        gc.unfreeze()
 
 
 def resync_gaps(count: int, period: float) -> list[float]:
