@@ -64,10 +64,16 @@ ObjectKey = tuple[str, str]
 Trim = Callable[[Mapping[str, Any]], dict[str, Any]]
 
 DEFAULT_PAGE_SIZE = 500
-LIST_GATE = threading.BoundedSemaphore(2)
-"""At most two list pages are fetched and trimmed at once in the process, whatever the number of members
-and resources: a page of 500 pods parses into tens of MiB before trimming, and ten members relisting
-together must not make that the controller's peak memory."""
+
+
+def list_gate(pages: int = 1) -> threading.BoundedSemaphore:
+    """A gate for the list pages of one owner (a member's cache, or the control plane's informers): a
+    page of 500 pods parses into tens of MiB before trimming, so an owner's resources take turns. It is
+    never shared across members: the gate is held while the page is read, and a member that trickles
+    its answer would hold every other member's lists behind it."""
+    return threading.BoundedSemaphore(pages)
+
+
 DEFAULT_WATCH_TIMEOUT_SECONDS = 300
 DEFAULT_DENIED_RETRY_SECONDS = 300.0
 HTTP_GONE = 410
@@ -144,8 +150,10 @@ class ListWatch:
         on_relist: Callable[[], None] | None = None,
         on_full: Callable[[str, Mapping[str, Any]], None] | None = None,
         label_selector: str | None = None,
+        gate: threading.BoundedSemaphore | None = None,
     ) -> None:
         self.name = name
+        self._gate = gate or list_gate()
         self._on_synced = on_synced
         self._on_relist = on_relist
         self._on_full = on_full
@@ -289,7 +297,7 @@ class ListWatch:
                 query["labelSelector"] = self._selector
             if token:
                 query["continue"] = token
-            with LIST_GATE:
+            with self._gate:
                 try:
                     body = self._transport.list_page(self.path, query)
                 except GoneError:

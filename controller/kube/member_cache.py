@@ -54,6 +54,7 @@ from controller.kube.listwatch import (
     ListWatch,
     ObjectKey,
     Transport,
+    list_gate,
 )
 from controller.planning import capacity
 from controller.planning.selectors import Requirement, parse_selector, selector_matches
@@ -393,6 +394,7 @@ class MemberCache:
             "backoff": backoff,
             "min_watch_interval": min_watch_interval,
             "denied_retry_seconds": denied_retry_seconds,
+            "gate": list_gate(),  # this member's resources list in turn; other members are not held
         }
         self.capacity_ttl_seconds = capacity_ttl_seconds
         self._listeners: list[ChangeListener] = [on_change] if on_change is not None else []

@@ -59,7 +59,7 @@ from kubernetes.client import VersionApi
 
 from controller import finalizer
 from controller.kube.control_plane import KubeControlPlane
-from controller.kube.listwatch import SYNC, ListWatch, ObjectKey, Trim
+from controller.kube.listwatch import SYNC, ListWatch, ObjectKey, Trim, list_gate
 from controller.planning.namespaces import NamespacePolicy
 from controller.planning.planner import PlannerConfig
 from controller.result import Reconciler
@@ -213,6 +213,7 @@ class Manager:
         self._specs: list[tuple[InformerSpec, str | None]] = []  # (informer, the kind it feeds)
         self._loops: list[tuple[str, Callable[[threading.Event], None]]] = []
         self.informers: dict[str, ListWatch] = {}  # by name, while leading
+        self._list_gate = list_gate(2)  # the control plane's own: no member's list can hold it
         self._sources: dict[str, str] = {}  # kind -> the name of the informer whose keys it reconciles
         self._leading_stop = threading.Event()
         self._lease_lost = False
@@ -310,6 +311,7 @@ class Manager:
             on_relist=self.metrics.watch_relists.labels(resource=spec.resource).inc,
             on_full=spec.on_full,
             label_selector=spec.label_selector,
+            gate=self._list_gate,
         )
 
     def _enqueuer(self, kind: str | None) -> Callable[[WatchEvent], None]:
