@@ -522,16 +522,31 @@ def probe_member(secret: Mapping[str, Any], timeouts: Timeouts = PROBE_TIMEOUTS)
     return row
 
 
+MAX_CELL_CHARS = 80
+MAX_ERROR_CHARS = 400
+
+
+def terminal_safe(text: str, limit: int = MAX_CELL_CHARS) -> str:
+    """``text`` with every non-printable character (escape sequences, carriage returns, newlines) shown
+    as a \\x or \\u escape, and cut to ``limit``: a member's version string and error text are the
+    member's to choose, and printed raw they could rewrite or hide what the operator's terminal shows."""
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
 def render_table(rows: list[MemberRow]) -> str:
     header = ("NAME", "LABELS", "HEALTH", "KUBERNETES", "HPA API", "LAST PROBE")
     table = [header] + [
-        (
-            r.name,
-            ",".join(f"{k}={v}" for k, v in sorted(r.labels.items())) or "<none>",
-            r.health,
-            r.kubernetes_version or "-",
-            r.hpa_api_version or "-",
-            r.last_probe or "-",
+        tuple(
+            terminal_safe(cell)
+            for cell in (
+                r.name,
+                ",".join(f"{k}={v}" for k, v in sorted(r.labels.items())) or "<none>",
+                r.health,
+                r.kubernetes_version or "-",
+                r.hpa_api_version or "-",
+                r.last_probe or "-",
+            )
         )
         for r in rows
     ]
@@ -539,7 +554,7 @@ def render_table(rows: list[MemberRow]) -> str:
     lines = [
         "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in table
     ]
-    lines += [f"{r.name}: {r.error}" for r in rows if r.error]
+    lines += [terminal_safe(f"{r.name}: {r.error}", MAX_ERROR_CHARS) for r in rows if r.error]
     return "\n".join(lines) if rows else "no member clusters registered"
 
 

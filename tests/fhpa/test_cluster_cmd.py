@@ -329,3 +329,21 @@ def test_unjoin_without_the_secret_removes_the_namespaces_given(
         assert fake.store.list_objects(f"roles.{RBAC}")[0] == []
     finally:
         fake.stop()
+
+
+def test_the_table_never_prints_member_text_raw() -> None:
+    """N12: a member's version string and error text reached the terminal with their escape sequences."""
+    from fhpa.commands.cluster import MemberRow, render_table
+
+    hostile = MemberRow(
+        name="east",
+        labels={},
+        health="Unhealthy",
+        kubernetes_version="v1.30\x1b[2J\x1b]0;owned\x07",
+        error="denied\r\x1b[1Afake: Healthy\n" + "x" * 5000,
+    )
+    text = render_table([hostile])
+    assert "\x1b" not in text and "\r" not in text and "\x07" not in text
+    assert "v1.30\\x1b[2J" in text
+    assert text.count("\n") == 2  # header, the row and its error: a newline in member text is shown escaped
+    assert len(text) < 1000
