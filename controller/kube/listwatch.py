@@ -54,7 +54,13 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.watch.watch import iter_resp_lines
 
 from controller.errors import GoneError, PortError
-from controller.kube.clients import AccessDeniedError, KubeClient, map_error
+from controller.executor import public_text
+from controller.kube.clients import (
+    STATUS_MESSAGE_LIMIT,
+    AccessDeniedError,
+    KubeClient,
+    map_error,
+)
 
 log = logging.getLogger(__name__)
 
@@ -392,11 +398,13 @@ class ListWatch:
             raise WatchError(f"unreadable watch event: {exc}") from exc
         kind = event.get("type")
         obj = event.get("object") or {}
-        if kind == "ERROR":
+        if kind == "ERROR":  # the member's text, scrubbed as on the HTTP path (it reaches logs and Events)
             code = obj.get("code")
+            message = public_text(str(obj.get("message") or ""), STATUS_MESSAGE_LIMIT)
             if code == HTTP_GONE:
-                raise GoneError(str(obj.get("message") or "resourceVersion too old"))
-            raise WatchError(f"{code} {obj.get('reason')}: {obj.get('message')}")
+                raise GoneError(message or "resourceVersion too old")
+            reason = public_text(str(obj.get("reason")), 64)
+            raise WatchError(f"{public_text(str(code), 16)} {reason}: {message}")
         rv = (obj.get("metadata") or {}).get("resourceVersion")
         if kind == "BOOKMARK":
             if rv:
