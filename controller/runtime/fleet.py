@@ -37,6 +37,7 @@ from controller.federated_hpa_controller import FederatedHPAReconciler
 from controller.kube.control_plane import CRON_FEDERATED_HPA_PLURAL, FEDERATED_HPA_PLURAL, KubeControlPlane
 from controller.kube.registry import MEMBER_LABEL
 from controller.ports import MemberCluster
+from controller.runtime.coalesce import Coalescer
 from controller.runtime.fence import FencedMember
 from controller.runtime.leader import LeaseClient
 from controller.runtime.manager import (
@@ -56,6 +57,8 @@ log = logging.getLogger(__name__)
 REASON_MEMBER_UNUSABLE = "MemberUnusable"
 REASON_INSECURE_MEMBER = "InsecureMemberCredentials"
 MAX_MEMBER_EVENT_MESSAGE = 512
+NODE_PASS_INTERVAL_SECONDS = 1.0
+"""One member's node changes start at most one low-lane pass over the FederatedHPAs a second."""
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]*@")
 
 _IDENTITY = ("name", "namespace", "uid", "resourceVersion", "generation", "deletionTimestamp")
@@ -203,6 +206,7 @@ class FleetManager(Manager):
             )
         )
         self.add_loop("member-probes", self._probe_loop)
+        self._node_passes = Coalescer(NODE_PASS_INTERVAL_SECONDS)  # per member
         listen = getattr(registry, "add_change_listener", None)
         if callable(listen):
             listen(self._on_member_change)
@@ -270,7 +274,7 @@ class FleetManager(Manager):
             return
         self.metrics.member_events.labels(resource=change.resource).inc()
         if refs == set(ALL):  # a node: every plan on the member may change, none urgently
-            self._enqueue_all(FEDERATED_HPA, low=True)
+            self._node_passes.request(cluster, lambda: self._enqueue_all(FEDERATED_HPA, low=True))
             return
         for namespace, name in refs:
             self.queue.add((FEDERATED_HPA, namespace, name))
