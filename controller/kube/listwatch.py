@@ -160,6 +160,8 @@ class ListWatch:
     ) -> None:
         self.name = name
         self._gate = gate or list_gate()
+        # after a 410, until the new list completes: the store holds what was, deletions may be missing
+        self.relisting = False
         self._on_synced = on_synced
         self._on_relist = on_relist
         self._on_full = on_full
@@ -245,6 +247,7 @@ class ListWatch:
             except GoneError:
                 log.info("watch expired; listing again", extra={"watch": self.name})
                 need_list = True
+                self.relisting = self.synced.is_set()  # the store is the past until the list completes
             except AccessDeniedError as exc:
                 if stop.is_set() or self._closing.is_set():
                     break
@@ -334,6 +337,7 @@ class ListWatch:
             old = self._store
             self._store = fresh
             self._resource_version = version
+        self.relisting = False
         self.lists += 1
         self.denied.clear()
         first = not self.synced.is_set()

@@ -742,8 +742,9 @@ class MemberCache:
         return True
 
     def _require_synced(self) -> None:
-        """Answer only from a store that is whole and current: not before the first lists, and not while
-        a watch is failing (the member went away: what the store holds is the past, not the present)."""
+        """Answer only from a store that is whole and current: not before the first lists, not while a
+        watch is failing (the member went away: what the store holds is the past, not the present), and
+        not while one lists again after its watch expired (deletions meanwhile are not in the store)."""
         failing = [lw for lw in self.watches if lw.failing and not lw.denied.is_set()]
         if not self.synced:
             waiting = ", ".join(f.name for f in (self._pods, self._nodes, self._hpas) if f.waiting(None))
@@ -752,6 +753,9 @@ class MemberCache:
         if failing:
             lw = failing[0]
             raise ClusterUnreachableError(self.cluster, f"watch {lw.name} failing: {lw.last_error}")
+        relisting = [lw.name for lw in self.watches if lw.relisting]
+        if relisting:  # its watch expired: the old store may still hold what was deleted meanwhile
+            raise CacheNotSyncedError(self.cluster, f"member cache relisting {', '.join(relisting)}")
 
     def _source(self, family: _Family, namespace: str | None) -> ListWatch:
         self._require_synced()
