@@ -49,6 +49,7 @@ from controller.planning.wording import count
 from fhpa import kubeconfig, leftovers
 from fhpa import member_access as access
 from fhpa.member_access import JoinError, MemberAccess
+from fhpa_api.limits import shorten
 
 DEFAULT_NAMESPACE = "federated-hpa-system"
 TOKEN_PLACEHOLDER = "<the token of {ns}/{name}, filled in by the member's token controller>"
@@ -278,7 +279,7 @@ def _join(args: argparse.Namespace) -> int:
     report = JoinReport()
     for obj in plan.objects:
         report.add("member", access.describe(obj), apply_object(member, obj))
-    token, token_ca = wait_for_token(member, plan.token_secret, args.token_timeout)
+    token, token_ca = wait_for_token(member, plan.token_secret, args.token_timeout, plan.service_account[1])
     ca_pem = ca or token_ca
     if not ca_pem:
         raise JoinError(
@@ -336,14 +337,20 @@ def wait_for_token(
     client: KubeClient,
     where: tuple[str, str],
     timeout: float,
+    service_account: str | None = None,
     sleep: Callable[[float], None] = time.sleep,
     monotonic: Callable[[], float] = time.monotonic,
 ) -> tuple[str, bytes | None]:
-    """The token (and ca.crt) the member's token controller puts into the token Secret."""
+    """The token (and ca.crt) the member's token controller puts into the token Secret. A Secret of that
+    name that already existed is used only if it is a token of ``service_account``: join leaves an
+    existing Secret alone, and one of another type or for another ServiceAccount would hand the
+    controller credentials with rights nobody reviewed."""
     namespace, name = where
     deadline = monotonic() + timeout
     while True:
         secret = client.find(access.object_path("Secret", name, namespace)) or {}
+        if secret and service_account is not None:
+            _check_token_secret(secret, namespace, name, service_account)
         data = secret.get("data") or {}
         if data.get("token"):
             token = base64.b64decode(data["token"]).decode()
@@ -355,6 +362,16 @@ def wait_for_token(
                 "token controller (kube-controller-manager) running there?"
             )
         sleep(0.5)
+
+
+def _check_token_secret(secret: Mapping[str, Any], namespace: str, name: str, service_account: str) -> None:
+    owner = ((secret.get("metadata") or {}).get("annotations") or {}).get(access.SA_NAME_ANNOTATION)
+    if secret.get("type") != access.TOKEN_TYPE or owner != service_account:
+        raise JoinError(
+            f"Secret {namespace}/{name} in the member exists but is not a token of ServiceAccount "
+            f"{service_account} (type {shorten(secret.get('type'), 64)}, for {shorten(owner, 64)}); "
+            "delete it, or `fhpa cluster unjoin`, and join again"
+        )
 
 
 def check_kubeconfig(secret: Mapping[str, Any]) -> None:

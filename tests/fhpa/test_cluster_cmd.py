@@ -347,3 +347,40 @@ def test_the_table_never_prints_member_text_raw() -> None:
     assert "v1.30\\x1b[2J" in text
     assert text.count("\n") == 2  # header, the row and its error: a newline in member text is shown escaped
     assert len(text) < 1000
+
+
+class _SecretsOnly:
+    def __init__(self, secret: dict[str, Any]) -> None:
+        self.secret = secret
+
+    def find(self, path: str) -> dict[str, Any]:
+        return self.secret
+
+
+@pytest.mark.parametrize(
+    ("kind", "owner"),
+    [
+        ("kubernetes.io/service-account-token", "cluster-admin-robot"),  # another ServiceAccount's token
+        ("Opaque", "federated-hpa-member"),  # not a token Secret at all
+    ],
+)
+def test_join_refuses_a_token_secret_that_is_not_its_service_accounts(kind: str, owner: str) -> None:
+    """N11: join took the token of whatever Secret had the expected name."""
+    import base64
+
+    from fhpa.commands.cluster import wait_for_token
+    from fhpa.member_access import JoinError
+
+    secret = {
+        "type": kind,
+        "metadata": {"annotations": {"kubernetes.io/service-account.name": owner}},
+        "data": {"token": base64.b64encode(b"someone-elses-token").decode()},
+    }
+    where = ("federated-hpa-system", "federated-hpa-member-token")
+    with pytest.raises(JoinError, match="is not a token of ServiceAccount federated-hpa-member"):
+        wait_for_token(_SecretsOnly(secret), where, 1.0, "federated-hpa-member")  # type: ignore[arg-type]
+    secret.update(type="kubernetes.io/service-account-token")
+    secret["metadata"]["annotations"]["kubernetes.io/service-account.name"] = "federated-hpa-member"
+    assert (
+        wait_for_token(_SecretsOnly(secret), where, 1.0, "federated-hpa-member")[0] == "someone-elses-token"
+    )
