@@ -231,6 +231,27 @@ def server_of(client: KubeClient) -> tuple[str, bytes | None, str | None]:
     return str(conf.host), ca, getattr(conf, "tls_server_name", None) or None
 
 
+def member_ca(kubeconfig_ca: bytes | None, token_ca: bytes | None, verified: bool) -> bytes:
+    """The CA the member Secret pins: the one in the operator's kubeconfig, else the token Secret's.
+
+    The token Secret's CA is what the member served; it is trusted only over a connection the
+    operator's kubeconfig verified. With ``insecure-skip-tls-verify`` anyone in the path could have
+    served their own, and the Secret written would look verified while pinning theirs."""
+    if kubeconfig_ca:
+        return kubeconfig_ca
+    if not verified:
+        raise JoinError(
+            "your kubeconfig skips TLS verification of the member, so the CA it serves cannot be trusted; "
+            "put the member's CA in your kubeconfig (certificate-authority-data) and join again"
+        )
+    if not token_ca:
+        raise JoinError(
+            "no CA for the member: neither your kubeconfig nor the token Secret carries one, and the "
+            "controller accepts no kubeconfig without verified TLS"
+        )
+    return token_ca
+
+
 # --- join -------------------------------------------------------------------------------------------
 
 
@@ -280,12 +301,7 @@ def _join(args: argparse.Namespace) -> int:
     for obj in plan.objects:
         report.add("member", access.describe(obj), apply_object(member, obj))
     token, token_ca = wait_for_token(member, plan.token_secret, args.token_timeout, plan.service_account[1])
-    ca_pem = ca or token_ca
-    if not ca_pem:
-        raise JoinError(
-            "no CA for the member: neither your kubeconfig nor the token Secret carries one, and the "
-            "controller accepts no kubeconfig without verified TLS"
-        )
+    ca_pem = member_ca(ca, token_ca, verified=bool(member.api.configuration.verify_ssl))
     secret = secret_with(token, ca_pem)
     check_kubeconfig(secret)
     report.add("management", access.describe(secret), apply_secret(management, secret))

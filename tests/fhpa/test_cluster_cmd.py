@@ -384,3 +384,17 @@ def test_join_refuses_a_token_secret_that_is_not_its_service_accounts(kind: str,
     assert (
         wait_for_token(_SecretsOnly(secret), where, 1.0, "federated-hpa-member")[0] == "someone-elses-token"
     )
+
+
+def test_join_trusts_the_member_served_ca_only_over_a_verified_connection() -> None:
+    """N10: with insecure-skip-tls-verify, join pinned whatever CA the member (or a man in the middle)
+    served, in a Secret that looked verified."""
+    from fhpa.commands.cluster import member_ca
+    from fhpa.member_access import JoinError
+
+    with pytest.raises(JoinError, match="skips TLS verification"):
+        member_ca(None, b"served-ca", verified=False)
+    assert member_ca(None, b"served-ca", verified=True) == b"served-ca"
+    assert member_ca(b"operator-ca", b"served-ca", verified=False) == b"operator-ca"
+    with pytest.raises(JoinError, match="no CA for the member"):
+        member_ca(None, None, verified=True)
