@@ -32,19 +32,6 @@ from tests.webhook.reviews import fhpa, review
 from webhook.app import MAX_BODY_BYTES
 
 MiB = 1024 * 1024
-CERTS_GENERATE = [
-    sys.executable,
-    "-m",
-    "fhpa",
-    "certs",
-    "generate",
-    "--service",
-    "bench",
-    "--namespace",
-    "bench",
-    "--ip",
-    "127.0.0.1",
-]
 CONTAINER_CAP = 150_000  # webhook.cost.MAX_CONTAINERS; fixed here so an older checkout gets the same bodies
 
 
@@ -143,13 +130,7 @@ def main() -> int:
     parser.add_argument("--source", type=Path, default=shared.REPO, help="checkout whose webhook to run")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="fhpa-bench-") as tmp:
-        certs = Path(tmp) / "certs"
-        subprocess.run(
-            [*CERTS_GENERATE, "--out", str(certs)],
-            cwd=shared.REPO,
-            check=True,
-            capture_output=True,
-        )
+        certs = shared.generate_certs(Path(tmp) / "certs")
         ca, port = certs / "ca.crt", shared._free_port()
         argv = shared.our_server(certs, port, args.workers, args.threads)
         with open(Path(tmp) / "server.log", "wb") as log:
