@@ -157,6 +157,14 @@ def review_bodies() -> list[tuple[str, bytes]]:
 # --- servers ----------------------------------------------------------------------------------------
 
 
+def generate_certs(out: Path) -> Path:
+    """A CA and a serving pair for 127.0.0.1 in ``out``, from `fhpa certs generate`."""
+    command = [sys.executable, "-m", "fhpa", "certs", "generate", "--out", str(out), "--service", "bench"]
+    command += ["--namespace", "bench", "--ip", "127.0.0.1"]
+    subprocess.run(command, cwd=REPO, check=True, capture_output=True)
+    return out
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -394,27 +402,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     bodies = review_bodies()
     with tempfile.TemporaryDirectory(prefix="fhpa-bench-") as tmp:
-        certs = Path(tmp) / "certs"
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "fhpa",
-                "certs",
-                "generate",
-                "--out",
-                str(certs),
-                "--service",
-                "bench",
-                "--namespace",
-                "bench",
-                "--ip",
-                "127.0.0.1",
-            ],
-            cwd=REPO,
-            check=True,
-            capture_output=True,
-        )
+        certs = generate_certs(Path(tmp) / "certs")
         ca = certs / "ca.crt"
         ours_port, floor_port = _free_port(), _free_port()
         with (

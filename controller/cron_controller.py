@@ -83,6 +83,14 @@ log = logging.getLogger(__name__)
 
 CONFLICT_ATTEMPTS = 5
 RETRY_AFTER = timedelta(seconds=5)
+RETRY_AFTER_MAX = timedelta(seconds=60)
+
+
+def retry_delay(refusals: int) -> timedelta:
+    """How long after its ``refusals``-th refusal a fire is tried again: 5 s, doubling to a minute. A
+    pass that runs sooner (a watch event, another rule's wake-up, the fire's own status write) must not
+    try again: the refusing webhook or API server would see one write per pass."""
+    return min(RETRY_AFTER * 2 ** max(0, refusals - 1), RETRY_AFTER_MAX)
 
 
 def parse_stamp(text: str) -> datetime:
@@ -179,6 +187,7 @@ class _Pass:
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     reported_invalid: set[str] = field(default_factory=set)
     refused: dict[str, datetime] = field(default_factory=dict)  # rule -> scheduleTime retried later
+    retry_at: datetime | None = None  # the earliest moment a refused fire may be tried again
     cron: CronFederatedHPA | None = None  # the newest version read or written (marker writes move it)
     decisions: list[RuleDecision] = field(default_factory=list)
 
@@ -201,6 +210,8 @@ class CronController:
         self.identity = identity or uuid.uuid4().hex[:12]  # whose markers are whose
         # executions done but not yet in status (every status write failed): recorded, never re-run
         self._unrecorded: dict[tuple[str, str], dict[str, Outcome]] = {}
+        # refused fires: (namespace, name, rule, scheduleTime) -> (refusals so far, not to be tried before)
+        self._refusals: dict[tuple[str, str, str, datetime], tuple[int, datetime]] = {}
 
     def reconcile(self, namespace: str, name: str, now: datetime) -> datetime | None:
         """Run what is due for one CronFederatedHPA, write its status; return when to call again (or None)."""
@@ -212,6 +223,7 @@ class CronController:
                 cron = self.control_plane.get_cron_federated_hpa(namespace, name)
                 if cron is None or cron.metadata.deletion_timestamp:
                     work.outcomes.clear()
+                    self._refusals = {k: v for k, v in self._refusals.items() if k[:2] != key}
                     return None
                 refusal = self.namespaces.refusal(namespace) if self.namespaces else None
                 if refusal is not None:
@@ -230,9 +242,8 @@ class CronController:
                 cron = work.cron
                 status = self._status(cron, decisions, work)
                 wake = next_wakeup(decisions)
-                if work.refused:
-                    retry_at = now + RETRY_AFTER
-                    wake = retry_at if wake is None else min(wake, retry_at)
+                if work.retry_at is not None:
+                    wake = work.retry_at if wake is None else min(wake, work.retry_at)
                 if cron.status is None or status != cron.status:
                     try:
                         self.control_plane.update_cron_federated_hpa_status(cron, status)
@@ -343,6 +354,7 @@ class CronController:
             outcome = self._execute(cron, rule, due, now, work)
             if outcome is None:
                 continue
+            self._forget_refusals(cron, rule.name)
             work.outcomes[rule.name] = outcome
             self._report(cron, rule, due, outcome)
             if self.on_fire is not None:
@@ -357,6 +369,10 @@ class CronController:
         run = _Run(cron.metadata.namespace or "default", target, rule, due, now.replace(microsecond=0))
         if not due.runnable:
             return run.failed(missed_message(due))
+        refusal_key = (run.namespace, cron.metadata.name or "", rule.name, due.schedule_time)
+        refusals, not_before = self._refusals.get(refusal_key, (0, now))
+        if now < not_before:  # refused a moment ago: wait for the paced retry
+            return self._owe(work, rule.name, due.schedule_time, not_before)
         marker = _Marker.read(work.cron or cron)
         inherited = (
             marker
@@ -372,17 +388,29 @@ class CronController:
             return self._scale_workload(run, work, inherited)
         except PortError as exc:  # the API server or a webhook refused the write, or did not answer
             message = f"scaling {_describe(target)} failed: {exc}"
-            if due.late_seconds + RETRY_AFTER.total_seconds() <= due.max_delay_seconds:
-                work.refused[rule.name] = due.schedule_time
-                when = stamp(due.schedule_time)
+            delay = retry_delay(refusals + 1)
+            if due.late_seconds + delay.total_seconds() <= due.max_delay_seconds:
+                self._refusals[refusal_key] = (refusals + 1, now + delay)
+                when, wait = stamp(due.schedule_time), delay.total_seconds()
                 self._event(
                     cron,
                     "Warning",
                     SCALE_RETRYING,
-                    f"rule {rule.name} (scheduled {when}): {message}; retrying",
+                    f"rule {rule.name} (scheduled {when}): {message}; retrying in {wait:g} s",
                 )
-                return None
+                return self._owe(work, rule.name, due.schedule_time, now + delay)
             return run.failed(message)
+
+    @staticmethod
+    def _owe(work: _Pass, rule_name: str, schedule_time: datetime, retry_at: datetime) -> None:
+        """Keep a refused fire owed (advertised as the next execution) until ``retry_at``."""
+        work.refused[rule_name] = schedule_time
+        work.retry_at = retry_at if work.retry_at is None else min(work.retry_at, retry_at)
+
+    def _forget_refusals(self, cron: CronFederatedHPA, rule_name: str) -> None:
+        namespace = cron.metadata.namespace or "default"
+        for key in [k for k in self._refusals if k[:3] == (namespace, cron.metadata.name or "", rule_name)]:
+            del self._refusals[key]
 
     def _scale_federated_hpa(self, run: _Run, work: _Pass, inherited: _Marker | None) -> Outcome:
         namespace, target = run.namespace, run.target

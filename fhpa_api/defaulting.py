@@ -21,6 +21,7 @@ from typing import Any
 
 from fhpa_api import CRON_FEDERATED_HPA, FEDERATED_HPA
 from fhpa_api.limits import RULES_MAX_ITEMS
+from fhpa_api.list_limits import oversized_list
 
 DEFAULT_CPU_UTILIZATION = 80
 DEFAULT_METRICS: list[dict[str, Any]] = [
@@ -61,8 +62,8 @@ def default_patch(obj: dict[str, Any]) -> list[dict[str, Any]]:
     if not isinstance(obj, dict):
         return []
     spec = obj.get("spec")
-    if not isinstance(spec, dict):
-        return []
+    if not isinstance(spec, dict) or oversized_list(obj) is not None:
+        return []  # validation refuses an over-long list; defaulting each of its items would be wasted
     if obj.get("kind") == FEDERATED_HPA:
         return _fhpa_ops(spec)
     if obj.get("kind") == CRON_FEDERATED_HPA:

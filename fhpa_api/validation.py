@@ -26,6 +26,7 @@ from fhpa_api.field_checks import (
     type_name,
 )
 from fhpa_api.limits import shorten
+from fhpa_api.list_limits import oversized_list, oversized_message
 from fhpa_api.models import KINDS, CronFederatedHPA, FederatedHPA
 from fhpa_api.validation_cron import check_cron_spec
 from fhpa_api.validation_metrics import (
@@ -56,6 +57,10 @@ def validate(obj: Any, old: Any | None = None) -> ValidationResult:
     report = Report()
     if not isinstance(obj, dict):
         report.error(ROOT, f"must be an object (a YAML/JSON mapping), not {type_name(obj)}")
+        return report.result
+    too_long = oversized_list(obj)
+    if too_long is not None:  # refused before any model is built: see fhpa_api.list_limits
+        report.error(too_long[0], oversized_message(too_long))
         return report.result
     kind = _check_type_meta(obj, report)
     _check_metadata(obj, report)

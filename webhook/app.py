@@ -17,6 +17,7 @@ from werkzeug.exceptions import HTTPException
 
 from fhpa_api.limits import cut
 from webhook import admission
+from webhook.cost import MemoryBudget, OverBudget, TooManyContainers, check_containers
 from webhook.metrics import CONTENT_TYPE, WebhookMetrics
 from webhook.review import AdmissionRequest, BadReview, parse_review
 
@@ -39,16 +40,25 @@ def create_app(
     readiness: Readiness | None = None,
     metrics: WebhookMetrics | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
+    budget: MemoryBudget | None = None,
 ) -> Flask:
     """Build the app. `readiness` is the TLS layer's "certificate loaded" check (None: always ready,
-    as under Flask's test client); `metrics` defaults to a fresh registry of this app's own."""
+    as under Flask's test client); `metrics` defaults to a fresh registry of this app's own; `budget` is
+    the memory its threads share (one app per worker process, so one budget per worker)."""
     app = Flask("fhpa-webhook")
     app.config["MAX_BODY_BYTES"] = max_body_bytes
     webhook_metrics = metrics or WebhookMetrics()
+    memory = budget or MemoryBudget()
 
     def review_endpoint(path: str, handler: Handler) -> Callable[[], Response]:
         def endpoint() -> Response:
-            return _serve_review(path, handler, webhook_metrics, max_body_bytes)
+            declared = request.content_length
+            try:
+                with memory.reserve(max_body_bytes if declared is None else declared):
+                    return _serve_review(path, handler, webhook_metrics, max_body_bytes)
+            except OverBudget as exc:
+                log.warning("HTTP 503 on %s from %s: %s", path, request.remote_addr, exc)
+                return _json(503, {"error": str(exc)})
 
         endpoint.__name__ = f"review_{path.strip('/')}"
         return endpoint
@@ -89,8 +99,9 @@ def _serve_review(path: str, handler: Handler, metrics: WebhookMetrics, limit: i
     started = time.perf_counter()
     try:
         body = _read_body(limit)
+        check_containers(body)
         review_request = parse_review(body)
-    except BadReview as exc:
+    except (BadReview, TooManyContainers) as exc:
         log.warning("HTTP 400 on %s from %s: %s", path, request.remote_addr, cut(str(exc), MAX_LOGGED_CHARS))
         metrics.observe(path, "unknown", "unknown", "bad_request", time.perf_counter() - started)
         # No "Connection: close": gunicorn drains an unread remainder (for at most a few seconds) so that

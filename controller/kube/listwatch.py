@@ -54,7 +54,13 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.watch.watch import iter_resp_lines
 
 from controller.errors import GoneError, PortError
-from controller.kube.clients import AccessDeniedError, KubeClient, map_error
+from controller.executor import public_text
+from controller.kube.clients import (
+    STATUS_MESSAGE_LIMIT,
+    AccessDeniedError,
+    KubeClient,
+    map_error,
+)
 
 log = logging.getLogger(__name__)
 
@@ -64,10 +70,16 @@ ObjectKey = tuple[str, str]
 Trim = Callable[[Mapping[str, Any]], dict[str, Any]]
 
 DEFAULT_PAGE_SIZE = 500
-LIST_GATE = threading.BoundedSemaphore(2)
-"""At most two list pages are fetched and trimmed at once in the process, whatever the number of members
-and resources: a page of 500 pods parses into tens of MiB before trimming, and ten members relisting
-together must not make that the controller's peak memory."""
+
+
+def list_gate(pages: int = 1) -> threading.BoundedSemaphore:
+    """A gate for the list pages of one owner (a member's cache, or the control plane's informers): a
+    page of 500 pods parses into tens of MiB before trimming, so an owner's resources take turns. It is
+    never shared across members: the gate is held while the page is read, and a member that trickles
+    its answer would hold every other member's lists behind it."""
+    return threading.BoundedSemaphore(pages)
+
+
 DEFAULT_WATCH_TIMEOUT_SECONDS = 300
 DEFAULT_DENIED_RETRY_SECONDS = 300.0
 HTTP_GONE = 410
@@ -144,8 +156,12 @@ class ListWatch:
         on_relist: Callable[[], None] | None = None,
         on_full: Callable[[str, Mapping[str, Any]], None] | None = None,
         label_selector: str | None = None,
+        gate: threading.BoundedSemaphore | None = None,
     ) -> None:
         self.name = name
+        self._gate = gate or list_gate()
+        # after a 410, until the new list completes: the store holds what was, deletions may be missing
+        self.relisting = False
         self._on_synced = on_synced
         self._on_relist = on_relist
         self._on_full = on_full
@@ -231,6 +247,7 @@ class ListWatch:
             except GoneError:
                 log.info("watch expired; listing again", extra={"watch": self.name})
                 need_list = True
+                self.relisting = self.synced.is_set()  # the store is the past until the list completes
             except AccessDeniedError as exc:
                 if stop.is_set() or self._closing.is_set():
                     break
@@ -289,7 +306,7 @@ class ListWatch:
                 query["labelSelector"] = self._selector
             if token:
                 query["continue"] = token
-            with LIST_GATE:
+            with self._gate:
                 try:
                     body = self._transport.list_page(self.path, query)
                 except GoneError:
@@ -320,6 +337,7 @@ class ListWatch:
             old = self._store
             self._store = fresh
             self._resource_version = version
+        self.relisting = False
         self.lists += 1
         self.denied.clear()
         first = not self.synced.is_set()
@@ -384,11 +402,13 @@ class ListWatch:
             raise WatchError(f"unreadable watch event: {exc}") from exc
         kind = event.get("type")
         obj = event.get("object") or {}
-        if kind == "ERROR":
+        if kind == "ERROR":  # the member's text, scrubbed as on the HTTP path (it reaches logs and Events)
             code = obj.get("code")
+            message = public_text(str(obj.get("message") or ""), STATUS_MESSAGE_LIMIT)
             if code == HTTP_GONE:
-                raise GoneError(str(obj.get("message") or "resourceVersion too old"))
-            raise WatchError(f"{code} {obj.get('reason')}: {obj.get('message')}")
+                raise GoneError(message or "resourceVersion too old")
+            reason = public_text(str(obj.get("reason")), 64)
+            raise WatchError(f"{public_text(str(code), 16)} {reason}: {message}")
         rv = (obj.get("metadata") or {}).get("resourceVersion")
         if kind == "BOOKMARK":
             if rv:

@@ -54,6 +54,7 @@ from controller.kube.listwatch import (
     ListWatch,
     ObjectKey,
     Transport,
+    list_gate,
 )
 from controller.planning import capacity
 from controller.planning.selectors import Requirement, parse_selector, selector_matches
@@ -393,6 +394,7 @@ class MemberCache:
             "backoff": backoff,
             "min_watch_interval": min_watch_interval,
             "denied_retry_seconds": denied_retry_seconds,
+            "gate": list_gate(),  # this member's resources list in turn; other members are not held
         }
         self.capacity_ttl_seconds = capacity_ttl_seconds
         self._listeners: list[ChangeListener] = [on_change] if on_change is not None else []
@@ -740,8 +742,9 @@ class MemberCache:
         return True
 
     def _require_synced(self) -> None:
-        """Answer only from a store that is whole and current: not before the first lists, and not while
-        a watch is failing (the member went away: what the store holds is the past, not the present)."""
+        """Answer only from a store that is whole and current: not before the first lists, not while a
+        watch is failing (the member went away: what the store holds is the past, not the present), and
+        not while one lists again after its watch expired (deletions meanwhile are not in the store)."""
         failing = [lw for lw in self.watches if lw.failing and not lw.denied.is_set()]
         if not self.synced:
             waiting = ", ".join(f.name for f in (self._pods, self._nodes, self._hpas) if f.waiting(None))
@@ -750,6 +753,9 @@ class MemberCache:
         if failing:
             lw = failing[0]
             raise ClusterUnreachableError(self.cluster, f"watch {lw.name} failing: {lw.last_error}")
+        relisting = [lw.name for lw in self.watches if lw.relisting]
+        if relisting:  # its watch expired: the old store may still hold what was deleted meanwhile
+            raise CacheNotSyncedError(self.cluster, f"member cache relisting {', '.join(relisting)}")
 
     def _source(self, family: _Family, namespace: str | None) -> ListWatch:
         self._require_synced()

@@ -37,9 +37,17 @@ from controller.federated_hpa_controller import FederatedHPAReconciler
 from controller.kube.control_plane import CRON_FEDERATED_HPA_PLURAL, FEDERATED_HPA_PLURAL, KubeControlPlane
 from controller.kube.registry import MEMBER_LABEL
 from controller.ports import MemberCluster
+from controller.runtime.coalesce import Coalescer
 from controller.runtime.fence import FencedMember
 from controller.runtime.leader import LeaseClient
-from controller.runtime.manager import InformerSpec, Manager, ManagerConfig, SystemClock, WatchEvent
+from controller.runtime.manager import (
+    InformerSpec,
+    Manager,
+    ManagerConfig,
+    SystemClock,
+    WatchEvent,
+    release_heap,
+)
 from controller.runtime.member_events import ALL, TargetIndex, concerned, target_of
 from controller.runtime.metrics import Metrics, TimedMember
 from fhpa_api import CRON_FEDERATED_HPA, FEDERATED_HPA
@@ -49,6 +57,8 @@ log = logging.getLogger(__name__)
 REASON_MEMBER_UNUSABLE = "MemberUnusable"
 REASON_INSECURE_MEMBER = "InsecureMemberCredentials"
 MAX_MEMBER_EVENT_MESSAGE = 512
+NODE_PASS_INTERVAL_SECONDS = 1.0
+"""One member's node changes start at most one low-lane pass over the FederatedHPAs a second."""
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]*@")
 
 _IDENTITY = ("name", "namespace", "uid", "resourceVersion", "generation", "deletionTimestamp")
@@ -57,6 +67,12 @@ _IDENTITY = ("name", "namespace", "uid", "resourceVersion", "generation", "delet
 class RegistryChange(Protocol):
     @property
     def changed(self) -> bool: ...
+
+    @property
+    def rebuilt(self) -> list[str]: ...
+
+    @property
+    def removed(self) -> list[str]: ...
 
 
 class Registry(Protocol):
@@ -190,6 +206,7 @@ class FleetManager(Manager):
             )
         )
         self.add_loop("member-probes", self._probe_loop)
+        self._node_passes = Coalescer(NODE_PASS_INTERVAL_SECONDS)  # per member
         listen = getattr(registry, "add_change_listener", None)
         if callable(listen):
             listen(self._on_member_change)
@@ -257,7 +274,7 @@ class FleetManager(Manager):
             return
         self.metrics.member_events.labels(resource=change.resource).inc()
         if refs == set(ALL):  # a node: every plan on the member may change, none urgently
-            self._enqueue_all(FEDERATED_HPA, low=True)
+            self._node_passes.request(cluster, lambda: self._enqueue_all(FEDERATED_HPA, low=True))
             return
         for namespace, name in refs:
             self.queue.add((FEDERATED_HPA, namespace, name))
@@ -287,6 +304,8 @@ class FleetManager(Manager):
 
     def _registry_event(self, event_type: str, secret: Mapping[str, Any]) -> None:
         change = self.registry.apply_event(event_type, secret)
+        if change.rebuilt or change.removed:
+            release_heap()  # the old client and caches are garbage now, even if the heap was frozen
         if change.changed:
             name = (secret.get("metadata") or {}).get("name")
             log.info("member cluster registry changed", extra={"cluster": name, "change": event_type.lower()})

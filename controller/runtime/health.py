@@ -80,7 +80,12 @@ class _BoundedServer(ThreadingHTTPServer):
 class HealthServer:
     """/metrics, /healthz, /readyz over plain HTTP. Every connection has a socket timeout (an idle or
     slow client is dropped after ``idle_timeout`` seconds) and at most ``max_connections`` are served at
-    once (review L4: without these, each idle connection held a thread forever)."""
+    once (review L4: without these, each idle connection held a thread forever).
+
+    With ``probe_bind``, the probes are also served on a listener of their own, with its own connection
+    slots and no /metrics: anyone who can reach the metrics port can fill its slots with idle
+    connections, and a kubelet probe that then finds no slot fails and restarts a healthy controller.
+    The probe port needs to be reachable only from the kubelet (the NetworkPolicy does not open it)."""
 
     def __init__(
         self,
@@ -91,19 +96,26 @@ class HealthServer:
         *,
         idle_timeout: float = 5.0,
         max_connections: int = 64,
+        probe_bind: str | None = None,
     ) -> None:
         self.idle_timeout = idle_timeout
         self.max_connections = max_connections
-        host, _, port = bind.rpartition(":")
-        self._address = (host or "0.0.0.0", int(port))
+        self._address = _address(bind)
+        self._probe_address = _address(probe_bind) if probe_bind else None
         self.metrics = metrics
         self.liveness = dict(liveness or {})
         self.readiness = dict(readiness or {})
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._servers: list[ThreadingHTTPServer] = []
+        self.probe_port: int | None = None
 
     def start(self) -> int:
-        """Start serving; returns the port (useful with port 0)."""
+        """Start serving; returns the metrics port (useful with port 0; ``probe_port`` is the other)."""
+        port = self._serve(self._address, with_metrics=True)
+        if self._probe_address is not None:
+            self.probe_port = self._serve(self._probe_address, with_metrics=False)
+        return port
+
+    def _serve(self, address: tuple[str, int], with_metrics: bool) -> int:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -114,7 +126,7 @@ class HealthServer:
 
             def do_GET(self) -> None:
                 path = self.path.split("?", 1)[0]
-                if path == "/metrics":
+                if path == "/metrics" and with_metrics:
                     self._send(200, outer.metrics.render(), CONTENT_TYPE_LATEST)
                 elif path in ("/healthz", "/livez"):
                     self._send(*_run_checks(outer.liveness))
@@ -133,19 +145,25 @@ class HealthServer:
         class Server(_BoundedServer):
             max_connections = outer.max_connections
 
-        self._server = Server(self._address, Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="health", daemon=True)
-        self._thread.start()
-        port = int(self._server.server_address[1])
-        log.info("health server listening", extra={"address": f"{self._address[0]}:{port}"})
+        server = Server(address, Handler)
+        server.daemon_threads = True
+        self._servers.append(server)
+        name = "health" if with_metrics else "probes"
+        threading.Thread(target=server.serve_forever, name=name, daemon=True).start()
+        port = int(server.server_address[1])
+        log.info(f"{name} server listening", extra={"address": f"{address[0]}:{port}"})
         return port
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+        while self._servers:
+            server = self._servers.pop()
+            server.shutdown()
+            server.server_close()
+
+
+def _address(bind: str) -> tuple[str, int]:
+    host, _, port = bind.rpartition(":")
+    return host or "0.0.0.0", int(port)
 
 
 WAITING_MARKS = ("waiting for", "not reached yet")

@@ -59,7 +59,7 @@ from kubernetes.client import VersionApi
 
 from controller import finalizer
 from controller.kube.control_plane import KubeControlPlane
-from controller.kube.listwatch import SYNC, ListWatch, ObjectKey, Trim
+from controller.kube.listwatch import SYNC, ListWatch, ObjectKey, Trim, list_gate
 from controller.planning.namespaces import NamespacePolicy
 from controller.planning.planner import PlannerConfig
 from controller.result import Reconciler
@@ -101,6 +101,8 @@ class InformerSpec:
 
 
 _HEAP_LOCK = threading.Lock()
+THAW_SECONDS = 30.0
+_thawed_until = [0.0]  # monotonic time until which settle_heap collects without freezing
 
 
 def settle_heap() -> None:
@@ -114,9 +116,24 @@ def settle_heap() -> None:
         return
     try:
         gc.collect()
-        gc.freeze()
+        if time.monotonic() >= _thawed_until[0]:
+            gc.freeze()
     finally:
         _HEAP_LOCK.release()
+
+
+def release_heap() -> None:
+    """Give what ``settle_heap`` froze back to the cyclic collector, and keep it unfrozen for a while.
+
+    Called when a member's client and caches are dropped (its Secret rotated or removed). A cache holds
+    reference cycles (its watch threads, callbacks, the client's pool), and a frozen cycle is never
+    collected, so without this each rotation kept a whole member cache alive for the life of the
+    process. The dropped member's threads may take a few seconds to end (a read in progress), so the
+    heap stays unfrozen for ``THAW_SECONDS``: the collections meanwhile (settle_heap's included) reach
+    it once they have. The price is that those collections walk the whole heap; Secret changes are rare."""
+    with _HEAP_LOCK:
+        _thawed_until[0] = time.monotonic() + THAW_SECONDS
+        gc.unfreeze()
 
 
 def resync_gaps(count: int, period: float) -> list[float]:
@@ -196,6 +213,7 @@ class Manager:
         self._specs: list[tuple[InformerSpec, str | None]] = []  # (informer, the kind it feeds)
         self._loops: list[tuple[str, Callable[[threading.Event], None]]] = []
         self.informers: dict[str, ListWatch] = {}  # by name, while leading
+        self._list_gate = list_gate(2)  # the control plane's own: no member's list can hold it
         self._sources: dict[str, str] = {}  # kind -> the name of the informer whose keys it reconciles
         self._leading_stop = threading.Event()
         self._lease_lost = False
@@ -293,6 +311,7 @@ class Manager:
             on_relist=self.metrics.watch_relists.labels(resource=spec.resource).inc,
             on_full=spec.on_full,
             label_selector=spec.label_selector,
+            gate=self._list_gate,
         )
 
     def _enqueuer(self, kind: str | None) -> Callable[[WatchEvent], None]:

@@ -145,9 +145,25 @@ class Metrics:
             failures = getattr(h, "consecutive_failures", 0)
             self.member_probe_failures.labels(cluster=name).set(failures)
         for cluster in self._probed - set(health):
-            self.member_up.remove(cluster)
-            self.member_probe_failures.remove(cluster)
+            self.forget_cluster(cluster)
         self._probed = set(health)
+
+    def forget_cluster(self, cluster: str) -> None:
+        """Drop every series labelled with ``cluster`` (it is no longer registered): with members joining
+        and leaving, series kept for each one ever seen would grow without bound, and a removed member
+        would still show in dashboards as if it were there."""
+        for metric in (
+            self.member_up,
+            self.member_probe_failures,
+            self.member_latency,
+            self.failovers,
+            self.rejoins,
+            self.assignment_moved,
+            self.cleanups,
+        ):
+            position = list(metric._labelnames).index("cluster")
+            for labels in [k for k in list(metric._metrics) if k[position] == cluster]:
+                metric.remove(*labels)
 
     def on_pass(self, fhpa: FederatedHPA, plan: Plan, result: ExecutionResult) -> None:
         """A reconcile's outcome (reconcile.PassHook): failovers, rejoins and moves, counted from the

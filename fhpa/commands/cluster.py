@@ -49,6 +49,7 @@ from controller.planning.wording import count
 from fhpa import kubeconfig, leftovers
 from fhpa import member_access as access
 from fhpa.member_access import JoinError, MemberAccess
+from fhpa_api.limits import shorten
 
 DEFAULT_NAMESPACE = "federated-hpa-system"
 TOKEN_PLACEHOLDER = "<the token of {ns}/{name}, filled in by the member's token controller>"
@@ -230,6 +231,27 @@ def server_of(client: KubeClient) -> tuple[str, bytes | None, str | None]:
     return str(conf.host), ca, getattr(conf, "tls_server_name", None) or None
 
 
+def member_ca(kubeconfig_ca: bytes | None, token_ca: bytes | None, verified: bool) -> bytes:
+    """The CA the member Secret pins: the one in the operator's kubeconfig, else the token Secret's.
+
+    The token Secret's CA is what the member served; it is trusted only over a connection the
+    operator's kubeconfig verified. With ``insecure-skip-tls-verify`` anyone in the path could have
+    served their own, and the Secret written would look verified while pinning theirs."""
+    if kubeconfig_ca:
+        return kubeconfig_ca
+    if not verified:
+        raise JoinError(
+            "your kubeconfig skips TLS verification of the member, so the CA it serves cannot be trusted; "
+            "put the member's CA in your kubeconfig (certificate-authority-data) and join again"
+        )
+    if not token_ca:
+        raise JoinError(
+            "no CA for the member: neither your kubeconfig nor the token Secret carries one, and the "
+            "controller accepts no kubeconfig without verified TLS"
+        )
+    return token_ca
+
+
 # --- join -------------------------------------------------------------------------------------------
 
 
@@ -278,13 +300,8 @@ def _join(args: argparse.Namespace) -> int:
     report = JoinReport()
     for obj in plan.objects:
         report.add("member", access.describe(obj), apply_object(member, obj))
-    token, token_ca = wait_for_token(member, plan.token_secret, args.token_timeout)
-    ca_pem = ca or token_ca
-    if not ca_pem:
-        raise JoinError(
-            "no CA for the member: neither your kubeconfig nor the token Secret carries one, and the "
-            "controller accepts no kubeconfig without verified TLS"
-        )
+    token, token_ca = wait_for_token(member, plan.token_secret, args.token_timeout, plan.service_account[1])
+    ca_pem = member_ca(ca, token_ca, verified=bool(member.api.configuration.verify_ssl))
     secret = secret_with(token, ca_pem)
     check_kubeconfig(secret)
     report.add("management", access.describe(secret), apply_secret(management, secret))
@@ -336,14 +353,20 @@ def wait_for_token(
     client: KubeClient,
     where: tuple[str, str],
     timeout: float,
+    service_account: str | None = None,
     sleep: Callable[[float], None] = time.sleep,
     monotonic: Callable[[], float] = time.monotonic,
 ) -> tuple[str, bytes | None]:
-    """The token (and ca.crt) the member's token controller puts into the token Secret."""
+    """The token (and ca.crt) the member's token controller puts into the token Secret. A Secret of that
+    name that already existed is used only if it is a token of ``service_account``: join leaves an
+    existing Secret alone, and one of another type or for another ServiceAccount would hand the
+    controller credentials with rights nobody reviewed."""
     namespace, name = where
     deadline = monotonic() + timeout
     while True:
         secret = client.find(access.object_path("Secret", name, namespace)) or {}
+        if secret and service_account is not None:
+            _check_token_secret(secret, namespace, name, service_account)
         data = secret.get("data") or {}
         if data.get("token"):
             token = base64.b64decode(data["token"]).decode()
@@ -355,6 +378,16 @@ def wait_for_token(
                 "token controller (kube-controller-manager) running there?"
             )
         sleep(0.5)
+
+
+def _check_token_secret(secret: Mapping[str, Any], namespace: str, name: str, service_account: str) -> None:
+    owner = ((secret.get("metadata") or {}).get("annotations") or {}).get(access.SA_NAME_ANNOTATION)
+    if secret.get("type") != access.TOKEN_TYPE or owner != service_account:
+        raise JoinError(
+            f"Secret {namespace}/{name} in the member exists but is not a token of ServiceAccount "
+            f"{service_account} (type {shorten(secret.get('type'), 64)}, for {shorten(owner, 64)}); "
+            "delete it, or `fhpa cluster unjoin`, and join again"
+        )
 
 
 def check_kubeconfig(secret: Mapping[str, Any]) -> None:
@@ -522,16 +555,31 @@ def probe_member(secret: Mapping[str, Any], timeouts: Timeouts = PROBE_TIMEOUTS)
     return row
 
 
+MAX_CELL_CHARS = 80
+MAX_ERROR_CHARS = 400
+
+
+def terminal_safe(text: str, limit: int = MAX_CELL_CHARS) -> str:
+    """``text`` with every non-printable character (escape sequences, carriage returns, newlines) shown
+    as a \\x or \\u escape, and cut to ``limit``: a member's version string and error text are the
+    member's to choose, and printed raw they could rewrite or hide what the operator's terminal shows."""
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
 def render_table(rows: list[MemberRow]) -> str:
     header = ("NAME", "LABELS", "HEALTH", "KUBERNETES", "HPA API", "LAST PROBE")
     table = [header] + [
-        (
-            r.name,
-            ",".join(f"{k}={v}" for k, v in sorted(r.labels.items())) or "<none>",
-            r.health,
-            r.kubernetes_version or "-",
-            r.hpa_api_version or "-",
-            r.last_probe or "-",
+        tuple(
+            terminal_safe(cell)
+            for cell in (
+                r.name,
+                ",".join(f"{k}={v}" for k, v in sorted(r.labels.items())) or "<none>",
+                r.health,
+                r.kubernetes_version or "-",
+                r.hpa_api_version or "-",
+                r.last_probe or "-",
+            )
         )
         for r in rows
     ]
@@ -539,7 +587,7 @@ def render_table(rows: list[MemberRow]) -> str:
     lines = [
         "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in table
     ]
-    lines += [f"{r.name}: {r.error}" for r in rows if r.error]
+    lines += [terminal_safe(f"{r.name}: {r.error}", MAX_ERROR_CHARS) for r in rows if r.error]
     return "\n".join(lines) if rows else "no member clusters registered"
 
 

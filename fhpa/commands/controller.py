@@ -133,6 +133,13 @@ def register(subparsers: Any) -> None:
         default="0.0.0.0:8080",
         help="HOST:PORT of /metrics, /healthz, /readyz",
     )
+    ops.add_argument(
+        "--health-bind",
+        type=_host_port,
+        default=None,
+        help="HOST:PORT of /healthz and /readyz alone, for the kubelet's probes: connections to the "
+        "metrics port cannot take their slots",
+    )
     ops.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     ops.add_argument("--log-format", default="json", choices=["json", "text"])
     for action in run._actions:
@@ -224,7 +231,10 @@ def run_command(args: argparse.Namespace) -> int:
     try:
         health.start()  # before the signal handlers and the Lease: a busy port ends the process cleanly
     except OSError as exc:  # exit 1, not 2: the flags are fine, the machine is not
-        _fail(f"cannot listen on --metrics-bind {args.metrics_bind}: {exc.strerror or exc}")
+        binds = f"--metrics-bind {args.metrics_bind}" + (
+            f" or --health-bind {args.health_bind}" if args.health_bind else ""
+        )
+        _fail(f"cannot listen on {binds}: {exc.strerror or exc}")
         return 1
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
@@ -317,6 +327,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
         metrics,
         liveness={"loops": manager.alive},
         readiness={"control-plane-api": manager.api_reachable, "informers": manager.caches_synced},
+        probe_bind=args.health_bind,
     )
     log.info(
         "controller configured",

@@ -459,6 +459,31 @@ def test_a_refused_write_is_recorded_as_failed_when_the_window_closes() -> None:
     assert "denied" in (h.failed_executions[0].message or "")
 
 
+def test_a_refused_fire_is_not_retried_by_passes_sooner_than_its_backoff() -> None:
+    """A pass triggered by anything else (a watch event, the status write of the refusal itself) does not
+    try the write again before its retry is due; the delays are 5 s, then 10 s, then 20 s, and the fire is
+    recorded failed once the next retry would fall outside its window."""
+    cp, ctl = setup([rule()], created=at(9, 1))
+    ctl.reconcile(NS, "peak", at(9, 1))
+    attempts: list[datetime] = []
+
+    def refusing(*args: Any, **kwargs: Any) -> Any:
+        attempts.append(now[0])
+        raise PortError("admission webhook denied the request")
+
+    cp.scale_workload = refusing  # type: ignore[method-assign]
+    now = [at(9, 3)]
+    wakes = []
+    for tenth in range(0, 400):  # 40 s of passes, ten a second
+        now[0] = at(9, 3) + timedelta(seconds=tenth / 10)
+        wakes.append(ctl.reconcile(NS, "peak", now[0]))
+    assert attempts == [at(9, 3), at(9, 3, 5), at(9, 3, 15), at(9, 3, 35)]
+    assert wakes[0] == at(9, 3, 5)
+    assert cp.reasons().count(SCALE_RETRYING) == 3  # the fourth refusal's retry (75 s) is past the window
+    h = history(cp)
+    assert h.failed_executions is not None and h.failed_executions[0].schedule_time == at(9, 3)
+
+
 class ConditionalControlPlane(FakeControlPlane):
     """The fake with conditional writes and a Scale resourceVersion per workload; it logs the order of
     status and scale writes so the marker can be seen to come first."""

@@ -329,3 +329,72 @@ def test_unjoin_without_the_secret_removes_the_namespaces_given(
         assert fake.store.list_objects(f"roles.{RBAC}")[0] == []
     finally:
         fake.stop()
+
+
+def test_the_table_never_prints_member_text_raw() -> None:
+    """N12: a member's version string and error text reached the terminal with their escape sequences."""
+    from fhpa.commands.cluster import MemberRow, render_table
+
+    hostile = MemberRow(
+        name="east",
+        labels={},
+        health="Unhealthy",
+        kubernetes_version="v1.30\x1b[2J\x1b]0;owned\x07",
+        error="denied\r\x1b[1Afake: Healthy\n" + "x" * 5000,
+    )
+    text = render_table([hostile])
+    assert "\x1b" not in text and "\r" not in text and "\x07" not in text
+    assert "v1.30\\x1b[2J" in text
+    assert text.count("\n") == 2  # header, the row and its error: a newline in member text is shown escaped
+    assert len(text) < 1000
+
+
+class _SecretsOnly:
+    def __init__(self, secret: dict[str, Any]) -> None:
+        self.secret = secret
+
+    def find(self, path: str) -> dict[str, Any]:
+        return self.secret
+
+
+@pytest.mark.parametrize(
+    ("kind", "owner"),
+    [
+        ("kubernetes.io/service-account-token", "cluster-admin-robot"),  # another ServiceAccount's token
+        ("Opaque", "federated-hpa-member"),  # not a token Secret at all
+    ],
+)
+def test_join_refuses_a_token_secret_that_is_not_its_service_accounts(kind: str, owner: str) -> None:
+    """N11: join took the token of whatever Secret had the expected name."""
+    import base64
+
+    from fhpa.commands.cluster import wait_for_token
+    from fhpa.member_access import JoinError
+
+    secret = {
+        "type": kind,
+        "metadata": {"annotations": {"kubernetes.io/service-account.name": owner}},
+        "data": {"token": base64.b64encode(b"someone-elses-token").decode()},
+    }
+    where = ("federated-hpa-system", "federated-hpa-member-token")
+    with pytest.raises(JoinError, match="is not a token of ServiceAccount federated-hpa-member"):
+        wait_for_token(_SecretsOnly(secret), where, 1.0, "federated-hpa-member")  # type: ignore[arg-type]
+    secret.update(type="kubernetes.io/service-account-token")
+    secret["metadata"]["annotations"]["kubernetes.io/service-account.name"] = "federated-hpa-member"
+    assert (
+        wait_for_token(_SecretsOnly(secret), where, 1.0, "federated-hpa-member")[0] == "someone-elses-token"
+    )
+
+
+def test_join_trusts_the_member_served_ca_only_over_a_verified_connection() -> None:
+    """N10: with insecure-skip-tls-verify, join pinned whatever CA the member (or a man in the middle)
+    served, in a Secret that looked verified."""
+    from fhpa.commands.cluster import member_ca
+    from fhpa.member_access import JoinError
+
+    with pytest.raises(JoinError, match="skips TLS verification"):
+        member_ca(None, b"served-ca", verified=False)
+    assert member_ca(None, b"served-ca", verified=True) == b"served-ca"
+    assert member_ca(b"operator-ca", b"served-ca", verified=False) == b"operator-ca"
+    with pytest.raises(JoinError, match="no CA for the member"):
+        member_ca(None, None, verified=True)

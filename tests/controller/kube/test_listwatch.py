@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import pytest
 from kubernetes import config as kube_config
 
 from controller.errors import GoneError, PortError
@@ -314,3 +315,21 @@ def test_close_unblocks_an_idle_control_plane_watch_at_once_with_the_default_wat
         assert took < 3.0
     finally:
         fake.stop()
+
+
+def test_a_watch_error_event_is_scrubbed_as_an_http_error_would_be() -> None:
+    """N13: the member's ERROR text went into logs unredacted, credentials and identities included."""
+    from controller.kube.listwatch import WatchError
+
+    watch = loop(FakeServer([], threading.Event()), [])
+    secret = 'User "system:serviceaccount:ops:deployer" cannot watch; Authorization: Bearer abcdef0123456789'
+    line = {"type": "ERROR", "object": {"code": 500, "reason": "Internal\x1b[2J", "message": secret}}
+    with pytest.raises(WatchError) as raised:
+        watch._handle_line(json.dumps(line))
+    text = str(raised.value)
+    assert "deployer" not in text and "abcdef0123456789" not in text and "\x1b" not in text
+    assert "<redacted>" in text
+    gone = {"type": "ERROR", "object": {"code": 410, "message": "too old " + "x" * 5000}}
+    with pytest.raises(GoneError) as expired:
+        watch._handle_line(json.dumps(gone))
+    assert len(str(expired.value)) <= 200

@@ -43,6 +43,24 @@ def test_member_health_gauges_follow_the_probes_and_drop_an_unregistered_cluster
     assert value(metrics, "fhpa_member_probe_failures", cluster="b") is None
 
 
+def test_every_series_of_a_removed_member_goes_with_it() -> None:
+    """N15: latency, failover, rejoin, move and cleanup series of a member that left stayed forever."""
+    metrics = Metrics(CollectorRegistry())
+    metrics.observe_member_health({"a": Health(True), "b": Health(True)})
+    for cluster in ("a", "b"):
+        with metrics.time_member(cluster, "observe"):
+            pass
+        metrics.failovers.labels(cluster=cluster, object_namespace="default").inc()
+        metrics.rejoins.labels(cluster=cluster, object_namespace="default").inc()
+        metrics.assignment_moved.labels(cluster=cluster, direction="in").inc(2)
+        metrics.cleanups.labels(cluster=cluster, result="removed").inc()
+    metrics.observe_member_health({"a": Health(True)})
+    text = metrics.render().decode()
+    assert 'cluster="b"' not in text
+    assert value(metrics, "fhpa_failovers_total", cluster="a", object_namespace="default") == 1
+    assert value(metrics, "fhpa_member_api_latency_seconds_count", cluster="a", operation="observe") == 1
+
+
 def row(name: str, max_replicas: int | None, state: str | None = None) -> ClusterStatus:
     return ClusterStatus(name=name, min_replicas=1, max_replicas=max_replicas, state=state)
 

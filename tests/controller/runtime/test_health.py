@@ -98,3 +98,34 @@ def test_readyz_says_waiting_while_the_controller_starts_not_failed() -> None:
         assert body.splitlines()[-1] == "failed"
     finally:
         server.stop()
+
+
+def test_probes_on_their_own_port_pass_while_200_idle_connections_hold_the_metrics_port() -> None:
+    """N7: idle connections to the metrics port took every slot, and kubelet probes sent there failed
+    (the controller would have been restarted). The probe port has slots of its own."""
+    import socket
+
+    server = HealthServer(
+        "127.0.0.1:0",
+        Metrics(),
+        liveness={"loops": lambda: (True, "ok")},
+        readiness={"informers": lambda: (True, "ok")},
+        idle_timeout=60.0,
+        probe_bind="127.0.0.1:0",
+    )
+    port = server.start()
+    assert server.probe_port is not None
+    idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(200)]
+    try:
+        codes = [get(server.probe_port, path)[0] for _ in range(15) for path in ("/healthz", "/readyz")]
+        assert codes == [200] * 30
+        assert get(server.probe_port, "/metrics")[0] == 404  # metrics only where they are scraped
+        try:  # the flood works against the shared port: its slots are all taken
+            shared = get(port, "/healthz")[0]
+        except OSError:
+            shared = 0
+        assert shared != 200
+    finally:
+        for sock in idle:
+            sock.close()
+        server.stop()

@@ -55,3 +55,16 @@ def test_the_webhook_policy_keeps_pods_out_and_denies_egress() -> None:
     blocks = [f["ipBlock"] for rule in policy["spec"]["ingress"] for f in rule["from"] if "ipBlock" in f]
     assert blocks and all(b.get("except") for b in blocks)  # the pod CIDR is excluded
     assert "Egress" in policy["spec"]["policyTypes"] and policy["spec"]["egress"] == []
+
+
+def test_the_webhook_policy_admits_the_api_server_over_ipv6_too() -> None:
+    """N14: an IPv4-only policy shuts out an API server that connects over IPv6 (dual-stack clusters)."""
+    import ipaddress
+
+    policy = render(REPO / "manifests/webhook")[("NetworkPolicy", "federated-hpa-webhook")]
+    blocks = [f["ipBlock"] for rule in policy["spec"]["ingress"] for f in rule["from"] if "ipBlock" in f]
+    versions = {ipaddress.ip_network(b["cidr"]).version for b in blocks}
+    assert versions == {4, 6}
+    for block in blocks:  # each family keeps its pods out
+        network = ipaddress.ip_network(block["cidr"])
+        assert all(ipaddress.ip_network(e).version == network.version for e in block["except"])
