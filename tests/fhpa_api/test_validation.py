@@ -202,4 +202,4 @@ def test_a_pause_annotation_that_does_not_pause_is_warned_about() -> None:
     assert validate(annotated("false")).warnings == []
     result = validate(annotated("yes"))
     assert result.ok
-    assert any("only \"true\" pauses" in w for w in result.warnings)
+    assert any('only "true" pauses' in w for w in result.warnings)
