@@ -42,7 +42,9 @@ from controller.errors import ConflictError, NotFoundError, PortError
 from controller.planning.cron import (
     INVALID_RULE,
     SCALE_FAILED,
+    SCALE_SKIPPED,
     SCALE_SUCCEEDED,
+    SKIPPED_PAUSED,
     Due,
     Outcome,
     RuleDecision,
@@ -474,6 +476,10 @@ class CronController:
             applied = _applied_text(outcome)
             message = f"rule {rule.name} (scheduled {when}): {applied}{skipped_note(due)}"
             self._event(cron, "Normal", SCALE_SUCCEEDED, message)
+        elif outcome.message.startswith(SKIPPED_PAUSED):  # on purpose: not a Warning
+            self._event(
+                cron, "Normal", SCALE_SKIPPED, f"rule {rule.name} (scheduled {when}): {outcome.message}"
+            )
         else:
             self._event(
                 cron, "Warning", SCALE_FAILED, f"rule {rule.name} (scheduled {when}): {outcome.message}"

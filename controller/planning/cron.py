@@ -31,10 +31,14 @@ from fhpa_api.models import (
     FederatedHPA,
     SuccessfulExecution,
 )
+from fhpa_api.pause import PAUSED_ANNOTATION, is_paused
 from fhpa_api.schedule import Schedule, ScheduleError, load_time_zone, parse_schedule
 
 SCALE_SUCCEEDED = "ScaleSucceeded"
 SCALE_FAILED = "ScaleFailed"
+SCALE_SKIPPED = "ScaleSkipped"
+SKIPPED_PAUSED = "skipped: "
+"""How a failure message starts when the fire was skipped on purpose (its target is paused)."""
 INVALID_RULE = "InvalidRule"
 
 DEFAULT_MAX_DELAY_SECONDS = 60.0
@@ -186,7 +190,15 @@ def bounds_change(fhpa: FederatedHPA, rule: CronFederatedHPARule) -> BoundsChang
 
     The result is checked as a whole: a rule that would leave minReplicas above maxReplicas (its own min
     against the current max, or its own max against the current min) fails and names both numbers.
+    A paused FederatedHPA is not written at all: the operator froze it, and a scheduled change landing
+    mid-incident would be applied the moment it is resumed, which is the surprise a pause exists to
+    prevent. The fire is recorded as a failed execution whose message starts with ``skipped:``.
     """
+    if is_paused(fhpa.metadata.annotations):
+        return (
+            f"{SKIPPED_PAUSED}FederatedHPA {fhpa.metadata.namespace}/{fhpa.metadata.name} is paused "
+            f'({PAUSED_ANNOTATION}: "true"); minReplicas and maxReplicas left unchanged'
+        )
     if rule.target_min_replicas is None and rule.target_max_replicas is None:
         return (
             "the rule sets neither targetMinReplicas nor targetMaxReplicas; a FederatedHPA target needs one"

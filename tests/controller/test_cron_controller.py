@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from controller.cron_controller import MARKER_TYPE, RETRY_AFTER, SCALE_RETRYING, CronController
 from controller.errors import ConflictError, PortError
-from controller.planning.cron import SCALE_FAILED, SCALE_SUCCEEDED
+from controller.planning.cron import SCALE_FAILED, SCALE_SKIPPED, SCALE_SUCCEEDED
 from controller.ports import NotLeaderError
 from fhpa_api.models import CronFederatedHPA, ExecutionHistory, FederatedHPA
 from tests.controller.fakes import FakeControlPlane
@@ -144,6 +144,21 @@ def test_federated_hpa_min_above_max_changes_nothing_and_fails() -> None:
     assert failed is not None and "12" in failed[0].message and "10" in failed[0].message
     assert cp.reasons() == [SCALE_FAILED]
     assert cp.events[0].type == "Warning"
+
+
+def test_a_fire_on_a_paused_federated_hpa_is_recorded_as_skipped_and_changes_nothing() -> None:
+    cp, ctl = setup([{"name": "r", "schedule": "3 * * * *", "targetMinReplicas": 8}], FHPA_REF, at(9))
+    paused = cp.fhpas[(NS, "web")]
+    meta = paused.metadata.model_copy(update={"annotations": {"autoscaling.karmada.io/paused": "true"}})
+    cp.fhpas[(NS, "web")] = paused.model_copy(update={"metadata": meta})
+    ctl.reconcile(NS, "peak", at(9, 3))
+    assert cp.patch_calls == []
+    assert cp.fhpas[(NS, "web")].spec.min_replicas == 2
+    failed = history(cp).failed_executions
+    assert failed is not None and failed[0].message.startswith("skipped: FederatedHPA shop/web is paused")
+    assert history(cp).successful_executions is None
+    assert cp.reasons() == [SCALE_SKIPPED]
+    assert cp.events[0].type == "Normal"
 
 
 def test_federated_hpa_patch_conflict_is_retried_on_a_fresh_read() -> None:
