@@ -159,6 +159,17 @@ class SimulatedControlPlane:
         meta = stored.metadata.model_copy(update={"deletion_timestamp": self._clock.now().isoformat()})
         self._fhpas[(namespace, name)] = self._replace(stored.model_copy(update={"metadata": meta}))
 
+    def annotate_federated_hpa(self, namespace: str, name: str, annotations: dict[str, str]) -> FederatedHPA:
+        """A user's ``kubectl annotate``: metadata only, so no new generation (as the API server does)."""
+        stored = self._fhpas.get((namespace, name))
+        if stored is None:
+            raise NotFoundError(f"FederatedHPA {namespace}/{name} not found")
+        meta = stored.metadata.model_copy(update={"annotations": annotations or None})
+        new = self._replace(stored.model_copy(update={"metadata": meta}))
+        self._fhpas[(namespace, name)] = new
+        self.writes += 1
+        return _snapshot(new)
+
     def replace_federated_hpa_spec(self, namespace: str, name: str, spec: FederatedHPASpec) -> FederatedHPA:
         """A user's edit of the spec (``kubectl apply`` or ``patch``, already admitted): a new generation."""
         stored = self._fhpas.get((namespace, name))
