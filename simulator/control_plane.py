@@ -78,6 +78,7 @@ class SimulatedControlPlane:
         self._series: dict[tuple[str, str, str, str], StoredEvent] = {}
         self.template_replicas: dict[tuple[str, str, str], int] = {}
         self.writes = 0
+        self.config_maps: dict[tuple[str, str], dict[str, str]] = {}  # (namespace, name): a rule's calendar
 
     # --- set-up (what `kubectl apply` does in a real fleet) ----------------------------------------
 
@@ -169,6 +170,10 @@ class SimulatedControlPlane:
         self._fhpas[(namespace, name)] = new
         self.writes += 1
         return _snapshot(new)
+
+    def get_config_map_data(self, namespace: str, name: str) -> dict[str, str] | None:
+        found = self.config_maps.get((namespace, name))
+        return dict(found) if found is not None else None
 
     def replace_federated_hpa_spec(self, namespace: str, name: str, spec: FederatedHPASpec) -> FederatedHPA:
         """A user's edit of the spec (``kubectl apply`` or ``patch``, already admitted): a new generation."""

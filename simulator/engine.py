@@ -115,6 +115,8 @@ class Simulation:
         self.control_plane = SimulatedControlPlane(self.clock, self.clusters)
         self.fhpa_key = (self.namespace, fhpa.metadata.name or "")
         self.control_plane.create(fhpa)
+        for name, data in spec.config_maps.items():
+            self.control_plane.config_maps[(self.namespace, name)] = dict(data)
         self.cron_keys = [
             (self.namespace, self.control_plane.create(c).metadata.name or "")
             for c in scenario.cron_federated_hpas

@@ -215,6 +215,9 @@ class ScenarioFile(_Model):
     planner: PlannerSpec = Field(default_factory=PlannerSpec)
     federated_hpa: dict[str, Any] = Field(alias="federatedHPA")
     cron_federated_hpas: list[dict[str, Any]] = Field(default_factory=list, alias="cronFederatedHPAs")
+    # ConfigMaps in the FederatedHPA's namespace by name, their data as written (a rule's calendar of
+    # excluded days: excludeCalendarRef)
+    config_maps: dict[str, dict[str, str]] = Field(default_factory=dict, alias="configMaps")
     changes: list[Change] = Field(default_factory=list)
 
     @field_validator("start")
