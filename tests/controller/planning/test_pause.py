@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from hypothesis import given
+from hypothesis import strategies as st
+
+from controller.planning.observation import ClusterObservation
 from controller.planning.pause import CONDITION
 from fhpa_api.models import FederatedHPA
 from fhpa_api.pause import PAUSED_ANNOTATION
+from tests.controller.planning.test_planner_properties import fleets
 from tests.controller.planning_builders import (
     T0,
     bounds,
@@ -119,3 +124,39 @@ def test_only_true_pauses() -> None:
     p = run(annotated(f, "yes"), fleet, T0 + S)
     assert paused_condition(p.status) is None
     assert "Paused" not in reasons(p)
+
+
+@st.composite
+def paused_fleets(draw: st.DrawFn) -> tuple[FederatedHPA, list[ClusterObservation], list[ClusterObservation]]:
+    """An assigned fleet, then the same fleet paused with some clusters down, loads moved, pods pending."""
+    f, observations = draw(fleets(healthy_only=True))
+    f, observations, _ = settle(f, observations)
+    later = []
+    for o in observations:
+        current = draw(st.integers(0, 40))
+        later.append(
+            o.model_copy(
+                update={
+                    "healthy": draw(st.sampled_from([True, True, False])),
+                    "current_replicas": current,
+                    "ready_replicas": current,
+                    "pending_replicas": draw(st.integers(0, current)),
+                }
+            )
+        )
+    return annotated(f, "true"), observations, later
+
+
+@given(paused_fleets(), st.integers(1, 7200))
+def test_a_paused_pass_never_moves_a_bound_writes_replicas_or_deletes_an_hpa(
+    case: tuple[FederatedHPA, list[ClusterObservation], list[ClusterObservation]], seconds: int
+) -> None:
+    f, _, later = case
+    recorded = {r.name: (r.min_replicas, r.max_replicas) for r in f.status.clusters or []}
+    p = run(f, later, T0 + seconds * S)
+    assert not p.replica_writes
+    assert all(a.op != "delete" for a in p.hpa_actions)
+    for r in p.status.clusters or []:
+        if r.name in recorded and recorded[r.name][1]:
+            assert (r.min_replicas, r.max_replicas) == recorded[r.name]
+        assert r.state != "FailedOver"
