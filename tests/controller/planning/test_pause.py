@@ -52,6 +52,7 @@ def test_a_paused_fleet_keeps_its_bounds_through_an_outage_and_fails_over_on_res
     down = update(fleet, "b", healthy=False, current_replicas=0, ready_replicas=0, hpa=None)
     f, down, p = settle(f, down, T0 + 10 * S)
     assert "Paused" in reasons(p)
+    assert "frozen while paused" in next(e.message for e in p.events if e.reason == "Unhealthy")
     p = run(f, down, T0 + 1000 * S)  # far past the grace
     assert bounds(p) == {"a": (1, 10), "b": (1, 10)}
     assert not p.has_member_writes
