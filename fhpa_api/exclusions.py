@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from fhpa_api.schedule import Schedule
+from fhpa_api.schedule import Schedule, count_fires
 
 RANGE_SEPARATOR = ".."
 DATE_CHARS = len("2026-12-25")
@@ -184,16 +184,7 @@ class ExcludingSchedule:
 
     def count_fires_between(self, after: datetime, until: datetime, tz: ZoneInfo, cap: int = 10_000) -> int:
         """How many fires that are not excluded fall in (after, until], up to ``cap``."""
-        count = 0
-        end = until.astimezone(UTC)
-        current = after
-        while count < cap:
-            nxt = self.next_after(current, tz)
-            if nxt.astimezone(UTC) > end:
-                break
-            count += 1
-            current = nxt
-        return count
+        return count_fires(self.next_after, after, until, tz, cap)
 
     def shortest_interval_seconds(self, tz: ZoneInfo | None = None) -> int:
         """The schedule's own: excluding days only lengthens intervals, so the bound stays safe."""
