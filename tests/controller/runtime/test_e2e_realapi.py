@@ -361,7 +361,7 @@ def test_a_paused_federated_hpa_holds_its_bounds_through_a_member_outage(world: 
     assert rows["member2"].get("state") != "FailedOver" and rows["member2"]["maxReplicas"] == 5
     annotate(None)  # resumed: member2 has been down past the grace, so it fails over at once
     wait_for(lambda: (world.hpa("member1") or {}).get("spec", {}).get("maxReplicas") == 10, 30, "failover")
-    assert paused("False")
+    wait_for(lambda: paused("False"), 10, "Paused=False")  # status is written after the member writes
 
 
 def test_converges_through_conflicts_gone_watches_server_errors_and_member_faults(world: World) -> None:
