@@ -42,7 +42,9 @@ from controller.errors import ConflictError, NotFoundError, PortError
 from controller.planning.cron import (
     INVALID_RULE,
     SCALE_FAILED,
+    SCALE_SKIPPED,
     SCALE_SUCCEEDED,
+    SKIPPED_PAUSED,
     Due,
     Outcome,
     RuleDecision,
@@ -321,10 +323,46 @@ class CronController:
     def _decide(self, cron: CronFederatedHPA, now: datetime) -> list[RuleDecision]:
         created = creation_time(cron) if is_new_object(cron) else None
         old = {h.rule_name: h for h in (cron.status.execution_histories if cron.status else None) or []}
-        return [
-            decide_rule(rule, old.get(rule.name), now=now, default_zone=self.default_zone, created_at=created)
-            for rule in cron.spec.rules
-        ]
+        read: dict[str, dict[str, str] | str] = {}  # one read per ConfigMap per pass
+        decisions = []
+        for rule in cron.spec.rules:
+            calendar, problem = self._calendar(cron, rule, read)
+            decisions.append(
+                decide_rule(
+                    rule,
+                    old.get(rule.name),
+                    now=now,
+                    default_zone=self.default_zone,
+                    created_at=created,
+                    calendar=calendar,
+                    calendar_problem=problem,
+                )
+            )
+        return decisions
+
+    def _calendar(
+        self, cron: CronFederatedHPA, rule: CronFederatedHPARule, read: dict[str, dict[str, str] | str]
+    ) -> tuple[str | None, str | None]:
+        """The text of the rule's calendar key, or why it cannot be read (the rule then does not fire)."""
+        ref = rule.exclude_calendar_ref
+        if ref is None:
+            return None, None
+        namespace = cron.metadata.namespace or "default"
+        if ref.name not in read:
+            try:
+                found = self.control_plane.get_config_map_data(namespace, ref.name)
+                read[ref.name] = found if found is not None else f"ConfigMap {namespace}/{ref.name} not found"
+            except PortError as exc:
+                read[ref.name] = f"ConfigMap {namespace}/{ref.name} could not be read: {exc}"
+        data = read[ref.name]
+        if isinstance(data, str):
+            return None, f"excludeCalendarRef: {data}; the rule does not fire until its calendar can be read"
+        if ref.effective_key not in data:
+            return None, (
+                f"excludeCalendarRef: ConfigMap {namespace}/{ref.name} has no key {ref.effective_key!r}; "
+                "the rule does not fire until it has"
+            )
+        return data[ref.effective_key], None
 
     def _run_due(
         self, cron: CronFederatedHPA, decisions: list[RuleDecision], now: datetime, work: _Pass
@@ -502,6 +540,10 @@ class CronController:
             applied = _applied_text(outcome)
             message = f"rule {rule.name} (scheduled {when}): {applied}{skipped_note(due)}"
             self._event(cron, "Normal", SCALE_SUCCEEDED, message)
+        elif outcome.message.startswith(SKIPPED_PAUSED):  # on purpose: not a Warning
+            self._event(
+                cron, "Normal", SCALE_SKIPPED, f"rule {rule.name} (scheduled {when}): {outcome.message}"
+            )
         else:
             self._event(
                 cron, "Warning", SCALE_FAILED, f"rule {rule.name} (scheduled {when}): {outcome.message}"

@@ -134,6 +134,10 @@ class ControlPlane(Protocol):
         self, cron: CronFederatedHPA, status: CronFederatedHPAStatus
     ) -> CronFederatedHPA: ...
 
+    def get_config_map_data(self, namespace: str, name: str) -> dict[str, str] | None:
+        """A ConfigMap's data, or None when it does not exist (a cron rule's calendar of excluded days)."""
+        ...
+
     @writes
     def scale_workload(self, namespace: str, target: CrossVersionObjectReference, replicas: int) -> None:
         """Set a workload's replicas through its scale subresource on the control plane."""

@@ -35,6 +35,7 @@ from controller.planning.policies.base import UNKNOWN
 from controller.planning.wording import count
 from fhpa.room_words import room_line
 from fhpa_api.models import ClusterAutoscalingPreference, ClusterStatus, Condition, FederatedHPA
+from fhpa_api.pause import PAUSED_ANNOTATION, is_paused
 
 DEFAULT_FAILOVER_GRACE = timedelta(seconds=60)  # `fhpa controller run --failover-grace`
 DEFAULT_OPTIMIZATION_PERIOD = timedelta(seconds=60)  # `--optimization-period`
@@ -176,6 +177,12 @@ def _since(c: Condition, now: datetime) -> str:
 def _object_next(context: _Context) -> list[str]:
     spec = context.fhpa.spec
     status = context.fhpa.status
+    if is_paused(context.fhpa.metadata.annotations):
+        return [
+            f"nothing across clusters while paused ({PAUSED_ANNOTATION}): bounds stay as they are until the "
+            "annotation is removed; then any change made meanwhile is assigned and a cluster still down "
+            "past its grace is failed over"
+        ]
     if not spec.effective_scale_assist:
         return ["nothing across clusters: scaleAssist is false, each member HPA scales within its bounds"]
     if not policy_of(context.fhpa).divides_bounds:
@@ -388,6 +395,12 @@ def _special(context: _Context, row: ClusterStatus, state: str) -> list[str]:
             f"failed over{when}: unhealthy since {_stamp(row.unhealthy_since)}, past the grace period; its "
             f"share went to the other clusters{flaps}"
         ]
+    if state == "Unreachable" and is_paused(context.fhpa.metadata.annotations):
+        return [
+            f"unreachable since {_stamp(row.unhealthy_since)} ({_ago(row.unhealthy_since, now)}): its "
+            "bounds are frozen while the FederatedHPA is paused, so it is not failed over and its share "
+            "stays here"
+        ]
     if state == "Unreachable":
         return [
             f"unreachable since {_stamp(row.unhealthy_since)} ({_ago(row.unhealthy_since, now)}): "
@@ -446,6 +459,8 @@ def _next(context: _Context, row: ClusterStatus, state: str) -> list[str]:
     spec = context.fhpa.spec
     now = context.now
     delay = timedelta(seconds=spec.effective_delay_seconds)
+    if state == "Unreachable" and is_paused(context.fhpa.metadata.annotations):
+        return ["fails over on the first pass after the resume if it is still unreachable past its grace"]
     if state == "Unreachable" and row.failover_at is not None:
         return [
             f"fails over at {_stamp(row.failover_at)} ({_relative(row.failover_at, now)}) if it stays "

@@ -379,6 +379,17 @@ class FederatedHPA(ApiModel):
 # --- CronFederatedHPA ---------------------------------------------------------------------------------
 
 
+class CalendarReference(ApiModel):
+    """A ConfigMap in the CronFederatedHPA's namespace whose ``key`` (default "dates") lists excluded days."""
+
+    name: str
+    key: str | None = None
+
+    @property
+    def effective_key(self) -> str:
+        return self.key or "dates"
+
+
 class CronFederatedHPARule(ApiModel):
     name: str
     schedule: str
@@ -390,6 +401,8 @@ class CronFederatedHPARule(ApiModel):
     successful_history_limit: int | None = None
     failed_history_limit: int | None = None
     max_delay_seconds: int | None = None
+    exclude_dates: list[str] | None = None
+    exclude_calendar_ref: CalendarReference | None = None
 
     @property
     def effective_successful_history_limit(self) -> int:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from functools import lru_cache
@@ -30,7 +30,7 @@ from croniter import croniter
 
 from fhpa_api.limits import SCHEDULE_MAX_CHARS, TIME_ZONE_MAX_CHARS
 
-__all__ = ["Schedule", "ScheduleError", "load_time_zone", "parse_schedule"]
+__all__ = ["Schedule", "ScheduleError", "count_fires", "load_time_zone", "parse_schedule"]
 
 
 class ScheduleError(ValueError):
@@ -137,16 +137,7 @@ class Schedule:
 
     def count_fires_between(self, after: datetime, until: datetime, tz: ZoneInfo, cap: int = 10_000) -> int:
         """How many fires fall in (after, until], counted up to ``cap`` (a long outage reports ``cap``)."""
-        count = 0
-        current = after
-        end = until.astimezone(UTC)
-        while count < cap:
-            nxt = self.next_after(current, tz)
-            if nxt.astimezone(UTC) > end:
-                break
-            count += 1
-            current = nxt
-        return count
+        return count_fires(self.next_after, after, until, tz, cap)
 
     def shortest_interval_seconds(self, tz: ZoneInfo | None = None) -> int:
         """The shortest time between two consecutive fires; with ``tz``, DST transitions count too.
@@ -154,6 +145,26 @@ class Schedule:
         Used to bound ``maxDelaySeconds`` (a late fire must not overlap the next one) and to default it.
         """
         return _shortest_interval(self, tz.key if tz is not None else None)
+
+
+def count_fires(
+    next_after: Callable[[datetime, ZoneInfo], datetime],
+    after: datetime,
+    until: datetime,
+    tz: ZoneInfo,
+    cap: int,
+) -> int:
+    """How many instants ``next_after`` steps through in (after, until], up to ``cap``."""
+    count = 0
+    current = after
+    end = until.astimezone(UTC)
+    while count < cap:
+        nxt = next_after(current, tz)
+        if nxt.astimezone(UTC) > end:
+            break
+        count += 1
+        current = nxt
+    return count
 
 
 def _walls(schedule: Schedule, start: datetime, forward: bool) -> Iterator[datetime]:

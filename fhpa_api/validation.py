@@ -28,6 +28,7 @@ from fhpa_api.field_checks import (
 from fhpa_api.limits import shorten
 from fhpa_api.list_limits import oversized_list, oversized_message
 from fhpa_api.models import KINDS, CronFederatedHPA, FederatedHPA
+from fhpa_api.pause import PAUSED_ANNOTATION, odd_pause_value
 from fhpa_api.validation_cron import check_cron_spec
 from fhpa_api.validation_metrics import (
     check_behavior,
@@ -120,6 +121,12 @@ def _check_metadata(obj: dict[str, Any], report: Report) -> None:
         for item_key, value in (values or {}).items():
             if not isinstance(value, str):
                 report.error(f"metadata.{key}[{item_key}]", f"must be a string, not {type_name(value)}")
+    odd = odd_pause_value(meta.get("annotations") if isinstance(meta.get("annotations"), dict) else None)
+    if odd is not None:
+        report.warn(
+            f"metadata.annotations[{PAUSED_ANNOTATION}]",
+            f'{shorten(odd)} does not pause: only "true" pauses (and "false" or no annotation resumes)',
+        )
 
 
 def _scale_target_ref(spec: dict[str, Any], report: Report) -> dict[str, Any] | None:

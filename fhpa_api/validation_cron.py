@@ -6,6 +6,7 @@ Schedules and time zones are checked with the same parser the cron executor runs
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from fhpa_api import API_VERSION, CRON_FEDERATED_HPA, FEDERATED_HPA, GROUP
@@ -18,12 +19,14 @@ from fhpa_api.field_checks import (
     each_mapping,
     integer,
     join,
+    mapping,
     present,
     string,
 )
 from fhpa_api.limits import (
     FAILED_ENTRY_MAX_BYTES,
     HISTORY_BUDGET_BYTES,
+    OBJECT_NAME_MAX_CHARS,
     RULES_MAX_ITEMS,
     SCHEDULE_MAX_CHARS,
     SUCCESS_ENTRY_MAX_BYTES,
@@ -38,6 +41,7 @@ if TYPE_CHECKING:
     from fhpa_api.schedule import Schedule
 
 RULE_NAME_MAX = 32
+CONFIG_MAP_KEY = re.compile(r"[-._a-zA-Z0-9]+")
 HISTORY_LIMIT_MAX = 32
 _NOT_WORKLOADS = (FEDERATED_HPA, CRON_FEDERATED_HPA, "HorizontalPodAutoscaler")
 
@@ -145,6 +149,41 @@ def check_rule(rule: dict[str, Any], path: str, mode: str | None, report: Report
     integer(rule, "successfulHistoryLimit", path, report, minimum=1, maximum=HISTORY_LIMIT_MAX)
     integer(rule, "failedHistoryLimit", path, report, minimum=0, maximum=HISTORY_LIMIT_MAX)
     _check_max_delay(rule, path, report, schedule, zone)
+    _check_exclude_dates(rule, path, report)
+    _check_calendar_ref(rule, path, report)
+
+
+def _check_exclude_dates(rule: dict[str, Any], path: str, report: Report) -> None:
+    """Each entry a date or a range (fhpa_api.exclusions, the parser the controller runs)."""
+    from fhpa_api.exclusions import EXCLUDE_DATES_MAX_ITEMS, ExclusionError, parse_entry
+
+    entries = array(rule, "excludeDates", path, report, max_items=EXCLUDE_DATES_MAX_ITEMS)
+    for index, entry in enumerate(entries or []):
+        try:
+            parse_entry(entry)
+        except ExclusionError as exc:
+            report.error(at(join(path, "excludeDates"), index), str(exc))
+
+
+def _check_calendar_ref(rule: dict[str, Any], path: str, report: Report) -> None:
+    """The calendar is a ConfigMap of the object's namespace, named by a valid name and key. Its content
+    is read by the controller when the rule is decided (an admission webhook does not read ConfigMaps)."""
+    from fhpa_api.names import dns1123_subdomain
+
+    ref = mapping(rule, "excludeCalendarRef", path, report)
+    if ref is None:
+        return
+    where = join(path, "excludeCalendarRef")
+    name = string(ref, "name", where, report, required=True, max_length=OBJECT_NAME_MAX_CHARS)
+    problem = dns1123_subdomain(name) if name else None
+    if problem:
+        report.error(join(where, "name"), problem)
+    key = string(ref, "key", where, report, max_length=OBJECT_NAME_MAX_CHARS)
+    if key is not None and not CONFIG_MAP_KEY.fullmatch(key):
+        report.error(
+            join(where, "key"),
+            f"{shorten(key)} is not a ConfigMap key: use letters, digits, '-', '_' and '.' (default: dates)",
+        )
 
 
 def _check_schedule(rule: dict[str, Any], path: str, report: Report) -> Schedule | None:

@@ -28,6 +28,7 @@ if str(ROOT) not in sys.path:
 from fhpa_api import (  # noqa: E402
     GROUP,
     VERSION,
+    exclusions,
     limits,
 )
 from fhpa_api.affinity_rules import MAX_MULTI_CLUSTER_DELAY_SECONDS, SELECTOR_OPERATORS  # noqa: E402
@@ -150,6 +151,10 @@ FIELD_RULES: dict[str, dict[str, Any]] = {
     "ClusterAffinity.exclude[]": {"maxLength": DNS1123_LABEL_MAX},
     "FederatedHPAAssignment.clusterAutoscalingPreference": {"maxItems": limits.PREFERENCES_MAX_ITEMS},
     "CronFederatedHPARule.timeZone": {"maxLength": limits.TIME_ZONE_MAX_CHARS},
+    "CronFederatedHPARule.excludeDates": {"maxItems": exclusions.EXCLUDE_DATES_MAX_ITEMS},
+    "CronFederatedHPARule.excludeDates[]": {"minLength": 1, "maxLength": exclusions.ENTRY_MAX_CHARS},
+    "CalendarReference.name": {"minLength": 1, "maxLength": limits.OBJECT_NAME_MAX_CHARS},
+    "CalendarReference.key": {"minLength": 1, "maxLength": limits.OBJECT_NAME_MAX_CHARS},
     # The status the controller writes: bounded too, so that a CronFederatedHPA stays storable.
     "CronFederatedHPAStatus.executionHistories": {"maxItems": limits.RULES_MAX_ITEMS},
     "ExecutionHistory.successfulExecutions": {"maxItems": HISTORY_LIMIT_MAX},
@@ -203,6 +208,12 @@ FIELD_DOCS: dict[str, str] = {
     "CronFederatedHPARule.timeZone": "IANA time zone of the schedule. Default: the controller's (UTC).",
     "CronFederatedHPARule.maxDelaySeconds": "How late a missed execution may still run; shorter than the "
     "schedule's shortest interval.",
+    "CronFederatedHPARule.excludeDates": "Days on which the rule does not fire, in its time zone: "
+    "YYYY-MM-DD, or YYYY-MM-DD..YYYY-MM-DD (both days included).",
+    "CronFederatedHPARule.excludeCalendarRef": "A ConfigMap in this namespace listing more excluded days, "
+    "one date or range per line ('#' starts a comment); a rule whose calendar cannot be read does not fire.",
+    "CalendarReference.name": "The ConfigMap's name.",
+    "CalendarReference.key": "The key holding the dates. Default: dates.",
 }
 
 # Cross-field rules the API server itself enforces (CEL), so a bad object is refused even without

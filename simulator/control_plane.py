@@ -78,6 +78,7 @@ class SimulatedControlPlane:
         self._series: dict[tuple[str, str, str, str], StoredEvent] = {}
         self.template_replicas: dict[tuple[str, str, str], int] = {}
         self.writes = 0
+        self.config_maps: dict[tuple[str, str], dict[str, str]] = {}  # (namespace, name): a rule's calendar
 
     # --- set-up (what `kubectl apply` does in a real fleet) ----------------------------------------
 
@@ -158,6 +159,21 @@ class SimulatedControlPlane:
             return
         meta = stored.metadata.model_copy(update={"deletion_timestamp": self._clock.now().isoformat()})
         self._fhpas[(namespace, name)] = self._replace(stored.model_copy(update={"metadata": meta}))
+
+    def annotate_federated_hpa(self, namespace: str, name: str, annotations: dict[str, str]) -> FederatedHPA:
+        """A user's ``kubectl annotate``: metadata only, so no new generation (as the API server does)."""
+        stored = self._fhpas.get((namespace, name))
+        if stored is None:
+            raise NotFoundError(f"FederatedHPA {namespace}/{name} not found")
+        meta = stored.metadata.model_copy(update={"annotations": annotations or None})
+        new = self._replace(stored.model_copy(update={"metadata": meta}))
+        self._fhpas[(namespace, name)] = new
+        self.writes += 1
+        return _snapshot(new)
+
+    def get_config_map_data(self, namespace: str, name: str) -> dict[str, str] | None:
+        found = self.config_maps.get((namespace, name))
+        return dict(found) if found is not None else None
 
     def replace_federated_hpa_spec(self, namespace: str, name: str, spec: FederatedHPASpec) -> FederatedHPA:
         """A user's edit of the spec (``kubectl apply`` or ``patch``, already admitted): a new generation."""

@@ -115,6 +115,8 @@ class Simulation:
         self.control_plane = SimulatedControlPlane(self.clock, self.clusters)
         self.fhpa_key = (self.namespace, fhpa.metadata.name or "")
         self.control_plane.create(fhpa)
+        for name, data in spec.config_maps.items():
+            self.control_plane.config_maps[(self.namespace, name)] = dict(data)
         self.cron_keys = [
             (self.namespace, self.control_plane.create(c).metadata.name or "")
             for c in scenario.cron_federated_hpas
@@ -253,6 +255,15 @@ class Simulation:
         assert isinstance(admitted, FederatedHPA)
         return self.control_plane.replace_federated_hpa_spec(namespace, name, admitted.spec)
 
+    def annotate_federated_hpa(self, change: dict[str, str | None]) -> FederatedHPA:
+        """The user annotates the FederatedHPA (``None`` removes an annotation), e.g. to pause it."""
+        namespace, name = self.fhpa_key
+        stored = self.control_plane.peek_federated_hpa(namespace, name)
+        if stored is None:
+            raise SimulationError(f"FederatedHPA {namespace}/{name} is gone: nothing to annotate")
+        merged = relabel(stored.metadata.annotations or {}, change)
+        return self.control_plane.annotate_federated_hpa(namespace, name, merged)
+
     def relabel_cluster(self, name: str, change: dict[str, str | None]) -> None:
         """The user relabels a cluster (``None`` removes a label); the affinity is matched anew."""
         cluster = self.clusters[name]
@@ -265,6 +276,8 @@ class Simulation:
             change = self._changes.pop(0)
             if change.federated_hpa is not None:
                 self.patch_federated_hpa(change.federated_hpa)
+            elif change.annotations is not None:
+                self.annotate_federated_hpa(change.annotations)
             elif change.cluster is not None:
                 self.relabel_cluster(change.cluster, change.labels or {})
 

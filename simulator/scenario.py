@@ -19,7 +19,7 @@ from pydantic.alias_generators import to_camel
 
 from fhpa_api.models import CronFederatedHPA, FederatedHPA
 from fhpa_api.validation import InvalidObjectError, parse_object
-from simulator.changes import patched_object
+from simulator.changes import merge_patch, patched_object
 from simulator.load import LOAD_MODELS
 
 DEFAULT_START = datetime(2026, 11, 23, tzinfo=UTC)
@@ -180,11 +180,14 @@ class LoadSpec(_Model):
 
 
 class Change(_Model):
-    """A timed what-if: at ``at``, either the FederatedHPA's spec gets a merge patch, or a cluster's labels
-    change (``null`` removes a label)."""
+    """A timed what-if: at ``at``, one of: the FederatedHPA's spec gets a merge patch, its annotations
+    change (``kubectl annotate``: the way to pause and resume it), or a cluster's labels change (``null``
+    removes a label or an annotation). Annotations are a key of their own rather than part of the spec
+    patch because they live in metadata and change no generation, as on a real API server."""
 
     at: Duration
     federated_hpa: dict[str, Any] | None = Field(default=None, alias="federatedHPA")
+    annotations: dict[str, str | None] | None = None
     cluster: str | None = None
     labels: dict[str, str | None] | None = None
 
@@ -212,6 +215,9 @@ class ScenarioFile(_Model):
     planner: PlannerSpec = Field(default_factory=PlannerSpec)
     federated_hpa: dict[str, Any] = Field(alias="federatedHPA")
     cron_federated_hpas: list[dict[str, Any]] = Field(default_factory=list, alias="cronFederatedHPAs")
+    # ConfigMaps in the FederatedHPA's namespace by name, their data as written (a rule's calendar of
+    # excluded days: excludeCalendarRef)
+    config_maps: dict[str, dict[str, str]] = Field(default_factory=dict, alias="configMaps")
     changes: list[Change] = Field(default_factory=list)
 
     @field_validator("start")
@@ -395,8 +401,21 @@ def _check_changes(file: ScenarioFile) -> list[str]:
         path = f"changes[{i}]"
         if change.at >= file.duration:
             problems.append(f"{path}.at: after the end of the run ({file.duration:g}s)")
-        if (change.federated_hpa is None) == (change.cluster is None):
-            problems.append(f"{path}: give either federatedHPA (a merge patch of its spec) or cluster")
+        given = [change.federated_hpa, change.annotations, change.cluster]
+        if sum(x is not None for x in given) != 1:
+            problems.append(
+                f"{path}: give one of federatedHPA (a merge patch of its spec), annotations "
+                "(of the FederatedHPA; null removes one), or cluster"
+            )
+            continue
+        if change.annotations is not None:
+            raw = {
+                **raw,
+                "metadata": merge_patch(raw.get("metadata") or {}, {"annotations": change.annotations}),
+            }
+            found_meta: list[str] = []
+            _admit(raw, "", found_meta)
+            problems += [f"{path}.annotations: {p}" for p in found_meta]
             continue
         if change.cluster is not None:
             if change.cluster not in names:

@@ -180,6 +180,16 @@ class KubeControlPlane:
         prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
         return f"{prefix}/namespaces/{namespace}/{plural}/{target.name}/scale"
 
+    def get_config_map_data(self, namespace: str, name: str) -> dict[str, str] | None:
+        """A ConfigMap's ``data`` (a CronFederatedHPA rule's calendar); None when it does not exist."""
+        what = f"get ConfigMap {namespace}/{name}"
+        try:
+            body = self._request("GET", f"/api/v1/namespaces/{namespace}/configmaps/{name}", what)
+        except NotFoundError:
+            return None
+        data = (body or {}).get("data") or {}
+        return {str(k): str(v) for k, v in data.items()}
+
     def get_scale(self, namespace: str, target: CrossVersionObjectReference) -> tuple[int, str]:
         """The target's scale subresource: (spec.replicas, metadata.resourceVersion)."""
         what = f"read scale of {target.kind} {namespace}/{target.name}"

@@ -20,6 +20,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from fhpa_api import API_VERSION
+from fhpa_api.exclusions import ExclusionError, Fires, calendar_source, excluding
 from fhpa_api.limits import HISTORY_MESSAGE_MAX_CHARS, cut
 from fhpa_api.models import (
     CronFederatedHPA,
@@ -31,10 +32,14 @@ from fhpa_api.models import (
     FederatedHPA,
     SuccessfulExecution,
 )
-from fhpa_api.schedule import Schedule, ScheduleError, load_time_zone, parse_schedule
+from fhpa_api.pause import PAUSED_ANNOTATION, is_paused
+from fhpa_api.schedule import ScheduleError, load_time_zone, parse_schedule
 
 SCALE_SUCCEEDED = "ScaleSucceeded"
 SCALE_FAILED = "ScaleFailed"
+SCALE_SKIPPED = "ScaleSkipped"
+SKIPPED_PAUSED = "skipped: "
+"""How a failure message starts when the fire was skipped on purpose (its target is paused)."""
 INVALID_RULE = "InvalidRule"
 
 DEFAULT_MAX_DELAY_SECONDS = 60.0
@@ -100,7 +105,7 @@ def rule_zone(rule: CronFederatedHPARule, default_zone: ZoneInfo) -> ZoneInfo:
     return load_time_zone(rule.time_zone) if rule.time_zone else default_zone
 
 
-def max_delay_seconds(rule: CronFederatedHPARule, schedule: Schedule, zone: ZoneInfo) -> float:
+def max_delay_seconds(rule: CronFederatedHPARule, schedule: Fires, zone: ZoneInfo) -> float:
     """The rule's maxDelaySeconds, or min(60 s, half the shortest interval) when unset (DESIGN §5)."""
     if rule.max_delay_seconds is not None:
         return float(rule.max_delay_seconds)
@@ -114,19 +119,28 @@ def decide_rule(
     now: datetime,
     default_zone: ZoneInfo,
     created_at: datetime | None,
+    calendar: str | None = None,
+    calendar_problem: str | None = None,
 ) -> RuleDecision:
     """What a rule owes at ``now``: at most one due fire, and the next execution time to advertise.
 
     ``created_at`` is the object's creationTimestamp when the object has no status yet (a brand-new object
-    whose first fires may have passed before the controller saw it), else None.
+    whose first fires may have passed before the controller saw it), else None. ``calendar``: the text of
+    the rule's calendar ConfigMap key; ``calendar_problem``: why it could not be read. A rule whose
+    exclusions cannot be known does not fire (it is reported as invalid until fixed): firing on a day
+    its author meant to exclude cannot be undone, a late start can.
     """
     try:
-        schedule = parse_schedule(rule.schedule)
         zone = rule_zone(rule, default_zone)
-    except ScheduleError as exc:
+        schedule = excluding(
+            parse_schedule(rule.schedule), rule.exclude_dates, calendar, _calendar_name(rule)
+        )
+    except (ScheduleError, ExclusionError) as exc:
         return RuleDecision(rule.name, None, None, invalid=str(exc))
     if rule.suspend:
         return RuleDecision(rule.name, None, None)
+    if calendar_problem is not None:
+        return RuleDecision(rule.name, None, None, invalid=calendar_problem)
     since = owed_since(schedule, zone, history, now, created_at)
     latest = schedule.latest_at_or_before(now, zone)
     due = None
@@ -144,8 +158,13 @@ def decide_rule(
     return RuleDecision(rule.name, due, as_utc(schedule.next_after(now, zone)))
 
 
+def _calendar_name(rule: CronFederatedHPARule) -> str:
+    ref = rule.exclude_calendar_ref
+    return calendar_source(ref.name, ref.effective_key) if ref is not None else "calendar"
+
+
 def owed_since(
-    schedule: Schedule,
+    schedule: Fires,
     zone: ZoneInfo,
     history: ExecutionHistory | None,
     now: datetime,
@@ -186,7 +205,15 @@ def bounds_change(fhpa: FederatedHPA, rule: CronFederatedHPARule) -> BoundsChang
 
     The result is checked as a whole: a rule that would leave minReplicas above maxReplicas (its own min
     against the current max, or its own max against the current min) fails and names both numbers.
+    A paused FederatedHPA is not written at all: the operator froze it, and a scheduled change landing
+    mid-incident would be applied the moment it is resumed, which is the surprise a pause exists to
+    prevent. The fire is recorded as a failed execution whose message starts with ``skipped:``.
     """
+    if is_paused(fhpa.metadata.annotations):
+        return (
+            f"{SKIPPED_PAUSED}FederatedHPA {fhpa.metadata.namespace}/{fhpa.metadata.name} is paused "
+            f'({PAUSED_ANNOTATION}: "true"); minReplicas and maxReplicas left unchanged'
+        )
     if rule.target_min_replicas is None and rule.target_max_replicas is None:
         return (
             "the rule sets neither targetMinReplicas nor targetMaxReplicas; a FederatedHPA target needs one"
@@ -396,7 +423,7 @@ def _recorded_next(history: ExecutionHistory | None) -> datetime | None:
     return as_utc(history.next_execution_time)
 
 
-def _is_fire(schedule: Schedule, zone: ZoneInfo, instant: datetime) -> bool:
+def _is_fire(schedule: Fires, zone: ZoneInfo, instant: datetime) -> bool:
     latest = schedule.latest_at_or_before(instant, zone)
     return latest is not None and as_utc(latest) == as_utc(instant)
 

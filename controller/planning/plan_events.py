@@ -16,6 +16,7 @@ from controller.planning.observation import ClusterObservation
 from controller.planning.plan import EventRecord, HPAAction, ReplicaWrite
 from controller.planning.policies import policy_of
 from fhpa_api.models import ClusterStatus, Condition
+from fhpa_api.pause import is_paused
 
 
 def transition_events(
@@ -45,7 +46,7 @@ def transition_events(
                 EventRecord(type="Warning", reason=METRICS_UNAVAILABLE, message=blind_message(cluster))
             )
         if h.role == Role.HELD and not had_reason(before, "Unhealthy"):
-            events.append(_warning(cluster.name, "Unhealthy", "unreachable; failed over if it stays so"))
+            events.append(_warning(cluster.name, "Unhealthy", _held_text(fleet)))
         if h.failed_now:
             events.append(_warning(cluster.name, "FailedOver", _failed_over_text(fleet, h)))
         if h.rejoined_now:
@@ -57,6 +58,12 @@ def transition_events(
                 )
             )
     return events
+
+
+def _held_text(fleet: Fleet) -> str:
+    if is_paused(fleet.fhpa.metadata.annotations):
+        return "unreachable; its bounds are frozen while paused, failed over after the resume if still down"
+    return "unreachable; failed over if it stays so"
 
 
 def object_events(before: list[Condition] | None, after: list[Condition] | None) -> list[EventRecord]:

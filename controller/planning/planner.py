@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, Field
 
-from controller.planning import burst, external_share, optimization, pending, priority, zero
+from controller.planning import burst, external_share, optimization, pause, pending, priority, zero
 from controller.planning.affinity import affinity_matches
 from controller.planning.assignment import initial_assignment
 from controller.planning.failover import Health, HealthPolicy, Role, assess, due_at
@@ -34,6 +34,7 @@ from controller.planning.removal import removal_events, removed_clusters
 from controller.planning.status_report import planned_status
 from controller.planning.wording import count
 from fhpa_api.models import ClusterStatus, FederatedHPA, FederatedHPAStatus
+from fhpa_api.pause import is_paused
 
 
 class PlannerConfig(BaseModel):
@@ -53,8 +54,15 @@ def plan(
     now: datetime,
     config: PlannerConfig,
 ) -> Plan:
-    """Decide one pass for ``fhpa``. Raises ValueError when two observations share a cluster name."""
+    """Decide one pass for ``fhpa``. Raises ValueError when two observations share a cluster name.
+
+    A paused object (``controller.planning.pause``) resumes its recorded bounds and stops there: no
+    assignment, no cross-cluster step, no failover (its health policy is disabled, so an unreachable
+    cluster stays held), and its assignment key is kept, so a change made while paused is assigned
+    on the first pass after the resume.
+    """
     previous = fhpa.status or FederatedHPAStatus()
+    paused = is_paused(fhpa.metadata.annotations)
     rows = {r.name: r for r in previous.clusters or []}
     delay = fhpa.spec.effective_delay_seconds
     observations = [pending.as_counted(o, now, config.node_provision_seconds, delay) for o in observations]
@@ -63,30 +71,34 @@ def plan(
     health_policy = HealthPolicy(
         grace_seconds=config.failover_grace_seconds,
         hysteresis_seconds=config.rejoin_hysteresis_seconds,
-        enabled=fhpa.spec.effective_scale_assist,
+        enabled=fhpa.spec.effective_scale_assist and not paused,
         blip_tolerance_seconds=config.blip_tolerance_seconds,
     )
     holders = _sole_holders(selected, rows)
     health = {o.name: assess(o, rows.get(o.name), now, health_policy, o.name in holders) for o in selected}
     conflicting = {o.name for o in selected if o.hpa is not None and not o.hpa.owned}
     candidates = _candidates(selected, rows, health, conflicting)
-    key = assignment_key(fhpa, [c.name for c in candidates])
+    key = previous.assignment_key if paused else assignment_key(fhpa, [c.name for c in candidates])
     fleet = Fleet(fhpa=fhpa, now=now, slots={})
-    reassign = key != previous.assignment_key or any(_bounds_missing(rows.get(c.name)) for c in candidates)
+    missing = any(_bounds_missing(rows.get(c.name)) for c in candidates)
+    reassign = not paused and (key != previous.assignment_key or missing)
     last_optimization = previous.last_optimization_time
-    if reassign:
+    if paused:
+        _resume(fleet, [c for c in candidates if not _bounds_missing(rows.get(c.name))], rows, health)
+    elif reassign:
         _assign(fleet, candidates, rows, health)
         last_optimization = now
     else:
         _resume(fleet, candidates, rows, health)
         _drain_unshared(fleet)
-    if _assists(fhpa):  # also right after an assignment, so that the next pass finds nothing left to do
+    if _assists(fhpa) and not paused:  # also right after an assignment: the next pass finds nothing to do
         lost = sum((rows[n].ready_replicas or 0) for n, h in health.items() if h.failed_now and n in rows)
         last_optimization = _adjust(fleet, last_optimization, config, replacing=lost)
-    normalize(fleet)
-    review = last_optimization == now or _writes_replicas(fleet) or _maxes_moved(fleet, rows)
+    if not paused:
+        normalize(fleet)
+    review = not paused and (last_optimization == now or _writes_replicas(fleet) or _maxes_moved(fleet, rows))
     shares = _metric_shares(fleet, rows, review)
-    hpa_actions = _hpa_actions(fleet, registered, health, conflicting, shares)
+    hpa_actions = _hpa_actions(fleet, registered, health, conflicting, shares, frozen=paused)
     replica_writes = _replica_writes(fleet)
     status = planned_status(
         fleet,
@@ -100,11 +112,14 @@ def plan(
         optimized_at=last_optimization,
         shares=shares,
     )
-    events = removal_events(removed, rows)
+    status.conditions = pause.paused_conditions(status.conditions, previous.conditions, paused, fleet)
+    events = pause.pause_events(previous.conditions, paused, fleet)
+    events += removal_events(removed, rows)
     events += transition_events(fleet, selected, rows, health, conflicting) + fleet.events
     events += object_events(previous.conditions, status.conditions)
     events += action_events(hpa_actions, replica_writes, fleet)
-    requeue = _requeue(fleet, health, health_policy, last_optimization, config)
+    # paused, nothing becomes due by time alone: removing the annotation is a watch event
+    requeue = None if paused else _requeue(fleet, health, health_policy, last_optimization, config)
     return Plan(
         hpa_actions=hpa_actions,
         replica_writes=replica_writes,
@@ -378,8 +393,13 @@ def _hpa_actions(
     health: Mapping[str, Health],
     conflicting: set[str],
     shares: Mapping[str, int],
+    frozen: bool = False,
 ) -> list[HPAAction]:
-    """Create, update or delete member HPAs; an HPA that already matches gets nothing (fixed point)."""
+    """Create, update or delete member HPAs; an HPA that already matches gets nothing (fixed point).
+
+    ``frozen`` (paused): only the clusters with recorded bounds are written, back to those bounds; an
+    HPA elsewhere is left as it is, so a pause never changes which clusters serve.
+    """
     actions: list[HPAAction] = []
     digests: dict[int | None, str] = {}  # the template digest depends on the metric share alone
 
@@ -397,7 +417,7 @@ def _hpa_actions(
         slot = fleet.slots.get(cluster.name)
         observed = cluster.hpa
         if slot is None or slot.max_replicas <= 0:
-            if observed is not None and observed.owned:
+            if observed is not None and observed.owned and not frozen:
                 actions.append(HPAAction(cluster=cluster.name, op="delete"))
             continue
         lo, hi = slot.hpa_min, slot.max_replicas

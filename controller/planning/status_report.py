@@ -23,6 +23,7 @@ from controller.planning.removal import REMOVED
 from controller.planning.wording import count
 from fhpa_api.limits import HISTORY_MESSAGE_MAX_CHARS as DETAIL_MAX
 from fhpa_api.models import CapacityStatus, ClusterStatus, Condition, FederatedHPAStatus
+from fhpa_api.pause import is_paused
 
 
 def planned_status(
@@ -33,7 +34,7 @@ def planned_status(
     health: Mapping[str, Health],
     conflicting: set[str],
     *,
-    key: str,
+    key: str | None,
     assigned_at: datetime | None,
     optimized_at: datetime | None,
     shares: Mapping[str, int] | None = None,
@@ -225,7 +226,16 @@ def _row(
         pending_replicas=seen.pending_replicas if seen.healthy else None,
         desired_replicas=slot.owned_hpa_desired if slot is not None else None,
         last_scale_time=last_scale,
-        conditions=_cluster_conditions(cluster, slot, health, conflict, selected, previous, now),
+        conditions=_cluster_conditions(
+            cluster,
+            slot,
+            health,
+            conflict,
+            selected,
+            previous,
+            now,
+            is_paused(fleet.fhpa.metadata.annotations),
+        ),
         state=state,
         pending_since=slot.pending_since if slot is not None else None,
         pinned_min_replicas=slot.pin if slot is not None else None,
@@ -325,8 +335,9 @@ def _cluster_conditions(
     selected: bool,
     previous: list[Condition] | None,
     now: datetime,
+    paused: bool = False,
 ) -> list[Condition]:
-    assigned = _assigned_condition(cluster, slot, health, conflict, selected, previous, now)
+    assigned = _assigned_condition(cluster, slot, health, conflict, selected, previous, now, paused)
     if not cluster.registered:
         healthy = condition(
             previous, "Healthy", "False", REMOVED, "no longer registered: its member Secret is gone", now
@@ -367,6 +378,7 @@ def _assigned_condition(
     selected: bool,
     previous: list[Condition] | None,
     now: datetime,
+    paused: bool = False,
 ) -> Condition:
     role = health.role if health is not None else None
     if not selected:
@@ -408,6 +420,16 @@ def _assigned_condition(
             "False",
             "NoShare",
             "the policy gives this cluster no replicas; it has no member HPA",
+            now,
+        )
+    if role == Role.HELD and paused:
+        return condition(
+            previous,
+            "Assigned",
+            "True",
+            "Unhealthy",
+            f"unreachable; bounds frozen at min {slot.hpa_min} max {slot.max_replicas} while paused: "
+            "not failed over until resumed",
             now,
         )
     if role == Role.HELD:

@@ -4,8 +4,16 @@ Prints JSON ``{"rules": [{"name", "timeZone", "next": [{"local", "utc"}]}]}``: f
 fires strictly after --from (default: now), computed by the same schedule code the controller runs,
 daylight saving included. ``local`` carries the rule zone's UTC offset; suspended rules list nothing.
 When FILE holds several CronFederatedHPAs, each rule's name is prefixed with its object's name
-(``object/rule``). Exit 0 on success, 1 when a rule cannot be scheduled or FILE has no CronFederatedHPA,
-2 when FILE cannot be read.
+(``object/rule``).
+
+Exclusion dates: fires on a rule's ``excludeDates`` or on its calendar's dates are left out, and a rule
+that has exclusions also lists ``skipped``: each excluded range met up to the last fire listed, with its
+first skipped fire and where the range was written (``excludeDates`` or ``calendar NAME/KEY``). A rule's
+calendar is read from a ConfigMap of that name and namespace in FILE (put both in one file, as they are
+applied); without it the rule cannot be scheduled, as the controller would not fire it.
+
+Exit 0 on success, 1 when a rule cannot be scheduled or FILE has no CronFederatedHPA, 2 when FILE
+cannot be read.
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -21,6 +30,7 @@ from pydantic import ValidationError
 
 from fhpa_api import CRON_FEDERATED_HPA
 from fhpa_api.documents import Document, DocumentError, load_documents
+from fhpa_api.exclusions import ExcludingSchedule, ExclusionError, calendar_source, excluding
 from fhpa_api.models import CronFederatedHPA, CronFederatedHPARule
 from fhpa_api.schedule import ScheduleError, load_time_zone, parse_schedule
 
@@ -78,7 +88,7 @@ def run_next(args: argparse.Namespace) -> int:
         start = parse_instant(args.start) if args.start else datetime.now(UTC)
         count = _check_count(args.n)
         default_zone = load_time_zone(args.default_time_zone)
-        report = next_fires(crons, start, count, default_zone)
+        report = next_fires(crons, start, count, default_zone, read_config_maps(documents))
     except (CommandError, ScheduleError) as exc:
         print(f"fhpa cron next: {exc}", file=sys.stderr)
         return EXIT_INVALID
@@ -87,16 +97,60 @@ def run_next(args: argparse.Namespace) -> int:
 
 
 def next_fires(
-    crons: list[CronFederatedHPA], start: datetime, count: int, default_zone: ZoneInfo
+    crons: list[CronFederatedHPA],
+    start: datetime,
+    count: int,
+    default_zone: ZoneInfo,
+    config_maps: Mapping[tuple[str, str], Mapping[str, str]] | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
-    """The report: each rule's next ``count`` fires after ``start``, in file order."""
+    """The report: each rule's next ``count`` fires after ``start``, in file order. ``config_maps``:
+    the ConfigMaps in FILE by (namespace, name), for rules that name a calendar."""
     prefix = len(crons) > 1
     rules = []
     for cron in crons:
         for index, rule in enumerate(cron.spec.rules):
             name = f"{cron.metadata.name}/{rule.name}" if prefix else rule.name
-            rules.append(_rule_report(cron, index, rule, name, start, count, default_zone))
+            calendar = _calendar_text(cron, index, rule, config_maps or {})
+            rules.append(_rule_report(cron, index, rule, name, start, count, default_zone, calendar))
     return {"rules": rules}
+
+
+def _calendar_text(
+    cron: CronFederatedHPA,
+    index: int,
+    rule: CronFederatedHPARule,
+    config_maps: Mapping[tuple[str, str], Mapping[str, str]],
+) -> str | None:
+    ref = rule.exclude_calendar_ref
+    if ref is None:
+        return None
+    namespace = cron.metadata.namespace or "default"
+    where = f"CronFederatedHPA {cron.metadata.name}: spec.rules[{index}].excludeCalendarRef"
+    data = config_maps.get((namespace, ref.name))
+    if data is None:
+        raise CommandError(
+            f"{where}: ConfigMap {namespace}/{ref.name} is not in FILE; add it (the controller does not "
+            "fire a rule whose calendar it cannot read)"
+        )
+    if ref.effective_key not in data:
+        raise CommandError(f"{where}: ConfigMap {namespace}/{ref.name} has no key {ref.effective_key!r}")
+    return data[ref.effective_key]
+
+
+def read_config_maps(documents: list[Document]) -> dict[tuple[str, str], dict[str, str]]:
+    """The ConfigMaps among the documents, by (namespace, name): the calendars rules may name."""
+    found: dict[tuple[str, str], dict[str, str]] = {}
+    for doc in documents:
+        body = doc.doc
+        if not isinstance(body, dict) or body.get("kind") != "ConfigMap":
+            continue
+        meta = body.get("metadata")
+        data = body.get("data")
+        meta = meta if isinstance(meta, dict) else {}
+        data = data if isinstance(data, dict) else {}
+        key = (str(meta.get("namespace") or "default"), str(meta.get("name") or ""))
+        found[key] = {str(k): str(v) for k, v in data.items()}
+    return found
 
 
 def _rule_report(
@@ -107,12 +161,20 @@ def _rule_report(
     start: datetime,
     count: int,
     default_zone: ZoneInfo,
+    calendar: str | None = None,
 ) -> dict[str, Any]:
     where = f"CronFederatedHPA {cron.metadata.name}: spec.rules[{index}]"
     try:
-        schedule = parse_schedule(rule.schedule)
+        plain = parse_schedule(rule.schedule)
     except ScheduleError as exc:
         raise CommandError(f"{where}.schedule: {exc}") from exc
+    source = "calendar"
+    if rule.exclude_calendar_ref is not None:
+        source = calendar_source(rule.exclude_calendar_ref.name, rule.exclude_calendar_ref.effective_key)
+    try:
+        schedule = excluding(plain, rule.exclude_dates, calendar, source)
+    except ExclusionError as exc:
+        raise CommandError(f"{where}: {exc}") from exc
     try:
         zone = load_time_zone(rule.time_zone) if rule.time_zone else default_zone
     except ScheduleError as exc:
@@ -122,7 +184,13 @@ def _rule_report(
     for _ in range(0 if rule.suspend else count):
         current = schedule.next_after(current, zone)
         fires.append({"local": current.isoformat(), "utc": format_utc(current)})
-    return {"name": name, "timeZone": zone.key, "next": fires}
+    report: dict[str, Any] = {"name": name, "timeZone": zone.key, "next": fires}
+    if isinstance(schedule, ExcludingSchedule):
+        report["skipped"] = [
+            {"local": fire.isoformat(), "utc": format_utc(fire), "excludedBy": hit.describe()}
+            for fire, hit in (schedule.skipped_between(start, current, zone) if fires else [])
+        ]
+    return report
 
 
 def parse_instant(text: str) -> datetime:

@@ -38,6 +38,7 @@ class FakeControlPlane:
     patch_calls: list[tuple[str, str, int | None, int | None]] = field(default_factory=list)
     status_writes: int = 0
     failures: dict[str, list[PortError]] = field(default_factory=dict)
+    config_maps: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)  # (namespace, name)
     _version: int = 0
 
     # ----- test helpers -----
@@ -125,6 +126,11 @@ class FakeControlPlane:
         self.crons[key] = new
         self.status_writes += 1
         return new
+
+    def get_config_map_data(self, namespace: str, name: str) -> dict[str, str] | None:
+        self._maybe_fail("get_config_map_data")
+        found = self.config_maps.get((namespace, name))
+        return dict(found) if found is not None else None
 
     def scale_workload(self, namespace: str, target: CrossVersionObjectReference, replicas: int) -> None:
         self._maybe_fail("scale_workload")

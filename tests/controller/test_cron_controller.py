@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from controller.cron_controller import MARKER_TYPE, RETRY_AFTER, SCALE_RETRYING, CronController
 from controller.errors import ConflictError, PortError
-from controller.planning.cron import SCALE_FAILED, SCALE_SUCCEEDED
+from controller.planning.cron import SCALE_FAILED, SCALE_SKIPPED, SCALE_SUCCEEDED
 from controller.ports import NotLeaderError
 from fhpa_api.models import CronFederatedHPA, ExecutionHistory, FederatedHPA
 from tests.controller.fakes import FakeControlPlane
@@ -144,6 +144,21 @@ def test_federated_hpa_min_above_max_changes_nothing_and_fails() -> None:
     assert failed is not None and "12" in failed[0].message and "10" in failed[0].message
     assert cp.reasons() == [SCALE_FAILED]
     assert cp.events[0].type == "Warning"
+
+
+def test_a_fire_on_a_paused_federated_hpa_is_recorded_as_skipped_and_changes_nothing() -> None:
+    cp, ctl = setup([{"name": "r", "schedule": "3 * * * *", "targetMinReplicas": 8}], FHPA_REF, at(9))
+    paused = cp.fhpas[(NS, "web")]
+    meta = paused.metadata.model_copy(update={"annotations": {"autoscaling.karmada.io/paused": "true"}})
+    cp.fhpas[(NS, "web")] = paused.model_copy(update={"metadata": meta})
+    ctl.reconcile(NS, "peak", at(9, 3))
+    assert cp.patch_calls == []
+    assert cp.fhpas[(NS, "web")].spec.min_replicas == 2
+    failed = history(cp).failed_executions
+    assert failed is not None and failed[0].message.startswith("skipped: FederatedHPA shop/web is paused")
+    assert history(cp).successful_executions is None
+    assert cp.reasons() == [SCALE_SKIPPED]
+    assert cp.events[0].type == "Normal"
 
 
 def test_federated_hpa_patch_conflict_is_retried_on_a_fresh_read() -> None:
@@ -627,3 +642,43 @@ def test_status_summarises_the_next_execution_and_the_last_result_for_kubectl_ge
         at(9, 30),
         "Succeeded (r)",
     )
+
+
+# ----- exclusion dates -----
+
+
+def test_an_excluded_day_does_not_fire_is_not_recorded_and_next_execution_skips_it() -> None:
+    cp, ctl = setup([rule(schedule="0 9 * * *", excludeDates=["2026-06-02..2026-06-03"])], created=at(0))
+    assert ctl.reconcile(NS, "peak", at(9)) == at(9, day=4)  # the 1st fires; the 2nd and 3rd are holidays
+    assert ctl.reconcile(NS, "peak", at(9, day=2)) == at(9, day=4)  # woken on a holiday: nothing owed
+    assert cp.scale_calls == [(NS, "Deployment", "web", 5)]
+    h = history(cp)
+    assert h.failed_executions is None and len(h.successful_executions or []) == 1
+    assert h.next_execution_time == at(9, day=4)
+
+
+def test_a_calendar_config_map_is_read_from_the_objects_namespace() -> None:
+    cp, ctl = setup([rule(schedule="0 9 * * *", excludeCalendarRef={"name": "holidays"})], created=at(0))
+    cp.config_maps[(NS, "holidays")] = {"dates": "# team holidays\n2026-06-01\n"}
+    assert ctl.reconcile(NS, "peak", at(0)) == at(9, day=2)
+    cp.config_maps[(NS, "holidays")] = {"dates": "2026-06-01..2026-06-02\n"}  # edited: read again
+    assert ctl.reconcile(NS, "peak", at(1)) == at(9, day=3)
+
+
+@pytest.mark.parametrize(
+    ("maps", "says"),
+    [
+        ({}, "ConfigMap shop/holidays not found"),
+        ({(NS, "holidays"): {"other": "2026-06-01"}}, "has no key 'dates'"),
+        ({(NS, "holidays"): {"dates": "2026-06-31"}}, "calendar holidays/dates: line 1"),
+    ],
+)
+def test_a_rule_whose_calendar_cannot_be_read_does_not_fire_and_says_why(
+    maps: dict[tuple[str, str], dict[str, str]], says: str
+) -> None:
+    cp, ctl = setup([rule(schedule="0 9 * * *", excludeCalendarRef={"name": "holidays"})], created=at(0))
+    cp.config_maps.update(maps)
+    assert ctl.reconcile(NS, "peak", at(9)) is None
+    assert cp.scale_calls == []
+    assert history(cp).next_execution_time is None
+    assert cp.reasons() == ["InvalidRule"] and says in cp.events[0].message

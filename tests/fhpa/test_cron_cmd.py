@@ -92,7 +92,7 @@ def test_every_cron_example_answers(capsys: pytest.CaptureFixture[str], example:
     assert code == 0, err
     assert report["rules"]
     for rule in report["rules"]:
-        assert set(rule) == {"name", "timeZone", "next"}
+        assert set(rule) - {"skipped"} == {"name", "timeZone", "next"}  # skipped: a rule with exclusions
         assert all(set(fire) == {"local", "utc"} for fire in rule["next"])
 
 
@@ -152,3 +152,55 @@ def test_unreadable_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) 
     broken.write_text("kind: [unclosed\n")
     code, _, err = run(capsys, str(broken))
     assert code == 2 and "line" in err
+
+
+HOLIDAYS = """\
+apiVersion: autoscaling.karmada.io/v1alpha1
+kind: CronFederatedHPA
+metadata: {name: peak, namespace: shop}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  rules:
+  - name: morning
+    schedule: "0 8 * * *"
+    timeZone: Europe/Berlin
+    targetReplicas: 10
+    excludeDates: ["2026-12-24..2026-12-26"]
+    excludeCalendarRef: {name: holidays}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: holidays, namespace: shop}
+data:
+  dates: |
+    # company holidays
+    2026-12-31..2027-01-01
+"""
+
+
+def test_excluded_days_are_skipped_and_said_why(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "holidays.yaml"
+    path.write_text(HOLIDAYS)
+    code, report, _ = run(capsys, str(path), "--from", "2026-12-23T12:00:00Z", "-n", "4")
+    assert code == 0
+    rule = report["rules"][0]
+    assert [f["local"][:10] for f in rule["next"]] == ["2026-12-27", "2026-12-28", "2026-12-29", "2026-12-30"]
+    assert rule["skipped"] == [
+        {
+            "local": "2026-12-24T08:00:00+01:00",
+            "utc": "2026-12-24T07:00:00Z",
+            "excludedBy": "2026-12-24..2026-12-26 (excludeDates)",
+        }
+    ]
+    code, report, _ = run(capsys, str(path), "--from", "2026-12-30T12:00:00Z", "-n", "1")
+    assert report["rules"][0]["next"][0]["local"].startswith("2027-01-02")
+    assert (
+        report["rules"][0]["skipped"][0]["excludedBy"] == "2026-12-31..2027-01-01 (calendar holidays/dates)"
+    )
+
+
+def test_a_calendar_missing_from_the_file_exits_1(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "alone.yaml"
+    path.write_text(HOLIDAYS.split("---")[0])
+    code, _, err = run(capsys, str(path))
+    assert code == 1 and "ConfigMap shop/holidays is not in FILE" in err

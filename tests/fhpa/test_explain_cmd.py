@@ -128,6 +128,23 @@ def prioritized() -> FederatedHPA:
     return f.model_copy(update={"status": p.status})
 
 
+def test_a_cluster_down_while_paused_says_its_bounds_are_frozen() -> None:
+    f = fhpa("StaticWeighted", 2, 10, weights={"a": 1, "b": 1})
+    f, fleet, _ = settle(f, [obs("a", 2), obs("b", 2)])
+    meta = f.metadata.model_copy(update={"annotations": {"autoscaling.karmada.io/paused": "true"}})
+    f = f.model_copy(update={"metadata": meta})
+    p = run(f, update(fleet, "b", healthy=False), T0 + 10 * S)
+    e = explain(f.model_copy(update={"status": p.status}), as_events(p, f, T0 + 10 * S), T0 + 500 * S)
+    b = cluster(e, "b")
+    assert b.state == "Unreachable"
+    assert any("frozen while the FederatedHPA is paused" in w for w in b.why)
+    assert b.next == [
+        "fails over on the first pass after the resume if it is still unreachable past its grace"
+    ]
+    assert e.next[0].startswith("nothing across clusters while paused")
+    assert any(line.startswith("Paused=True (PausedByAnnotation)") for line in e.summary)
+
+
 def test_a_pin_says_what_releases_it(prioritized: FederatedHPA) -> None:
     e = explain(with_rows(prioritized, row("hi", pinned_min_replicas=4, max_replicas=8)), [], T0)
     hi = cluster(e, "hi")

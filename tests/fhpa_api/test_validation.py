@@ -190,3 +190,16 @@ def test_parse_object_raises_with_the_full_result() -> None:
         parse_object(with_field(with_field(fhpa(), "spec.maxReplicas", 0), "metadata.namespace"))
     assert {"spec.maxReplicas", "metadata.namespace"} <= set(paths(info.value.result))
     assert "spec.maxReplicas" in str(info.value)
+
+
+def test_a_pause_annotation_that_does_not_pause_is_warned_about() -> None:
+    def annotated(value: str) -> dict:
+        obj = fhpa()
+        obj["metadata"]["annotations"] = {"autoscaling.karmada.io/paused": value}
+        return obj
+
+    assert validate(annotated("true")).warnings == []
+    assert validate(annotated("false")).warnings == []
+    result = validate(annotated("yes"))
+    assert result.ok
+    assert any('only "true" pauses' in w for w in result.warnings)

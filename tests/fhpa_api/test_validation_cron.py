@@ -289,3 +289,28 @@ def test_every_error_of_every_rule_is_reported() -> None:
         "spec.rules[1].timeZone",
         "spec.rules[1].successfulHistoryLimit",
     }
+
+
+@pytest.mark.parametrize(
+    ("fields", "path", "says"),
+    [
+        ({"excludeDates": ["2026-12-24..2026-12-23"]}, "spec.rules[0].excludeDates[0]", "ends before"),
+        ({"excludeDates": ["2027-02-29"]}, "spec.rules[0].excludeDates[0]", "not a calendar date"),
+        ({"excludeDates": [5]}, "spec.rules[0].excludeDates[0]", "must be a string"),
+        ({"excludeDates": ["2026-12-25"] * 401}, "spec.rules[0].excludeDates", "at most 400"),
+        ({"excludeCalendarRef": {}}, "spec.rules[0].excludeCalendarRef.name", "is required"),
+        ({"excludeCalendarRef": {"name": "Hol_days"}}, "spec.rules[0].excludeCalendarRef.name", ""),
+        ({"excludeCalendarRef": {"name": "h", "key": "a/b"}}, "spec.rules[0].excludeCalendarRef.key", "key"),
+        ({"excludeCalendarRef": {"name": "h", "kind": "x"}}, "spec.rules[0].excludeCalendarRef.kind", ""),
+    ],
+)
+def test_exclusion_dates_and_the_calendar_reference_are_checked(
+    fields: dict[str, Any], path: str, says: str
+) -> None:
+    assert says in message_at(validate(fhpa_rule(targetMinReplicas=2, **fields)), path)
+
+
+def test_exclusion_dates_and_a_calendar_reference_are_admitted() -> None:
+    fields = {"excludeDates": ["2026-12-25", "2026-12-24..2026-12-26"], "excludeCalendarRef": {"name": "hol"}}
+    result = validate(fhpa_rule(targetMinReplicas=2, **fields))
+    assert result.ok, result.errors

@@ -79,11 +79,32 @@ def test_a_relabelled_cluster_leaves_the_affinity_at_its_time():
     assert result.steps[-1].clusters["cloud"].hpa_max is None  # its member HPA was removed
 
 
+def test_an_annotation_change_pauses_the_federated_hpa_without_a_new_generation():
+    paused = {"autoscaling.karmada.io/paused": "true"}
+    data = doc(changes=[{"at": "5m", "annotations": paused}, {"at": "8m", "annotations": {"x": "y"}}])
+    sim = Simulation(parse_scenario(data))
+    for _ in range(20):
+        sim.step()
+    stored = sim.control_plane.peek_federated_hpa(*sim.fhpa_key)
+    assert stored is not None
+    generation = stored.metadata.generation
+    sim.step()
+    stored = sim.control_plane.peek_federated_hpa(*sim.fhpa_key)
+    assert stored is not None and stored.metadata.annotations == paused
+    assert stored.metadata.generation == generation
+    assert any(c.type == "Paused" and c.status == "True" for c in stored.status.conditions or [])
+    result = sim.run()
+    final = result.final
+    assert final is not None and final.metadata.annotations == {**paused, "x": "y"}  # merged, not replaced
+
+
 @pytest.mark.parametrize(
     ("change", "problem"),
     [
-        ({"at": "1m"}, "changes[0]: give either federatedHPA"),
-        ({"at": "1m", "cluster": "idc", "federatedHPA": {}}, "changes[0]: give either federatedHPA"),
+        ({"at": "1m"}, "changes[0]: give one of federatedHPA"),
+        ({"at": "1m", "cluster": "idc", "federatedHPA": {}}, "changes[0]: give one of federatedHPA"),
+        ({"at": "1m", "annotations": {"a": "b"}, "federatedHPA": {}}, "changes[0]: give one of"),
+        ({"at": "1m", "annotations": {"a": 1}}, "changes[0].annotations.a:"),
         ({"at": "1m", "cluster": "nope", "labels": {}}, "changes[0].cluster: no cluster 'nope'"),
         ({"at": "1m", "cluster": "idc"}, "changes[0].labels: required with cluster"),
         ({"at": "1m", "federatedHPA": {}, "labels": {"a": "b"}}, "changes[0].labels: only with cluster"),

@@ -26,6 +26,7 @@ EXAMPLES = (
     "capacity-dynamic-weighted",
     "capacity-aggregated",
     "failover-cluster",
+    "pause-during-outage",
     "control-plane-outage",
     "scale-to-and-from-zero",
     "promise-floor-new-app-scaling-to-zero",
@@ -165,6 +166,21 @@ def test_failover_moves_the_share_and_the_cluster_rejoins():
     assert not after.clusters["gamma"].down
     assert sum(m or 0 for m in maxes(after).values()) == 60 and (after.clusters["gamma"].hpa_max or 0) > 0
     assert summarize(result)["served_vs_oracle"] >= 0.99
+
+
+def test_a_paused_fleet_holds_its_bounds_through_an_outage_and_fails_over_on_resume():
+    result = run("pause-during-outage")
+    paused = [s for s in result.steps if 15 * 60 < s.t < 35 * 60]
+    assert any(s.clusters["gamma"].down for s in paused)
+    assert all(maxes(s) == {"alpha": 20, "beta": 20, "gamma": 20} for s in paused)  # gamma not failed over
+    assert all(c.replicas <= (c.hpa_max or 0) for s in paused for c in s.clusters.values())
+    alpha = [s.clusters["alpha"].replicas for s in paused]
+    assert alpha[-1] > alpha[0]  # its HPA scaled within the frozen bounds, taking gamma's load
+    resumed = minute(result, 36)  # resumed at 35m, gamma down since 20m: failed over at once
+    assert resumed.clusters["gamma"].down
+    assert (resumed.clusters["alpha"].hpa_max or 0) + (resumed.clusters["beta"].hpa_max or 0) == 60
+    reasons = [e.reason for e in result.events]
+    assert "Paused" in reasons and "Resumed" in reasons
 
 
 def test_member_hpas_keep_scaling_while_the_controller_is_down():

@@ -60,3 +60,15 @@ def test_capacity_is_running_before_the_rush_only_with_the_rule() -> None:
     ready_without = sum(c.ready for c in at_minute(without_rule(), before_rush).clusters.values())
     assert ready_with >= 60
     assert ready_without < 20
+
+
+def test_a_holiday_excluded_inline_or_by_calendar_does_not_fire() -> None:
+    data: dict[str, Any] = yaml.safe_load(SCENARIO.read_text())
+    data["duration"] = "2h40m"
+    rules = data["cronFederatedHPAs"][0]["spec"]["rules"]
+    rules[0]["excludeDates"] = ["2026-11-23"]  # a Monday, in Berlin
+    rules[1]["excludeCalendarRef"] = {"name": "holidays"}
+    data["configMaps"] = {"holidays": {"dates": "# office closed\n2026-11-20..2026-11-24\n"}}
+    result = simulate(parse_scenario(data, f"{SCENARIO} [holiday]"))
+    assert not [e for e in result.events if e.reason in ("ScaleSucceeded", "ScaleFailed", "InvalidRule")]
+    assert at_minute(result, 31).fhpa_min == 4  # not pre-scaled

@@ -336,6 +336,34 @@ def test_assigns_scales_records_status_and_events_fails_over_and_runs_cron(world
     assert made <= grants, f"calls RBAC does not grant: {sorted(made - grants)}"
 
 
+def test_a_paused_federated_hpa_holds_its_bounds_through_a_member_outage(world: World) -> None:
+    world.controller("c1")
+    world.create_fhpa()
+    wait_for(world.converged, 45, "status listing both clusters")
+    before = world.member_state()
+
+    def annotate(value: str | None) -> None:
+        patch = {"metadata": {"annotations": {"autoscaling.karmada.io/paused": value}}}
+        world.custom().patch_namespaced_custom_object(
+            GROUP, "v1alpha1", world.ns, "federatedhpas", "web", patch
+        )
+
+    def paused(status: str) -> bool:
+        conditions = (world.fhpa().get("status") or {}).get("conditions") or []
+        return any(c["type"] == "Paused" and c["status"] == status for c in conditions)
+
+    annotate("true")
+    wait_for(lambda: paused("True"), 30, "Paused=True")
+    world.members["member2"].vanish()
+    time.sleep(8)  # the failover grace is 2 s: unpaused, member1 would hold all of F.max by now
+    assert world.hpa("member1")["spec"]["maxReplicas"] == before["member1"]["hpa"][1]  # type: ignore[index]
+    rows = {c["name"]: c for c in world.fhpa()["status"]["clusters"]}
+    assert rows["member2"].get("state") != "FailedOver" and rows["member2"]["maxReplicas"] == 5
+    annotate(None)  # resumed: member2 has been down past the grace, so it fails over at once
+    wait_for(lambda: (world.hpa("member1") or {}).get("spec", {}).get("maxReplicas") == 10, 30, "failover")
+    wait_for(lambda: paused("False"), 10, "Paused=False")  # status is written after the member writes
+
+
 def test_converges_through_conflicts_gone_watches_server_errors_and_member_faults(world: World) -> None:
     proc = world.controller("c1")
     front = proc.front

@@ -40,6 +40,7 @@ READS = frozenset(
         "get_cron_federated_hpa",
         "list_cron_federated_hpas",
         "get_scale",
+        "get_config_map_data",
     }
 )
 """Every port method that changes nothing. A method in neither this set nor marked ``@writes`` fails."""

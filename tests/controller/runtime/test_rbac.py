@@ -138,6 +138,7 @@ def exercise_control_plane() -> set[Triple]:
         assert target is not None
         plane.update_federated_hpa_status(target, FederatedHPAStatus())
         plane.emit_event(cron, "Normal", "Scaled", "again")
+        assert plane.get_config_map_data("default", "holidays") is None  # a rule's calendar, by name
         KubeControlPlane(api).emit_event(cron, "Normal", "Scaled", "again")  # a restart: get, then patch
         return calls(cp.requests)
     finally:
