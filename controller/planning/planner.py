@@ -336,7 +336,8 @@ def _adjust(
     optimization.lend_for_the_floor(fleet)
     optimization.move_max_for_the_floor(fleet)
     raised = burst.assist(fleet, settle_seconds=config.optimization_period_seconds, replacing=replacing)
-    if priority.pin_and_release(fleet):
+    released = priority.pin_and_release(fleet)
+    if released:
         optimization.optimize(fleet, "lower-priority clusters drained")
     due = last_optimization is None or (fleet.now - last_optimization).total_seconds() >= (
         config.optimization_period_seconds
@@ -344,6 +345,8 @@ def _adjust(
     if due:
         optimization.optimize(fleet, "period optimization")
         last_optimization = fleet.now
+    if not raised and not released:  # after the optimizations: the max they give is room to take back
+        priority.take_back_up(fleet, settle_seconds=config.optimization_period_seconds)
     # after the optimizations, which share slack by room and would hand it straight back to the cluster
     # being drained; the next period may give it max again, by then its replicas are down
     priority.drain_from_bottom(fleet, settle_seconds=config.optimization_period_seconds)

@@ -11,11 +11,15 @@ Scale-down: the controller never writes replicas against a running member HPA. I
 higher-priority cluster (its HPA's minReplicas raised to its current replicas) while a lower-priority
 cluster is above its min, so the low clusters' HPAs shed load first; once every lower cluster is at its
 min (or 0) the pin is released and the Saturated mark with it, and the unused max flows back up.
+
+Taking back: under a steady load, firm room that returns to a higher-priority cluster (its nodes back
+after a drain) is filled the same way, by a pin, from what lower clusters run above their mins.
 """
 
 from __future__ import annotations
 
 from controller.planning import burst
+from controller.planning.affinity import priority
 from controller.planning.fleet import Fleet, Slot
 from controller.planning.member_health import blind_reason
 from controller.planning.policies import policy_of
@@ -174,6 +178,75 @@ def _give_up_the_order(above: list[Slot], freed: int) -> list[tuple[str, int]]:
         above[0].max_replicas += freed
         given.append((above[0].name, freed))
     return given
+
+
+def _firm_room(slot: Slot) -> int | None:
+    """What the cluster holds now without a node having to come (None: unknown)."""
+    room = slot.cluster.capacity
+    return slot.cluster.available_replicas if room is None else room.firm
+
+
+def _settled(fleet: Fleet) -> bool:
+    """Every running cluster's HPA reports its metrics and wants what runs, no pod pends, is refused or
+    is starting anywhere, and the load does not fall."""
+    for slot in fleet.slots.values():
+        cluster = slot.cluster
+        hpa = cluster.hpa
+        if slot.current > 0 and (hpa is None or not hpa.owned or hpa.metric_ratio is None):
+            return False
+        if hpa is not None and hpa.owned and hpa.desired_replicas != cluster.current_replicas:
+            return False  # an HPA still on its way somewhere: the load is not steady
+        if cluster.pending_replicas > 0 or cluster.refused_replicas > 0 or fleet.wants_more(slot):
+            return False
+        if slot.can_receive and cluster.current_replicas > cluster.ready_replicas:
+            return False
+    return not _load_falling(fleet)
+
+
+def _moved_lately(fleet: Fleet, settle_seconds: float) -> bool:
+    """Did a pass before this one write replicas or move a max within ``settle_seconds``?"""
+    return any(
+        when is not None and (fleet.now - when).total_seconds() < settle_seconds
+        for s in fleet.slots.values()
+        for when in (s.last_write, s.trend_since)
+    )
+
+
+def take_back_up(fleet: Fleet, settle_seconds: float) -> bool:
+    """Room that returns to a preferred cluster takes back the load that lower-priority ones run.
+
+    A spill leaves the load where it went: when the preferred cluster's nodes come back (a drain
+    ends, nodes are added by hand), every member HPA sees its pods at target and none moves, so the
+    dearer lower tier (an elastic cloud that pays for its nodes) keeps running what the preferred one
+    could hold. Under a steady load the preferred cluster is pinned (its HPA's minReplicas raised) to
+    what it runs plus what its firm room holds of the lower clusters' replicas above their mins; the
+    lower HPAs then see their load fall and shed it, and the pin is released once they are at their
+    mins, as after any drain. Only firm room counts: elastic room would make nodes come to move load
+    that already runs. After any replica write or max move of ours the fleet gets ``settle_seconds``
+    to show where its load went first.
+    """
+    if not policy_of(fleet.fhpa).tiered or _moved_lately(fleet, settle_seconds) or not _settled(fleet):
+        return False
+    ranked = [s for s in _by_priority(fleet) if s.can_receive and s.max_replicas > 0]
+    prefs = fleet.fhpa.spec.preferences
+    for slot in ranked:
+        level = priority(prefs, slot.cluster)  # a cluster of the same priority is not lower
+        lower = [s for s in ranked if priority(prefs, s.cluster) < level]
+        excess = sum(max(0, s.current - s.hpa_min) for s in lower)
+        firm = _firm_room(slot)
+        if firm is None or excess <= 0 or slot.current < slot.hpa_min:
+            continue
+        take = min(min(firm, slot.max_replicas) - slot.current, excess)
+        if take < max(2, -(-slot.current // 10)):
+            continue  # a step of one replica or a few percent is not worth moving pods for
+        slot.pin = slot.current + take
+        fleet.event(
+            "Pinned",
+            f"{slot.name}: room for {take} more of what lower-priority clusters run: minReplicas pinned "
+            f"at {slot.pin} while they scale down",
+        )
+        return True
+    return False
 
 
 def pin_and_release(fleet: Fleet) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from controller.planning.observation import CapacityObservation
 from fhpa_api.models import Condition
 from tests.controller.planning_builders import (
     T0,
@@ -270,3 +271,40 @@ def test_a_member_hpa_blind_to_its_metrics_is_no_sign_that_the_load_fell() -> No
     p = run(f, fleet, T0 + 240 * S)
     assert "DrainedFirst" not in reasons(p)
     assert bounds(p)["b"] == (1, 30)
+
+
+def test_room_that_returns_to_a_preferred_cluster_takes_back_what_a_lower_one_runs() -> None:
+    # a (priority 2) lost nodes and runs 10, b (priority 1) took the rest and runs 20; the load is steady
+    # at target, so no HPA moves. a's room comes back to 30: a is pinned at what its new max lets it
+    # hold of b's replicas above b's min, and b's HPA then sheds the load that moved
+    f = fhpa("Prioritized", 2, 40, priorities={"a": 2, "b": 1})
+    f, fleet, p = settle(f, [obs("a", 10, 10), obs("b", 20, 100)])
+    f, fleet, p = settle(f, at_target(fleet), T0 + 120 * S)
+    assert "Pinned" not in reasons(p)
+    fleet = update(at_target(fleet), "a", available_replicas=30)
+    f, fleet, p = settle(f, fleet, T0 + 240 * S)
+    assert writes(p) == {}  # through the HPA's min, never a replica write against a running HPA
+    a_max = bounds(p)["a"][1]
+    assert 10 < a_max <= 30
+    assert row(p, "a").pinned_min_replicas == a_max and hpa_bounds(p)["a"] == (a_max, a_max)
+    assert "Pinned" in reasons(p)
+    # room that is only elastic (nodes would have to come) moves nothing
+    f = fhpa("Prioritized", 2, 40, priorities={"a": 2, "b": 1})
+    f, fleet, _ = settle(f, [obs("a", 10, 10), obs("b", 20, 100)])
+    f, fleet, _ = settle(f, at_target(fleet), T0 + 120 * S)
+    elastic = CapacityObservation(firm=10, elastic=20, source="cluster-autoscaler")
+    fleet = update(at_target(fleet), "a", available_replicas=30, capacity=elastic)
+    assert "Pinned" not in reasons(run(f, fleet, T0 + 240 * S))
+    # nor while the HPAs do not show the load (no metrics yet): it may not be steady
+    fleet = update(fleet, "a", capacity=None)
+    blind = [o.model_copy(update={"hpa": o.hpa.model_copy(update={"metric_ratio": None})}) for o in fleet]
+    assert "Pinned" in reasons(run(f, fleet, T0 + 240 * S))
+    assert "Pinned" not in reasons(run(f, blind, T0 + 240 * S))
+
+
+def at_target(fleet):
+    """Every member HPA reports its metrics at target: the load is steady."""
+    return [
+        o.model_copy(update={"hpa": o.hpa.model_copy(update={"metric_ratio": 1.0})}) if o.hpa else o
+        for o in fleet
+    ]
