@@ -95,6 +95,11 @@ def test_prioritized_burst_spills_past_a_real_quota_onto_a_cloud_from_zero_nodes
             "the cloud's pods running on the nodes the stand-in added",
         )
         assert group.registered >= 1 and cloud.node_names()
+        # the room the controller recorded: m1's from its quota, the cloud's from the autoscaler's status
+        rows = {r["name"]: r for r in ((world.fhpa() or {}).get("status") or {}).get("clusters") or []}
+        assert rows["m1"]["capacity"]["source"] == "quota"
+        assert rows["cloud"]["capacity"]["source"] == "cluster-autoscaler"
+        assert rows["cloud"]["capacity"]["elastic"] > 0
     finally:
         autoscaler.stop()
         world.close()
