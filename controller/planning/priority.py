@@ -186,6 +186,16 @@ def _firm_room(slot: Slot) -> int | None:
     return slot.cluster.available_replicas if room is None else room.firm
 
 
+NODE_GROUP_SOURCES = frozenset({"cluster-autoscaler", "karpenter", "declared"})
+
+
+def _pays_per_node(slot: Slot) -> bool:
+    """Does the cluster grow and shrink its nodes with its pods (a node group, NodePools, a declared
+    bound)? Then the pods it stops running take their nodes, and their cost, with them."""
+    room = slot.cluster.capacity
+    return room is not None and (room.elastic > 0 or room.source in NODE_GROUP_SOURCES)
+
+
 def _settled(fleet: Fleet) -> bool:
     """Every running cluster's HPA reports its metrics and wants what runs, no pod pends, is refused or
     is starting anywhere, and the load does not fall."""
@@ -216,14 +226,15 @@ def take_back_up(fleet: Fleet, settle_seconds: float) -> bool:
     """Room that returns to a preferred cluster takes back the load that lower-priority ones run.
 
     A spill leaves the load where it went: when the preferred cluster's nodes come back (a drain
-    ends, nodes are added by hand), every member HPA sees its pods at target and none moves, so the
-    dearer lower tier (an elastic cloud that pays for its nodes) keeps running what the preferred one
-    could hold. Under a steady load the preferred cluster is pinned (its HPA's minReplicas raised) to
-    what it runs plus what its firm room holds of the lower clusters' replicas above their mins; the
-    lower HPAs then see their load fall and shed it, and the pin is released once they are at their
-    mins, as after any drain. Only firm room counts: elastic room would make nodes come to move load
-    that already runs. After any replica write or max move of ours the fleet gets ``settle_seconds``
-    to show where its load went first.
+    ends, nodes are added by hand), every member HPA sees its pods at target and none moves, so a
+    lower tier whose nodes come and go with its pods (a cloud node group) keeps paying for what the
+    preferred one could hold. Under a steady load the preferred cluster is pinned (its HPA's
+    minReplicas raised) to what it runs plus what its firm room holds of such clusters' replicas above
+    their mins; their HPAs then see their load fall and shed it, and the pin is released once they are
+    at their mins, as after any drain. Only firm room counts: elastic room would make nodes come to
+    move load that already runs. A lower cluster of fixed nodes keeps its share: moving it saves
+    nothing, and leaves fewer HPAs to grow side by side in the next burst. After any replica write or
+    max move of ours the fleet gets ``settle_seconds`` to show where its load went first.
     """
     if not policy_of(fleet.fhpa).tiered or _moved_lately(fleet, settle_seconds) or not _settled(fleet):
         return False
@@ -231,7 +242,7 @@ def take_back_up(fleet: Fleet, settle_seconds: float) -> bool:
     prefs = fleet.fhpa.spec.preferences
     for slot in ranked:
         level = priority(prefs, slot.cluster)  # a cluster of the same priority is not lower
-        lower = [s for s in ranked if priority(prefs, s.cluster) < level]
+        lower = [s for s in ranked if priority(prefs, s.cluster) < level and _pays_per_node(s)]
         excess = sum(max(0, s.current - s.hpa_min) for s in lower)
         firm = _firm_room(slot)
         if firm is None or excess <= 0 or slot.current < slot.hpa_min:

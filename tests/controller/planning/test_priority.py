@@ -273,33 +273,43 @@ def test_a_member_hpa_blind_to_its_metrics_is_no_sign_that_the_load_fell() -> No
     assert bounds(p)["b"] == (1, 30)
 
 
-def test_room_that_returns_to_a_preferred_cluster_takes_back_what_a_lower_one_runs() -> None:
-    # a (priority 2) lost nodes and runs 10, b (priority 1) took the rest and runs 20; the load is steady
-    # at target, so no HPA moves. a's room comes back to 30: a is pinned at what its new max lets it
-    # hold of b's replicas above b's min, and b's HPA then sheds the load that moved
+CLOUD = CapacityObservation(firm=20, elastic=80, source="cluster-autoscaler")  # b: a node group
+
+
+def drained_fleet():
+    """a (priority 2) lost nodes and runs 10, b (priority 1, a cloud node group) took the rest and runs
+    20; the load is steady at target, so no HPA moves."""
     f = fhpa("Prioritized", 2, 40, priorities={"a": 2, "b": 1})
-    f, fleet, p = settle(f, [obs("a", 10, 10), obs("b", 20, 100)])
+    f, fleet, _ = settle(f, [obs("a", 10, 10), obs("b", 20, 100, capacity=CLOUD)])
     f, fleet, p = settle(f, at_target(fleet), T0 + 120 * S)
     assert "Pinned" not in reasons(p)
-    fleet = update(at_target(fleet), "a", available_replicas=30)
-    f, fleet, p = settle(f, fleet, T0 + 240 * S)
+    return f, at_target(fleet)
+
+
+def test_room_that_returns_to_a_preferred_cluster_takes_back_what_a_cloud_below_runs() -> None:
+    # a's room comes back to 30: a is pinned at what its new max lets it hold of b's replicas above b's
+    # min, and b's HPA then sheds the load that moved (and b's nodes go with it)
+    f, fleet = drained_fleet()
+    f, _, p = settle(f, update(fleet, "a", available_replicas=30), T0 + 240 * S)
     assert writes(p) == {}  # through the HPA's min, never a replica write against a running HPA
     a_max = bounds(p)["a"][1]
     assert 10 < a_max <= 30
     assert row(p, "a").pinned_min_replicas == a_max and hpa_bounds(p)["a"] == (a_max, a_max)
     assert "Pinned" in reasons(p)
+
+
+def test_nothing_is_taken_back_for_elastic_room_unsteady_load_or_from_fixed_nodes() -> None:
+    f, fleet = drained_fleet()
+    back = update(fleet, "a", available_replicas=30)
+    assert "Pinned" in reasons(run(f, back, T0 + 240 * S))
     # room that is only elastic (nodes would have to come) moves nothing
-    f = fhpa("Prioritized", 2, 40, priorities={"a": 2, "b": 1})
-    f, fleet, _ = settle(f, [obs("a", 10, 10), obs("b", 20, 100)])
-    f, fleet, _ = settle(f, at_target(fleet), T0 + 120 * S)
     elastic = CapacityObservation(firm=10, elastic=20, source="cluster-autoscaler")
-    fleet = update(at_target(fleet), "a", available_replicas=30, capacity=elastic)
-    assert "Pinned" not in reasons(run(f, fleet, T0 + 240 * S))
+    assert "Pinned" not in reasons(run(f, update(back, "a", capacity=elastic), T0 + 240 * S))
     # nor while the HPAs do not show the load (no metrics yet): it may not be steady
-    fleet = update(fleet, "a", capacity=None)
-    blind = [o.model_copy(update={"hpa": o.hpa.model_copy(update={"metric_ratio": None})}) for o in fleet]
-    assert "Pinned" in reasons(run(f, fleet, T0 + 240 * S))
+    blind = [o.model_copy(update={"hpa": o.hpa.model_copy(update={"metric_ratio": None})}) for o in back]
     assert "Pinned" not in reasons(run(f, blind, T0 + 240 * S))
+    # b of fixed nodes keeps its share: moving it would save nothing
+    assert "Pinned" not in reasons(run(f, update(back, "b", capacity=None), T0 + 240 * S))
 
 
 def at_target(fleet):
