@@ -210,8 +210,8 @@ class Profile:
     controller_outages: bool = True
     spec_changes: bool = True
     # node groups that grow when pods pend, and namespace quotas that refuse pods: with both on the default
-    # run finds failover-puts-the-excess-max-on-clusters-without-room (a KNOWN_BREACHES entry): off
-    # until the reassignment keeps it
+    # run finds flaps-on-a-fleet-that-cannot-hold-f-min-move-a-roomless-max (a KNOWN_BREACHES entry):
+    # off until the planner keeps it
     elastic: bool = False
     quotas: bool = False
     capacity_changes: bool = True  # nodes lost or added by hand
@@ -1050,6 +1050,47 @@ KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
         "(4->6->0->2->0->4->0). The fleet as found (seed 1) keeps the promise once m1's quota or m2's node "
         "group is taken away",
     ),
+    "flaps-on-a-fleet-that-cannot-hold-f-min-move-a-roomless-max": (
+        Fleet(
+            (
+                Member("m1", 3, 2, 120, grow_nodes=6, provision_s=60, quota=1),
+                Member("m2", 4, 8, 0, grow_nodes=4, provision_s=180),
+                Member("m3", 0, 1, 120, quota=8),
+                Member("m4", 0, 4, 120, quota=0),
+                Member("m5", 3, 1, 120, quota=9),
+            ),
+            Spec("StaticWeighted", 16, 16, scaling_to_zero=True, delay_s=120, weights=(2, 1, 3, 2, 1)),
+            1,
+        ),
+        (
+            ("flap", {"which": 1, "times": 1, "down_steps": 10, "up_steps": 4}),
+            ("flap", {"which": 4, "times": 3, "down_steps": 6, "up_steps": 9}),
+            ("flap", {"which": 4, "times": 1, "down_steps": 12, "up_steps": 7}),
+            ("flap", {"which": 0, "times": 3, "down_steps": 1, "up_steps": 5}),
+            ("flap", {"which": 1, "times": 1, "down_steps": 1, "up_steps": 6}),
+            ("flap", {"which": 3, "times": 4, "down_steps": 2, "up_steps": 10}),
+            ("flap", {"which": 1, "times": 2, "down_steps": 8, "up_steps": 12}),
+            ("flap", {"which": 0, "times": 1, "down_steps": 1, "up_steps": 4}),
+            ("flap", {"which": 1, "times": 3, "down_steps": 6, "up_steps": 7}),
+            ("flap", {"which": 3, "times": 3, "down_steps": 12, "up_steps": 4}),
+            ("flap", {"which": 3, "times": 4, "down_steps": 5, "up_steps": 9}),
+            ("flap", {"which": 2, "times": 2, "down_steps": 8, "up_steps": 2}),
+            ("flap", {"which": 1, "times": 1, "down_steps": 10, "up_steps": 1}),
+            ("flap", {"which": 1, "times": 4, "down_steps": 8, "up_steps": 2}),
+            ("flap", {"which": 3, "times": 2, "down_steps": 2, "up_steps": 11}),
+            ("flap", {"which": 3, "times": 2, "down_steps": 2, "up_steps": 2}),
+            ("flap", {"which": 4, "times": 1, "down_steps": 9, "up_steps": 12}),
+            ("flap", {"which": 3, "times": 1, "down_steps": 8, "up_steps": 10}),
+            ("flap", {"which": 1, "times": 1, "down_steps": 4, "up_steps": 9}),
+            ("flap", {"which": 2, "times": 2, "down_steps": 10, "up_steps": 8}),
+            ("flap", {"which": 0, "times": 1, "down_steps": 10, "up_steps": 8}),
+        ),
+        ChurnBreach,
+        "state machine seed 1 with elastic clusters and quotas on, as found (not shrunk): F 16..16 over a "
+        "fleet that holds 13 at most, 20 flaps over two hours; from t=5925 s m3 (no room: capacity 0, "
+        "quota 8) has its max moved 12->0->12->0->3->0->1->0 as clusters fail over and rejoin, 6 "
+        "reversals within an hour",
+    ),
     "room-added-by-hand-is-not-used": (
         Fleet(
             (Member("m1", 0, 0, 15), Member("m2", 0, 1, 15)),
@@ -1122,6 +1163,7 @@ FIXED_BREACHES = frozenset(
         "drain-from-bottom-hands-the-stand-in-to-a-flapper",
         "rejoin-at-zero-waits-for-a-reassignment",
         "room-added-by-hand-is-not-used",
+        "failover-puts-the-excess-max-on-clusters-without-room",
     }
 )
 """Breaches this machine found that the planner now keeps: each is replayed as a regression test."""
