@@ -28,7 +28,7 @@ import webhook_latency as shared  # bench/ is on the path when this file runs as
 
 sys.path.insert(0, str(shared.REPO))
 
-from tests.webhook.reviews import fhpa, review
+from tests.support.reviews import fhpa, review
 from webhook.app import MAX_BODY_BYTES
 
 MiB = 1024 * 1024

@@ -2,7 +2,7 @@
 management side in the format ``controller/kube/registry.py`` reads. Pure: no API calls here.
 
 One source for the member's access rules: the objects come from the manifest files themselves (the same
-files ``kubectl apply -k manifests/member`` applies and ``tests/controller/runtime/test_member_rbac.py``
+files ``kubectl apply -k manifests/member`` applies and ``tests/manifests/test_member_rbac.py``
 checks against the calls the controller makes), never from a copy in code. A change of the manifests
 changes what `join` grants, with nothing to keep in step.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build the real Kubernetes member control plane used by the kube test tier (tests/kube/).
+# Build the real Kubernetes member control plane used by the kube test tier (tests/e2e/kube/).
 #
 # What it produces (all OUTSIDE the repository, in $FHPA_KUBE_DIR, default
 # ~/.cache/federated-hpa/kube):

@@ -138,7 +138,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 # under CI=true.
 # ================================================================================================
 
-pytest_plugins = ["tests.support.kube_fixtures"]
+# The webhook's TLS fixtures (``certs``) serve both its own tests and the realapi tier's.
+pytest_plugins = ["tests.support.kube_fixtures", "tests.support.webhook_fixtures"]
 
 # ================================================================================================
 # end of the kube tier section

@@ -23,10 +23,10 @@ from kubernetes import client
 from certs.generate import build_ca, build_serving_cert, service_dns_names
 from certs.renewal import Policy, pem_pair
 from certs.rotator import Target, rotate_once
+from tests.e2e.realapi.test_webhook import create, loopback_configs, server_with_crds
 from tests.support.realapi import Binaries
-from tests.webhook.reviews import fhpa
-from tests.webhook.serving import NAMESPACE, SERVICE, run_webhook
-from tests.webhook.test_webhook_realapi import create, loopback_configs, server_with_crds
+from tests.support.reviews import fhpa
+from tests.support.webhook_serving import NAMESPACE, SERVICE, run_webhook
 
 pytestmark = [pytest.mark.realapi, pytest.mark.slow]
 

@@ -18,7 +18,7 @@ from controller.errors import ConflictError, PortError
 from controller.planning.cron import SCALE_FAILED, SCALE_SKIPPED, SCALE_SUCCEEDED
 from controller.ports import NotLeaderError
 from fhpa_api.models import CronFederatedHPA, ExecutionHistory, FederatedHPA
-from tests.controller.fakes import FakeControlPlane
+from tests.support.fakes import FakeControlPlane
 
 NS = "shop"
 FHPA_REF = {"apiVersion": "autoscaling.karmada.io/v1alpha1", "kind": "FederatedHPA", "name": "web"}

@@ -9,7 +9,7 @@ from controller.executor import PUBLIC_TEXT_LIMIT, ExecutionResult, execute, pub
 from controller.planning.plan import EventRecord, HPAAction, Plan, ReplicaWrite
 from controller.ports import ClusterIdentity, MemberCluster
 from fhpa_api.models import FederatedHPA, FederatedHPAStatus
-from tests.controller.member_fakes import FakeMember, LoggingControlPlane
+from tests.support.member_fakes import FakeMember, LoggingControlPlane
 
 STATUS = FederatedHPAStatus(current_replicas=5, desired_replicas=6)
 

@@ -17,8 +17,8 @@ from controller.planning.plan import Plan
 from controller.ports import ClusterIdentity
 from controller.result import Result
 from fhpa_api.models import FederatedHPA, FederatedHPAStatus
-from tests.controller.member_fakes import FakeMember, LoggingControlPlane
 from tests.controller.test_reconcile import FixedClock, make_fhpa
+from tests.support.member_fakes import FakeMember, LoggingControlPlane
 
 
 @dataclass

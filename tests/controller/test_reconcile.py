@@ -18,7 +18,7 @@ from controller.planning.planner import PlannerConfig
 from controller.ports import ClusterIdentity, ControlPlane, MemberCluster
 from controller.reconcile import observe_all, reconcile_federated_hpa
 from fhpa_api.models import FederatedHPA, FederatedHPAStatus
-from tests.controller.member_fakes import FakeMember, LoggingControlPlane
+from tests.support.member_fakes import FakeMember, LoggingControlPlane
 
 NOW = datetime(2026, 11, 22, 8, 0, tzinfo=UTC)
 NO_EXECUTE = Taint(key="maintenance", value="yes", effect="NoExecute")

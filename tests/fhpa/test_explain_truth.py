@@ -10,7 +10,7 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 from fhpa.explanation import explain
-from tests.controller.planning_builders import T0, fhpa, obs, run, settle, update
+from tests.support.planning_builders import T0, fhpa, obs, run, settle, update
 
 DUE = re.compile(
     r"fails over at (?P<at>\S+) \([^)]*\) if it stays unreachable "

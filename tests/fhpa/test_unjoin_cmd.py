@@ -16,8 +16,8 @@ from controller.planning.member_hpa import (
     LABEL_OWNER_NAMESPACE,
 )
 from fhpa.cli import main
-from tests.fhpa.clusters import RBAC, SYSTEM, member, token_controller
-from tests.fhpa.test_cluster_cmd import Cli
+from tests.fhpa.commands.test_cluster import Cli
+from tests.support.clusters import RBAC, SYSTEM, member, token_controller
 from tests.support.fakekube import FakeKube, Resource
 
 FHPAS = Resource("autoscaling.karmada.io", "v1alpha1", "federatedhpas", "FederatedHPA", status=True)

@@ -22,8 +22,8 @@ from controller.planning.member_hpa import (
     LABEL_OWNER_NAMESPACE,
 )
 from fhpa.cli import main
-from tests.fhpa.clusters import SYSTEM, member, token_controller, write_kubeconfig
-from tests.fhpa.test_join_explain_realapi import GROUP, control_plane
+from tests.e2e.realapi.test_join_explain import GROUP, control_plane
+from tests.support.clusters import SYSTEM, member, token_controller, write_kubeconfig
 from tests.support.realapi import RealAPIServer
 
 pytestmark = [pytest.mark.realapi, pytest.mark.slow]

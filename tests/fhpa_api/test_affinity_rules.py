@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from fhpa_api.validation import validate
-from tests.fhpa_api.builders import fhpa, message_at, paths
+from tests.support.api_builders import fhpa, message_at, paths
 
 
 def assignment(policy: str, *prefs: dict[str, Any]) -> dict[str, Any]:

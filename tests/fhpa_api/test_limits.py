@@ -16,7 +16,7 @@ import yaml
 from fhpa_api import limits, names
 from fhpa_api.schedule import ScheduleError, load_time_zone, parse_schedule
 from fhpa_api.validation import validate
-from tests.fhpa_api.builders import cron, fhpa, message_at, paths, with_field
+from tests.support.api_builders import cron, fhpa, message_at, paths, with_field
 
 ROOT = Path(__file__).resolve().parents[2]
 BIG = 100_000  # a 100 KB value: the old quantity pattern needed minutes for this

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from fhpa_api.validation import FieldError, InvalidObjectError, parse_object, validate
-from tests.fhpa_api.builders import cron, fhpa, message_at, paths, with_field
+from tests.support.api_builders import cron, fhpa, message_at, paths, with_field
 
 CPU = {
     "type": "Resource",

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from fhpa_api.validation import validate
-from tests.fhpa_api.builders import API, cron, message_at, paths, with_field
+from tests.support.api_builders import API, cron, message_at, paths, with_field
 
 RULE0 = "spec.rules[0]"
 

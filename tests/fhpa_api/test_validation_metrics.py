@@ -8,7 +8,7 @@ import pytest
 
 from fhpa_api.validation import validate
 from fhpa_api.validation_metrics import CONTAINER_RESOURCE_WARNING
-from tests.fhpa_api.builders import fhpa, message_at, paths, with_field
+from tests.support.api_builders import fhpa, message_at, paths, with_field
 
 OBJECT = {
     "type": "Object",

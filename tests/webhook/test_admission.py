@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from fhpa_api.defaulting import apply_defaults, default_patch
-from tests.webhook.reviews import cronfhpa, decode_patch, fhpa, review
+from tests.support.reviews import cronfhpa, decode_patch, fhpa, review
 from webhook import admission
 from webhook.review import AdmissionRequest, parse_review
 

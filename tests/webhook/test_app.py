@@ -10,7 +10,7 @@ import pytest
 from flask.testing import FlaskClient
 
 from fhpa_api.defaulting import apply_defaults
-from tests.webhook.reviews import API_VERSION, cronfhpa, decode_patch, fhpa, review
+from tests.support.reviews import API_VERSION, cronfhpa, decode_patch, fhpa, review
 from webhook import admission
 from webhook.app import MAX_BODY_BYTES, create_app
 

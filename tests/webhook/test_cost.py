@@ -14,7 +14,7 @@ from fhpa_api import limits
 from fhpa_api.defaulting import default_patch
 from fhpa_api.list_limits import oversized_list
 from fhpa_api.validation import validate
-from tests.webhook.reviews import fhpa, review
+from tests.support.reviews import fhpa, review
 from webhook.app import create_app
 from webhook.cost import MAX_CONTAINERS, MemoryBudget, OverBudget, TooManyContainers, check_containers
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.realapi.test_webhook import loopback_configs, server_with_crds
 from tests.support.realapi import Binaries, RealAPIServer
-from tests.webhook.serving import REPO, RunningWebhook
-from tests.webhook.test_webhook_realapi import loopback_configs, server_with_crds
+from tests.support.webhook_serving import REPO, RunningWebhook
 
 pytestmark = [pytest.mark.realapi, pytest.mark.slow]
 

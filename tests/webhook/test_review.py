@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.webhook.reviews import decode_patch, fhpa, review
+from tests.support.reviews import decode_patch, fhpa, review
 from webhook.review import MAX_WARNING_CHARS, BadReview, allow, clean_warning, deny, parse_review
 
 

@@ -15,8 +15,14 @@ import pytest
 from cryptography import x509
 
 from fhpa_api.defaulting import apply_defaults
-from tests.webhook.reviews import cronfhpa, decode_patch, fhpa, review
-from tests.webhook.serving import RunningWebhook, client_context, fhpa_command, generate_certs, run_webhook
+from tests.support.reviews import cronfhpa, decode_patch, fhpa, review
+from tests.support.webhook_serving import (
+    RunningWebhook,
+    client_context,
+    fhpa_command,
+    generate_certs,
+    run_webhook,
+)
 
 pytestmark = pytest.mark.slow
 

@@ -20,8 +20,8 @@ from cryptography import x509
 
 from certs.generate import generate
 from fhpa_api.defaulting import apply_defaults
-from tests.webhook.reviews import fhpa, review
-from tests.webhook.serving import generate_certs, run_webhook
+from tests.support.reviews import fhpa, review
+from tests.support.webhook_serving import generate_certs, run_webhook
 from webhook.metrics import WebhookMetrics
 from webhook.tlsreload import CertificateReloader
 

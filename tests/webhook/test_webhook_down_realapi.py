@@ -24,10 +24,10 @@ from controller.finalizer import FINALIZER, clean_up
 from controller.kube.control_plane import KubeControlPlane
 from fhpa_api.defaulting import apply_defaults
 from fhpa_api.models import FederatedHPA, FederatedHPAStatus
+from tests.e2e.realapi.test_webhook import loopback_configs, server_with_crds
 from tests.support.realapi import Binaries, RealAPIServer
-from tests.webhook.reviews import API_VERSION, fhpa
-from tests.webhook.serving import free_port
-from tests.webhook.test_webhook_realapi import loopback_configs, server_with_crds
+from tests.support.reviews import API_VERSION, fhpa
+from tests.support.webhook_serving import free_port
 
 pytestmark = [pytest.mark.realapi, pytest.mark.slow]
 

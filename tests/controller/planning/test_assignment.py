@@ -12,7 +12,7 @@ from controller.planning.assignment import (
     keep_what_runs,
 )
 from controller.planning.observation import CapacityObservation
-from tests.controller.planning_builders import T0, bounds, fhpa, obs, owned_hpa, run, writes
+from tests.support.planning_builders import T0, bounds, fhpa, obs, owned_hpa, run, writes
 
 STATIC = {"member1": 1, "member2": 2, "member3": 3}
 

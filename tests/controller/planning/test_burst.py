@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from controller.planning.observation import ClusterObservation
-from tests.controller.planning_builders import T0, bounds, fhpa, obs, reasons, run, settle, update, writes
+from tests.support.planning_builders import T0, bounds, fhpa, obs, reasons, run, settle, update, writes
 
 S = timedelta(seconds=1)
 

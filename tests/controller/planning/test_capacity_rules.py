@@ -10,7 +10,7 @@ from controller.planning.observation import CapacityObservation
 from controller.planning.pending import as_counted, coming_due, provision_seconds
 from controller.planning.planner import PlannerConfig, plan
 from controller.planning.room import Elastic, available, combine
-from tests.controller.planning_builders import T0, bounds, fhpa, obs, row, run, settle, update, writes
+from tests.support.planning_builders import T0, bounds, fhpa, obs, row, run, settle, update, writes
 
 S = timedelta(seconds=1)
 

@@ -9,7 +9,7 @@ import pytest
 
 from controller.planning.cron import Due, bounds_change, decide_rule, format_delay, missed_message
 from fhpa_api.models import CronFederatedHPARule
-from tests.controller.planning_builders import fhpa as build_fhpa
+from tests.support.planning_builders import fhpa as build_fhpa
 
 Z = ZoneInfo("UTC")
 

@@ -12,12 +12,8 @@ from __future__ import annotations
 
 import copy
 import json
-import uuid
 from datetime import UTC, datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any
-
-import pytest
 
 from controller.planning.cron import Outcome, history_message, record_outcome, trim_history
 from fhpa_api import limits
@@ -33,7 +29,6 @@ from fhpa_api.models import (
 from fhpa_api.validation import validate
 from fhpa_api.validation_cron import HISTORY_LIMIT_MAX, RULE_NAME_MAX
 
-ROOT = Path(__file__).resolve().parents[3]
 ETCD_OBJECT_LIMIT = int(1.5 * 1024 * 1024)
 WORST_ZONE = timezone(timedelta(hours=-9, minutes=-30))  # a timestamp with microseconds and an offset
 INT32_MAX = 2**31 - 1
@@ -220,22 +215,3 @@ def test_a_recorded_failure_message_is_cut_to_one_short_printable_line() -> None
     )
     (trimmed,) = trim_history(old, rule).failed_executions or []
     assert len(trimmed.message) == limits.HISTORY_MESSAGE_MAX_CHARS
-
-
-@pytest.mark.realapi
-def test_the_real_api_server_stores_the_worst_case_object_with_full_status(realapi: Any) -> None:
-    from kubernetes.client import CustomObjectsApi
-
-    realapi.install_crds(sorted((ROOT / "manifests" / "crds").glob("autoscaling.karmada.io_*.yaml")))
-    namespace = f"budget-{uuid.uuid4().hex[:8]}"
-    realapi.create_namespace(namespace)
-    custom = CustomObjectsApi(realapi.api_client())
-    obj = worst_case_object()
-    obj["metadata"] = {"name": "worst-case", "namespace": namespace}
-    args = ("autoscaling.karmada.io", "v1alpha1", namespace, "cronfederatedhpas")
-    created = custom.create_namespaced_custom_object(*args, obj)
-    created["status"] = full_status(obj)
-    stored = custom.replace_namespaced_custom_object_status(*args, "worst-case", created)
-    assert len(stored["status"]["executionHistories"]) == limits.RULES_MAX_ITEMS
-    read = custom.get_namespaced_custom_object(*args, "worst-case")
-    assert read["status"]["executionHistories"] == stored["status"]["executionHistories"]

@@ -31,7 +31,7 @@ from controller.planning.plan import Plan
 from controller.planning.planner import plan
 from fhpa_api.models import Condition, FederatedHPA
 from fhpa_api.quantity import parse_quantity
-from tests.controller.planning_builders import CONFIG, T0, fhpa, obs
+from tests.support.planning_builders import CONFIG, T0, fhpa, obs
 
 QUEUE = {
     "type": "External",

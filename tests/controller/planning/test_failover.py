@@ -7,7 +7,7 @@ from datetime import timedelta
 from controller.planning.failover import HealthPolicy, assess
 from controller.planning.observation import Taint
 from fhpa_api.models import ClusterStatus
-from tests.controller.planning_builders import (
+from tests.support.planning_builders import (
     T0,
     bounds,
     condition,

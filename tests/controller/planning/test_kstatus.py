@@ -22,7 +22,7 @@ from typing import Any
 from controller.planning.kstatus import with_kstatus
 from controller.planning.namespaces import refused_conditions, without_refusal
 from fhpa_api.models import Condition
-from tests.controller.planning_builders import fhpa, obs, run
+from tests.support.planning_builders import fhpa, obs, run
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 

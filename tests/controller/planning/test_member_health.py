@@ -5,7 +5,7 @@ from __future__ import annotations
 from controller.planning.observation import ClusterObservation
 from fhpa.explanation import explain, render
 from fhpa_api.models import Condition
-from tests.controller.planning_builders import T0, fhpa, obs, owned_hpa, row, settle
+from tests.support.planning_builders import T0, fhpa, obs, owned_hpa, row, settle
 
 BLIND = Condition(
     type="ScalingActive",

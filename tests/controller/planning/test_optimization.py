@@ -8,7 +8,7 @@ from controller.planning import optimization
 from controller.planning.fleet import Fleet, Slot
 from controller.planning.planner import assignment_key
 from fhpa_api.models import ClusterStatus, FederatedHPA, FederatedHPAStatus
-from tests.controller.planning_builders import (
+from tests.support.planning_builders import (
     T0,
     bounds,
     fhpa,

@@ -12,7 +12,7 @@ from controller.planning.pause import CONDITION
 from fhpa_api.models import FederatedHPA
 from fhpa_api.pause import PAUSED_ANNOTATION
 from tests.controller.planning.test_planner_properties import fleets
-from tests.controller.planning_builders import (
+from tests.support.planning_builders import (
     T0,
     bounds,
     condition,

@@ -10,7 +10,7 @@ import pytest
 
 from controller.planning.observation import MemberHPAObservation
 from controller.planning.planner import PlannerConfig, plan
-from tests.controller.planning_builders import (
+from tests.support.planning_builders import (
     CONFIG,
     T0,
     bounds,

@@ -13,7 +13,7 @@ from controller.planning.observation import ClusterObservation
 from controller.planning.plan import Plan
 from controller.planning.planner import plan
 from fhpa_api.models import FederatedHPA
-from tests.controller.planning_builders import CONFIG, T0, apply, fhpa, obs, update
+from tests.support.planning_builders import CONFIG, T0, apply, fhpa, obs, update
 
 S = timedelta(seconds=1)
 POLICIES = ("Duplicated", "StaticWeighted", "DynamicWeighted", "Aggregated", "Prioritized")

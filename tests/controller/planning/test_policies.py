@@ -12,7 +12,7 @@ from controller.planning.policies import STRATEGIES, policy_named
 from controller.planning.policies.static_weighted import StaticWeighted
 from fhpa_api import models
 from fhpa_api.models import ASSIGNMENT_TYPES, AssignmentType
-from tests.controller.planning_builders import bounds, fhpa, obs, run, writes
+from tests.support.planning_builders import bounds, fhpa, obs, run, writes
 
 SIXTH = "StaticWeightedCopy"
 

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from controller.planning.observation import CapacityObservation
 from fhpa_api.models import Condition
-from tests.controller.planning_builders import (
+from tests.support.planning_builders import (
     T0,
     bounds,
     fhpa,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from tests.controller.planning_builders import T0, bounds, fhpa, obs, reasons, row, settle
+from tests.support.planning_builders import T0, bounds, fhpa, obs, reasons, row, settle
 
 
 def test_a_removed_cluster_keeps_counting_for_the_ceiling_until_failed_over() -> None:

@@ -21,7 +21,7 @@ from controller.planning.observation import MemberHPAObservation
 from controller.planning.tolerance import Tolerance, tolerance_of
 from simulator.native_hpa import NativeHPA
 from simulator.replica_calculator import PodReadings
-from tests.controller.planning_builders import T0, fhpa, obs
+from tests.support.planning_builders import T0, fhpa, obs
 
 TARGET_UTILIZATION = 50
 READY = 40

@@ -10,9 +10,9 @@ from controller.planning.observation import MemberHPAObservation
 from controller.planning.plan import Plan
 from controller.planning.wording import count
 from fhpa_api.models import Condition
-from tests.controller.planning_builders import fhpa, obs, run
-from tests.controller.runtime.test_finalizer import NOW, Member, Plane
-from tests.controller.runtime.test_finalizer import fhpa as deleting_fhpa
+from tests.controller.test_finalizer import NOW, Member, Plane
+from tests.controller.test_finalizer import fhpa as deleting_fhpa
+from tests.support.planning_builders import fhpa, obs, run
 
 
 def foreign() -> MemberHPAObservation:

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from controller.planning import zero
 from controller.planning.fleet import Fleet, Slot
-from tests.controller.planning_builders import T0, bounds, fhpa, obs, reasons, run, settle, update, writes
+from tests.support.planning_builders import T0, bounds, fhpa, obs, reasons, run, settle, update, writes
 
 S = timedelta(seconds=1)
 

@@ -17,9 +17,9 @@ from controller.planning.fleet import FAILED_OVER
 from controller.planning.plan import Plan
 from controller.runtime.metrics import Metrics, max_moves
 from fhpa_api.models import ClusterStatus, CronFederatedHPA, FederatedHPA, FederatedHPAStatus
-from tests.controller.fakes import FakeControlPlane
 from tests.controller.runtime.test_manager import FHPA, HPA, fhpa, wait_for, world  # noqa: F401
 from tests.support.fakekube import FakeKube
+from tests.support.fakes import FakeControlPlane
 
 
 def value(metrics: Metrics, name: str, **labels: str) -> float | None:

@@ -266,7 +266,7 @@ def test_the_role_grants_every_lease_call_of_sharded_replicas_for_any_shard_coun
     """Acquire, renew, ask, hand over and release, recorded as RBAC triples, against the Role. The
     Lease rule names no resourceNames: K and --lease-name choose the names, and `create` cannot be
     limited by name anyway (docs/sharding.md)."""
-    from tests.controller.runtime import test_rbac as rbac
+    from tests.manifests import test_controller_rbac as rbac
 
     clock = Clock()
     a = sharded(fake, "a", clock, shards=4)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from controller.planning.policies.aggregated import Aggregated
-from tests.controller.planning_builders import fhpa, obs
+from tests.support.planning_builders import fhpa, obs
 
 POLICY = Aggregated()
 F = fhpa("Aggregated", 2, 20)

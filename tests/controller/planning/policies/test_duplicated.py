@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from controller.planning.policies.duplicated import Duplicated
-from tests.controller.planning_builders import fhpa, obs
+from tests.support.planning_builders import fhpa, obs
 
 POLICY = Duplicated()
 F = fhpa("Duplicated", 3, 10)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from controller.planning.policies.dynamic_weighted import DynamicWeighted
-from tests.controller.planning_builders import fhpa, obs
+from tests.support.planning_builders import fhpa, obs
 
 POLICY = DynamicWeighted()
 F = fhpa("DynamicWeighted", 2, 30)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from controller.planning.policies.prioritized import Prioritized
-from tests.controller.planning_builders import fhpa, obs
+from tests.support.planning_builders import fhpa, obs
 
 POLICY = Prioritized()
 F = fhpa("Prioritized", 2, 20, priorities={"a": 1, "b": 5, "c": 5})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from controller.planning.policies.base import UNKNOWN
 from controller.planning.policies.static_weighted import StaticWeighted
 from fhpa_api.models import ClusterAutoscalingPreference
-from tests.controller.planning_builders import fhpa, obs
+from tests.support.planning_builders import fhpa, obs
 
 POLICY = StaticWeighted()
 F = fhpa("StaticWeighted", 2, 12, weights={"a": 1, "b": 2})
