@@ -11,13 +11,8 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-from tests.support.realapi import (  # realapi tier, see its section below
-    BUILD_SCRIPT,
-    CRD_DIR,
-    Binaries,
-    RealAPIServer,
-    availability,
-)
+from tests.support.builds import REALAPI_BUILD_SCRIPT, Binaries, realapi_availability  # realapi tier
+from tests.support.realapi import CRD_DIR, RealAPIServer
 
 # No wall-clock deadline for any property test: CI machines are loaded, and a slow example is not a bug.
 # Tests that set their own @settings inherit this for what they leave out.
@@ -41,7 +36,7 @@ _REALAPI_SKIP_TAG = "REALAPI TIER UNAVAILABLE"
 
 
 def _realapi_binaries_or_skip() -> Binaries:
-    binaries, reason = availability()
+    binaries, reason = realapi_availability()
     if binaries is not None:
         return binaries
     message = f"{_REALAPI_SKIP_TAG}: {reason} (a cold build takes about 4 min)."
@@ -121,7 +116,9 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     terminalreporter.line(f"{len(skipped)} test(s) did not run against the real API server.", red=True)
     if reason:
         terminalreporter.line(reason, red=True)
-    terminalreporter.line(f"Run `bash {BUILD_SCRIPT}` (or `make realapi`) and re-run the tests.", red=True)
+    terminalreporter.line(
+        f"Run `bash {REALAPI_BUILD_SCRIPT}` (or `make realapi`) and re-run the tests.", red=True
+    )
 
 
 # ================================================================================================

@@ -24,15 +24,9 @@ from typing import Any
 
 import pytest
 
+from tests.support.builds import KUBE_BUILD_SCRIPT, KubeBinaries, kube_availability
 from tests.support.kube_load import LoadModel
-from tests.support.kubemember import (
-    BUILD_SCRIPT,
-    KubeBinaries,
-    KubeMember,
-    NodeSpec,
-    availability,
-    wait_for,
-)
+from tests.support.kubemember import KubeMember, NodeSpec, wait_for
 
 _SKIP_TAG = "KUBE TIER UNAVAILABLE"
 _FAILED_KEY = pytest.StashKey[bool]()
@@ -44,7 +38,7 @@ SESSION_NODES = {
 
 
 def _binaries_or_skip() -> KubeBinaries:
-    binaries, reason = availability()
+    binaries, reason = kube_availability()
     if binaries is not None:
         return binaries
     message = f"{_SKIP_TAG}: {reason}."
@@ -161,4 +155,4 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     terminalreporter.line(f"{len(skipped)} test(s) did not run against real member clusters.", red=True)
     if reason:
         terminalreporter.line(reason, red=True)
-    terminalreporter.line(f"Run `bash {BUILD_SCRIPT}` (or `make kube`) and re-run the tests.", red=True)
+    terminalreporter.line(f"Run `bash {KUBE_BUILD_SCRIPT}` (or `make kube`) and re-run the tests.", red=True)

@@ -27,18 +27,10 @@ v2beta2 path. Plain module (no pytest import).
 
 from __future__ import annotations
 
-import atexit
 import base64
-import contextlib
-import http.client
 import json
 import os
-import shutil
 import ssl
-import subprocess
-import sys
-import tempfile
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -49,69 +41,20 @@ import yaml
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from tests.support.builds import KubeBinaries, find_kube_binaries
 from tests.support.kube_load import LoadModel, MetricsServer
 from tests.support.kubelet_standin import KubeletStandIn
-from tests.support.realapi import CertificateAuthority, _free_ports, _stop_group, _tail
+from tests.support.pki import CertificateAuthority
+from tests.support.processes import ServerProcesses, free_ports
 
 JSON = dict[str, Any]
-BUILD_SCRIPT = "scripts/kube-build.sh"
-COMPONENTS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 KUBE_VERSION = "v1.20.2"
 METRICS_NAMESPACE = "kube-system"
 METRICS_SERVICE = "fhpa-metrics"
 
 
-class KubeUnavailable(RuntimeError):
-    """The binaries are missing or stale; the message says how to build them."""
-
-
 class KubeStartError(RuntimeError):
     """The binaries were found but a component did not come up."""
-
-
-# ------------------------------------------------------------------------------------------------
-# Locating the binaries
-
-
-@dataclass(frozen=True)
-class KubeBinaries:
-    apiserver: Path
-    controller_manager: Path
-    scheduler: Path
-    etcd: Path
-
-
-def kube_dir() -> Path:
-    """The build cache of ``scripts/kube-build.sh`` (``$FHPA_KUBE_DIR`` or the default)."""
-    env = os.environ.get("FHPA_KUBE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "federated-hpa" / "kube"
-
-
-def find_kube_binaries() -> KubeBinaries:
-    """The four binaries, or ``KubeUnavailable`` with the reason and the fix."""
-    hint = f"run `bash {BUILD_SCRIPT}` (or `make kube`; ~13 min cold, cached afterwards)"
-    cache = kube_dir()
-    status = cache / "status"
-    last = f"; last build status: {status.read_text().strip()}" if status.is_file() else ""
-    paths = [cache / "bin" / comp for comp in COMPONENTS]
-    for path in paths:
-        if not (path.is_file() and os.access(path, os.X_OK)):
-            raise KubeUnavailable(f"{path.name} not found at {path}{last}; {hint}")
-    if not (cache / "build.stamp").is_file():
-        raise KubeUnavailable(f"{cache}/build.stamp missing (interrupted build?); {hint}")
-    etcd = os.environ.get("FHPA_ETCD") or shutil.which("etcd") or str(cache / "bin" / "etcd")
-    if not os.access(etcd, os.X_OK):
-        raise KubeUnavailable(f"etcd not found on PATH nor in {cache}/bin; {hint}")
-    apiserver, controller_manager, scheduler = paths
-    return KubeBinaries(apiserver, controller_manager, scheduler, Path(etcd))
-
-
-def availability() -> tuple[KubeBinaries | None, str]:
-    """``(binaries, "")`` when the tier can run, else ``(None, reason)``."""
-    try:
-        return find_kube_binaries(), ""
-    except KubeUnavailable as exc:
-        return None, str(exc)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -151,20 +94,6 @@ class HPAFlags:
         ]
 
 
-# Strong references: a member that was started but never stopped is still stopped at exit.
-_RUNNING: set[KubeMember] = set()
-_RUNNING_LOCK = threading.Lock()
-
-
-@atexit.register
-def _stop_all_at_exit() -> None:
-    with _RUNNING_LOCK:
-        members = list(_RUNNING)
-    for member in members:
-        with contextlib.suppress(Exception):
-            member.stop()
-
-
 def wait_for(check: Callable[[], Any], timeout: float, what: str, interval: float = 0.25) -> Any:
     """Poll ``check`` until it returns something truthy; ``TimeoutError`` naming ``what`` otherwise.
 
@@ -184,7 +113,7 @@ def wait_for(check: Callable[[], Any], timeout: float, what: str, interval: floa
 # The member
 
 
-class KubeMember:
+class KubeMember(ServerProcesses):
     """One real member cluster. ``start()``/``stop()`` or a ``with`` block.
 
     Once started: ``url``, ``workdir``, ``request()``/``get()``/``create()``, ``kubeconfig()``
@@ -206,6 +135,7 @@ class KubeMember:
         keep_workdir: bool | None = None,
         extra_apiserver_args: Sequence[str] = (),
     ) -> None:
+        super().__init__()
         self.name = name
         self.extra_apiserver_args = list(extra_apiserver_args)
         self._binaries = binaries
@@ -217,8 +147,6 @@ class KubeMember:
         self.keep_workdir = (
             keep_workdir if keep_workdir is not None else os.environ.get("FHPA_KUBE_KEEP") == "1"
         )
-        self._procs: dict[str, subprocess.Popen[bytes]] = {}
-        self._workdir: Path | None = None
         self._ca: CertificateAuthority | None = None
         self.kubelet: KubeletStandIn | None = None
         self.metrics: MetricsServer | None = None
@@ -238,25 +166,12 @@ class KubeMember:
     # -- paths ---------------------------------------------------------------------------------------
 
     @property
-    def workdir(self) -> Path:
-        if self._workdir is None:
-            raise RuntimeError(f"KubeMember {self.name} is not started")
-        return self._workdir
-
-    @property
     def url(self) -> str:
         return f"https://127.0.0.1:{self.port}"
 
     @property
     def pki(self) -> Path:
         return self.workdir / "pki"
-
-    def log_path(self, component: str) -> Path:
-        """``etcd``, ``kube-apiserver``, ``kube-controller-manager`` or ``kube-scheduler``."""
-        return self.workdir / f"{component}.log"
-
-    def pids(self) -> dict[str, int]:
-        return {comp: proc.pid for comp, proc in self._procs.items() if proc.poll() is None}
 
     # -- lifecycle -----------------------------------------------------------------------------------
 
@@ -265,12 +180,10 @@ class KubeMember:
             return self
         binaries = self._binaries or find_kube_binaries()
         self._binaries = binaries
-        self._workdir = Path(tempfile.mkdtemp(prefix=f"fhpa-kube-{self.name}-"))
-        with _RUNNING_LOCK:
-            _RUNNING.add(self)
+        self._open_workdir(f"fhpa-kube-{self.name}-")
         try:
             self._write_pki()
-            self.port, self.etcd_port, peer_port = _free_ports(3)
+            self.port, self.etcd_port, peer_port = free_ports(3)
             self._write_kubeconfig_file()
             self._start_etcd(binaries, peer_port)
             self.start_apiserver()
@@ -299,26 +212,15 @@ class KubeMember:
             self.metrics.stop()
             self.metrics = None
         for comp in ("kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"):
-            proc = self._procs.pop(comp, None)
-            if proc is not None:
-                _stop_group(proc, grace=3)  # test clusters: nothing to drain or persist
+            self._stop_component(comp, grace=3)  # test clusters: nothing to drain or persist
         self.started = False
-        with _RUNNING_LOCK:
-            _RUNNING.discard(self)
-        if self._workdir is not None:
-            if self.keep_workdir or keep_logs:
-                sys.stderr.write(f"[kubemember {self.name}] logs kept in {self._workdir}\n")
-            else:
-                shutil.rmtree(self._workdir, ignore_errors=True)
-            self._workdir = None
+        self._close_workdir(keep=self.keep_workdir or keep_logs, label=f"kubemember {self.name}")
 
     def stop_apiserver(self) -> None:
         """An outage: the apiserver process goes away (etcd, data, port and the other components stay)."""
         if self.kubelet is not None:
             self.kubelet.pause()
-        proc = self._procs.pop("kube-apiserver", None)
-        if proc is not None:
-            _stop_group(proc, grace=2)  # a crash more than a drain: open watches just break
+        self._stop_component("kube-apiserver", grace=2)  # a crash more than a drain: open watches just break
 
     def start_apiserver(self) -> None:
         """(Re)start the apiserver on the member's port and wait until it is ready."""
@@ -328,7 +230,7 @@ class KubeMember:
             with log.open("ab") as fh:
                 fh.write(b"\n---- restarted by the test harness ----\n")
         self._spawn("kube-apiserver", self._apiserver_args(self._binaries))
-        self._wait_ready()
+        self._wait_readyz(KubeStartError, "kube-apiserver", ("etcd", "kube-apiserver"))
         if self.kubelet is not None:
             self.kubelet.resume()
 
@@ -387,30 +289,6 @@ class KubeMember:
 
     def _write_kubeconfig_file(self) -> None:
         (self.workdir / "admin.kubeconfig").write_text(yaml.safe_dump(self.kubeconfig(), sort_keys=False))
-
-    def _child_env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")}
-        no_proxy = "127.0.0.1,localhost,::1"
-        for var in ("NO_PROXY", "no_proxy"):
-            env[var] = f"{env[var]},{no_proxy}" if env.get(var) else no_proxy
-        return env
-
-    def _spawn(self, component: str, cmd: list[str]) -> subprocess.Popen[bytes]:
-        log = open(self.log_path(component), "ab")  # noqa: SIM115 - handed to the child
-        try:
-            proc = subprocess.Popen(
-                cmd,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                cwd=self.workdir,
-                env=self._child_env(),
-                start_new_session=True,  # own process group: stop() kills the whole group
-            )
-        finally:
-            log.close()
-        self._procs[component] = proc
-        return proc
 
     def _start_etcd(self, binaries: KubeBinaries, peer_port: int) -> None:
         url = f"http://127.0.0.1:{self.etcd_port}"
@@ -491,30 +369,6 @@ class KubeMember:
         ctx = ssl.create_default_context(cafile=str(self.pki / "ca.crt"))
         ctx.load_cert_chain(str(self.pki / "admin.crt"), str(self.pki / "admin.key"))
         return ctx
-
-    def _wait_ready(self) -> None:
-        deadline = time.monotonic() + self.ready_timeout
-        last = "no answer yet"
-        while time.monotonic() < deadline:
-            for comp in ("etcd", "kube-apiserver"):
-                proc = self._procs.get(comp)
-                if proc is not None and proc.poll() is not None:
-                    raise KubeStartError(
-                        f"{self.name}: {comp} exited with {proc.returncode} during start-up; last lines of "
-                        f"{self.log_path(comp)}:\n{_tail(self.log_path(comp))}"
-                    )
-            try:
-                status, body = self.request("GET", "/readyz", timeout=5)
-                if status == 200:
-                    return
-                last = f"HTTP {status}: {str(body)[-300:]}"
-            except (OSError, http.client.HTTPException) as exc:
-                last = repr(exc)
-            time.sleep(0.2)
-        raise KubeStartError(
-            f"{self.name}: kube-apiserver not ready after {self.ready_timeout:.0f}s ({last}); last lines of "
-            f"{self.log_path('kube-apiserver')}:\n{_tail(self.log_path('kube-apiserver'))}"
-        )
 
     def _register_nodes(self) -> None:
         for spec in self.node_specs:
@@ -610,47 +464,15 @@ class KubeMember:
     def _wait_component(self, check: Callable[[], bool], what: str) -> None:
         deadline = time.monotonic() + self.ready_timeout
         while time.monotonic() < deadline:
-            for comp, proc in self._procs.items():
-                if proc.poll() is not None:
-                    raise KubeStartError(
-                        f"{self.name}: {comp} exited with {proc.returncode}; last lines of "
-                        f"{self.log_path(comp)}:\n{_tail(self.log_path(comp))}"
-                    )
+            exited = self._exited()
+            if exited is not None:
+                raise KubeStartError(f"{self.name}: {exited}")
             if check():
                 return
             time.sleep(0.25)
         raise KubeStartError(f"{self.name}: waited {self.ready_timeout:.0f}s for {what}")
 
     # -- requests ------------------------------------------------------------------------------------
-
-    def request(
-        self,
-        method: str,
-        path: str,
-        body: Any = None,
-        content_type: str = "application/json",
-        *,
-        timeout: float = 30,
-    ) -> tuple[int, Any]:
-        """A raw HTTPS request with the admin cert; ``(status, parsed JSON or text)``."""
-        conn = http.client.HTTPSConnection(
-            "127.0.0.1", self.port, context=self._ssl_context(), timeout=timeout
-        )
-        try:
-            headers = {"Accept": "application/json"}
-            data = None
-            if body is not None:
-                data = json.dumps(body).encode()
-                headers["Content-Type"] = content_type
-            conn.request(method, path, body=data, headers=headers)
-            resp = conn.getresponse()
-            raw = resp.read()
-        finally:
-            conn.close()
-        try:
-            return resp.status, json.loads(raw)
-        except ValueError:
-            return resp.status, raw.decode(errors="replace")
 
     def check(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
         """``request`` that raises ``RuntimeError`` unless the answer is 2xx; returns the body."""

@@ -20,7 +20,8 @@ controller but the CRD ones. Stand in for workloads with a CRD that has a ``scal
 
 Plain module (no pytest import). Typical use::
 
-    from tests.support.realapi import RealAPIServer, webhook_configuration
+    from tests.support.realapi import RealAPIServer
+    from tests.support.webhook_configs import webhook_configuration
 
     with RealAPIServer(name="member1") as server:
         server.install_crds([CRD_DIR / "scaletarget.yaml"])
@@ -29,40 +30,28 @@ Plain module (no pytest import). Typical use::
 
 from __future__ import annotations
 
-import atexit
-import base64
 import contextlib
-import datetime
-import hashlib
 import http.client
-import ipaddress
 import json
 import os
 import shutil
-import signal
-import socket
 import ssl
 import subprocess
 import sys
-import tempfile
-import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
 
-from certs.generate import build_ca, issue_certificate
+from tests.support.builds import Binaries, find_binaries
+from tests.support.pki import CertificateAuthority
+from tests.support.processes import ServerProcesses, free_ports, tail
+from tests.support.webhook_configs import default_webhooks
 
 JSON = dict[str, Any]
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-BUILD_SCRIPT = "scripts/realapi-build.sh"
-PATCH_FILE = REPO_ROOT / "scripts" / "realapi" / "server.patch"
 CORE_STUB = Path(__file__).with_name("core_stub.py")
 CRD_DIR = Path(__file__).with_name("crds")
 
@@ -72,271 +61,11 @@ WEBHOOK_COLLECTIONS = {
 }
 
 
-class RealAPIUnavailable(RuntimeError):
-    """The server binary or etcd is missing (or stale); the message says how to fix it."""
-
-
 class RealAPIStartError(RuntimeError):
     """The processes were found but the server did not become ready."""
 
 
-# ------------------------------------------------------------------------------------------------
-# Locating the binaries
-
-
-@dataclass(frozen=True)
-class Binaries:
-    apiserver: Path
-    etcd: Path
-
-
-def realapi_dir() -> Path:
-    """The build cache of ``scripts/realapi-build.sh`` (``$FHPA_REALAPI_DIR`` or the default)."""
-    env = os.environ.get("FHPA_REALAPI_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "federated-hpa" / "realapi"
-
-
-def find_binaries() -> Binaries:
-    """Return the apiserver and etcd paths, or raise ``RealAPIUnavailable`` with the reason.
-
-    ``$FHPA_REALAPI_BIN`` and ``$FHPA_ETCD`` override the locations. Without the override, the
-    binary must have been built from the repository's current ``server.patch``.
-    """
-    hint = f"run `bash {BUILD_SCRIPT}` (or `make realapi`)"
-    explicit = os.environ.get("FHPA_REALAPI_BIN")
-    cache = realapi_dir()
-    apiserver = Path(explicit) if explicit else cache / "bin" / "apiextensions-apiserver"
-    if not (apiserver.is_file() and os.access(apiserver, os.X_OK)):
-        status = cache / "status"
-        last = ""
-        if status.is_file():
-            last = f"; last build status: {status.read_text().strip()}"
-        raise RealAPIUnavailable(f"apiextensions-apiserver not found at {apiserver}{last}; {hint}")
-    if not explicit:
-        stamp = cache / "build.stamp"
-        want = hashlib.sha256(PATCH_FILE.read_bytes()).hexdigest() if PATCH_FILE.is_file() else ""
-        recorded = stamp.read_text() if stamp.is_file() else ""
-        if f"patch_sha256={want}" not in recorded.splitlines():
-            raise RealAPIUnavailable(
-                f"{apiserver} was built from another version of scripts/realapi/server.patch; {hint}"
-            )
-    etcd_env = os.environ.get("FHPA_ETCD")
-    etcd = etcd_env or shutil.which("etcd") or ("/usr/bin/etcd" if Path("/usr/bin/etcd").exists() else None)
-    if not etcd or not os.access(etcd, os.X_OK):
-        raise RealAPIUnavailable(f"etcd not found on PATH (Debian package etcd-server); {hint}")
-    return Binaries(apiserver=apiserver, etcd=Path(etcd))
-
-
-def availability() -> tuple[Binaries | None, str]:
-    """``(binaries, "")`` when the tier can run, else ``(None, reason)``."""
-    try:
-        return find_binaries(), ""
-    except RealAPIUnavailable as exc:
-        return None, str(exc)
-
-
-# ------------------------------------------------------------------------------------------------
-# PKI
-
-
-def _write_key(path: Path, key: ec.EllipticCurvePrivateKey) -> None:
-    path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.TraditionalOpenSSL,
-            serialization.NoEncryption(),
-        )
-    )
-    path.chmod(0o600)
-
-
-class CertificateAuthority:
-    """A throw-away CA (valid 7 days) that signs client and serving certificates, built with the same
-    code as `fhpa certs generate`."""
-
-    def __init__(self, directory: Path, common_name: str = "fhpa-realapi-ca") -> None:
-        self.directory = directory
-        self.cert, self.key = build_ca(common_name, days=7, now=datetime.datetime.now(datetime.UTC))
-        self.cert_path = directory / "ca.crt"
-        self.cert_path.write_bytes(self.pem)
-
-    @property
-    def pem(self) -> bytes:
-        return self.cert.public_bytes(serialization.Encoding.PEM)
-
-    def issue(
-        self,
-        name: str,
-        *,
-        common_name: str,
-        organizations: Sequence[str] = (),
-        hosts: Sequence[str] = (),
-        client: bool = False,
-        server: bool = False,
-    ) -> tuple[Path, Path]:
-        """Write ``<name>.crt`` and ``<name>.key`` into the CA's directory; return their paths."""
-        ips, dns_names = [], []
-        for host in hosts:
-            try:
-                ips.append(ipaddress.ip_address(host))
-            except ValueError:
-                dns_names.append(host)
-        cert, key = issue_certificate(
-            self.cert,
-            self.key,
-            common_name,
-            days=7,
-            now=datetime.datetime.now(datetime.UTC),
-            organizations=organizations,
-            dns_names=dns_names,
-            ips=ips,
-            server=server,
-            client=client,
-        )
-        cert_path = self.directory / f"{name}.crt"
-        key_path = self.directory / f"{name}.key"
-        cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-        _write_key(key_path, key)
-        return cert_path, key_path
-
-
-# ------------------------------------------------------------------------------------------------
-# Webhook configuration helpers
-
-
-def webhook_rule(
-    api_groups: Sequence[str],
-    api_versions: Sequence[str],
-    resources: Sequence[str],
-    operations: Sequence[str] = ("CREATE", "UPDATE"),
-    scope: str = "*",
-) -> JSON:
-    """One ``rules`` entry of a webhook."""
-    return {
-        "apiGroups": list(api_groups),
-        "apiVersions": list(api_versions),
-        "resources": list(resources),
-        "operations": list(operations),
-        "scope": scope,
-    }
-
-
-def webhook_configuration(
-    name: str,
-    *,
-    url: str,
-    ca_bundle: bytes | str,
-    rules: Sequence[Mapping[str, Any]],
-    webhook_name: str | None = None,
-    failure_policy: str = "Fail",
-    timeout_seconds: int = 5,
-    side_effects: str = "None",
-    namespace_selector: Mapping[str, Any] | None = None,
-    object_selector: Mapping[str, Any] | None = None,
-) -> JSON:
-    """A webhook configuration object with one webhook calling ``url`` (for ``set_webhooks``).
-
-    ``ca_bundle`` is the PEM of the CA that signed the webhook server's certificate (for example
-    ``server.ca_pem`` with a cert from ``server.issue_cert``). The same body works for mutating
-    and validating configurations; the stub fills the kind-specific defaults.
-    """
-    pem = ca_bundle.encode() if isinstance(ca_bundle, str) else ca_bundle
-    return {
-        "metadata": {"name": name},
-        "webhooks": [
-            {
-                "name": webhook_name or f"{name}.fhpa.test",
-                "admissionReviewVersions": ["v1"],
-                "sideEffects": side_effects,
-                "failurePolicy": failure_policy,
-                "timeoutSeconds": timeout_seconds,
-                "matchPolicy": "Equivalent",
-                "namespaceSelector": dict(namespace_selector or {}),
-                "objectSelector": dict(object_selector or {}),
-                "clientConfig": {"url": url, "caBundle": base64.b64encode(pem).decode()},
-                "rules": [dict(r) for r in rules],
-            }
-        ],
-    }
-
-
-def _default_webhooks(kind: str, configs: Iterable[Mapping[str, Any]]) -> list[JSON]:
-    """Apply the defaults a real apiserver would (the stub stores objects as given)."""
-    out: list[JSON] = []
-    for config in configs:
-        body = json.loads(json.dumps(config))
-        for hook in body.get("webhooks") or []:
-            hook.setdefault("failurePolicy", "Fail")
-            hook.setdefault("matchPolicy", "Equivalent")
-            hook.setdefault("namespaceSelector", {})
-            hook.setdefault("objectSelector", {})
-            hook.setdefault("timeoutSeconds", 10)
-            hook.setdefault("sideEffects", "None")
-            hook.setdefault("admissionReviewVersions", ["v1"])
-            if kind == "mutating":
-                hook.setdefault("reinvocationPolicy", "Never")
-            for rule in hook.get("rules") or []:
-                rule.setdefault("scope", "*")
-        out.append(body)
-    return out
-
-
-# ------------------------------------------------------------------------------------------------
-# Processes
-
-
-def _free_ports(count: int) -> list[int]:
-    socks = []
-    try:
-        for _ in range(count):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
-def _stop_group(proc: subprocess.Popen[bytes], grace: float) -> None:
-    """SIGTERM the process group, then SIGKILL what is left after ``grace`` seconds."""
-    if proc.poll() is not None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)  # stray children of a dead leader
-        return
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGTERM)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=grace)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=5)
-
-
-# Strong references: a server that was started but never stopped is still stopped at exit.
-_RUNNING: set[RealAPIServer] = set()
-_RUNNING_LOCK = threading.Lock()
-
-
-@atexit.register
-def _stop_all_at_exit() -> None:
-    with _RUNNING_LOCK:
-        servers = list(_RUNNING)
-    for server in servers:
-        with contextlib.suppress(Exception):
-            server.stop()
-
-
-def _tail(path: Path, lines: int = 40) -> str:
-    try:
-        text = path.read_text(errors="replace").splitlines()
-    except OSError:
-        return f"({path} not readable)"
-    return "\n".join(text[-lines:])
-
-
-class RealAPIServer:
+class RealAPIServer(ServerProcesses):
     """One real API server "cluster": etcd + apiextensions-apiserver + core stub.
 
     Use ``start()``/``stop()`` or a ``with`` block. Attributes and helpers once started:
@@ -357,6 +86,7 @@ class RealAPIServer:
         keep_workdir: bool | None = None,
         extra_apiserver_args: Sequence[str] = (),
     ) -> None:
+        super().__init__()
         self.name = name
         self._binaries = binaries
         self.ready_timeout = ready_timeout
@@ -364,9 +94,7 @@ class RealAPIServer:
             keep_workdir if keep_workdir is not None else os.environ.get("FHPA_REALAPI_KEEP") == "1"
         )
         self.extra_apiserver_args = list(extra_apiserver_args)
-        self._procs: dict[str, subprocess.Popen[bytes]] = {}
         self._clients: list[Any] = []
-        self._workdir: Path | None = None
         self._ca: CertificateAuthority | None = None
         self.port = 0
         self.etcd_port = 0
@@ -374,12 +102,6 @@ class RealAPIServer:
         self.started = False
 
     # -- properties ------------------------------------------------------------------------------
-
-    @property
-    def workdir(self) -> Path:
-        if self._workdir is None:
-            raise RuntimeError("RealAPIServer is not started")
-        return self._workdir
 
     @property
     def url(self) -> str:
@@ -409,14 +131,6 @@ class RealAPIServer:
     def admin_key_path(self) -> Path:
         return self.workdir / "pki" / "admin.key"
 
-    def pids(self) -> dict[str, int]:
-        """Process ids of the running components (each leads its own process group)."""
-        return {comp: proc.pid for comp, proc in self._procs.items() if proc.poll() is None}
-
-    def log_path(self, component: str) -> Path:
-        """``component`` is ``apiserver``, ``etcd`` or ``core_stub``."""
-        return self.workdir / f"{component}.log"
-
     def __repr__(self) -> str:
         state = self.url if self.started else "stopped"
         return f"RealAPIServer({self.name!r}, {state})"
@@ -433,9 +147,7 @@ class RealAPIServer:
         if self.started:
             return self
         binaries = self._binaries or find_binaries()
-        self._workdir = Path(tempfile.mkdtemp(prefix=f"fhpa-realapi-{self.name}-"))
-        with _RUNNING_LOCK:
-            _RUNNING.add(self)
+        self._open_workdir(f"fhpa-realapi-{self.name}-")
         try:
             self._write_pki()
             self._start_core_stub()
@@ -443,18 +155,16 @@ class RealAPIServer:
             for attempt in range(3):
                 try:
                     self._start_etcd_and_apiserver(binaries)
-                    self._wait_ready()
+                    self._wait_readyz(RealAPIStartError, "apiserver")
                     self.started = True
                     return self
                 except RealAPIStartError as exc:
                     last_error = exc
                     clash = "address already in use" in (
-                        _tail(self.log_path("apiserver"), 200) + _tail(self.log_path("etcd"), 200)
+                        tail(self.log_path("apiserver"), 200) + tail(self.log_path("etcd"), 200)
                     )
                     for comp in ("apiserver", "etcd"):
-                        proc = self._procs.pop(comp, None)
-                        if proc is not None:
-                            _stop_group(proc, grace=5)
+                        self._stop_component(comp, grace=5)
                     if not clash:
                         break
                     # Another process took a port between probing and binding: try new ports.
@@ -476,18 +186,9 @@ class RealAPIServer:
                 client.close()
         self._clients.clear()
         for comp in ("apiserver", "core_stub", "etcd"):
-            proc = self._procs.pop(comp, None)
-            if proc is not None:
-                _stop_group(proc, grace=10 if comp == "apiserver" else 5)
+            self._stop_component(comp, grace=10 if comp == "apiserver" else 5)
         self.started = False
-        with _RUNNING_LOCK:
-            _RUNNING.discard(self)
-        if self._workdir is not None:
-            if self.keep_workdir:
-                sys.stderr.write(f"[realapi] kept work directory {self._workdir}\n")
-            else:
-                shutil.rmtree(self._workdir, ignore_errors=True)
-            self._workdir = None
+        self._close_workdir(keep=self.keep_workdir, label="realapi")
 
     # -- start-up steps --------------------------------------------------------------------------
 
@@ -524,31 +225,6 @@ class RealAPIServer:
         }
         path.write_text(yaml.safe_dump(config, sort_keys=False))
 
-    def _child_env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")}
-        no_proxy = "127.0.0.1,localhost,::1"
-        for var in ("NO_PROXY", "no_proxy"):
-            env[var] = f"{env[var]},{no_proxy}" if env.get(var) else no_proxy
-        return env
-
-    def _spawn(self, component: str, cmd: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
-        log = open(self.log_path(component), "ab")  # noqa: SIM115 - handed to the child
-        try:
-            proc = subprocess.Popen(
-                cmd,
-                stdin=subprocess.DEVNULL,
-                stdout=kwargs.pop("stdout", log),
-                stderr=log,
-                cwd=self.workdir,
-                env=self._child_env(),
-                start_new_session=True,  # own process group: stop() kills the whole group
-                **kwargs,
-            )
-        finally:
-            log.close()
-        self._procs[component] = proc
-        return proc
-
     def _start_core_stub(self) -> None:
         proc = self._spawn(
             "core_stub",
@@ -570,7 +246,7 @@ class RealAPIServer:
                 time.sleep(0.02)
         proc.stdout.close()
         if not line.startswith(b"listening on http://"):
-            raise RealAPIStartError(f"core stub did not start: {line!r}\n{_tail(self.log_path('core_stub'))}")
+            raise RealAPIStartError(f"core stub did not start: {line!r}\n{tail(self.log_path('core_stub'))}")
         self.core_port = int(line.strip().rsplit(b":", 1)[1])
         core_config = {
             "apiVersion": "v1",
@@ -583,7 +259,7 @@ class RealAPIServer:
         (self.workdir / "core.kubeconfig").write_text(yaml.safe_dump(core_config, sort_keys=False))
 
     def _start_etcd_and_apiserver(self, binaries: Binaries) -> None:
-        self.port, self.etcd_port, peer_port = _free_ports(3)
+        self.port, self.etcd_port, peer_port = free_ports(3)
         self._write_kubeconfig(self.kubeconfig_path)
         etcd_url = f"http://127.0.0.1:{self.etcd_port}"
         peer_url = f"http://127.0.0.1:{peer_port}"
@@ -633,37 +309,6 @@ class RealAPIServer:
         ctx.load_cert_chain(str(self.admin_cert_path), str(self.admin_key_path))
         return ctx
 
-    def _wait_ready(self) -> None:
-        deadline = time.monotonic() + self.ready_timeout
-        ctx = self._ssl_context()
-        last = "no answer yet"
-        while time.monotonic() < deadline:
-            for comp in ("etcd", "apiserver", "core_stub"):
-                proc = self._procs.get(comp)
-                if proc is not None and proc.poll() is not None:
-                    raise RealAPIStartError(
-                        f"{comp} exited with {proc.returncode} during start-up; "
-                        f"last lines of {self.log_path(comp)}:\n{_tail(self.log_path(comp))}"
-                    )
-            try:
-                conn = http.client.HTTPSConnection("127.0.0.1", self.port, context=ctx, timeout=5)
-                try:
-                    conn.request("GET", "/readyz")
-                    resp = conn.getresponse()
-                    body = resp.read().decode(errors="replace")
-                finally:
-                    conn.close()
-                if resp.status == 200:
-                    return
-                last = f"HTTP {resp.status}: {body[-300:]}"
-            except (OSError, http.client.HTTPException) as exc:
-                last = repr(exc)
-            time.sleep(0.2)
-        raise RealAPIStartError(
-            f"apiserver not ready after {self.ready_timeout:.0f}s ({last}); last lines of "
-            f"{self.log_path('apiserver')}:\n{_tail(self.log_path('apiserver'))}"
-        )
-
     # -- clients ---------------------------------------------------------------------------------
 
     def api_client(self) -> Any:
@@ -673,27 +318,6 @@ class RealAPIServer:
         client = config.new_client_from_config(config_file=str(self.kubeconfig_path), persist_config=False)
         self._clients.append(client)
         return client
-
-    def request(self, method: str, path: str, body: Any = None, *, timeout: float = 30) -> tuple[int, Any]:
-        """A raw HTTPS request with the admin cert; returns ``(status, parsed JSON or text)``."""
-        conn = http.client.HTTPSConnection(
-            "127.0.0.1", self.port, context=self._ssl_context(), timeout=timeout
-        )
-        try:
-            headers = {"Accept": "application/json"}
-            data = None
-            if body is not None:
-                data = json.dumps(body).encode()
-                headers["Content-Type"] = "application/json"
-            conn.request(method, path, body=data, headers=headers)
-            resp = conn.getresponse()
-            raw = resp.read()
-        finally:
-            conn.close()
-        try:
-            return resp.status, json.loads(raw)
-        except ValueError:
-            return resp.status, raw.decode(errors="replace")
 
     def get_json(self, path: str) -> Any:
         """GET ``path`` and return the parsed JSON; raises ``RuntimeError`` unless HTTP 200."""
@@ -815,7 +439,7 @@ class RealAPIServer:
         for kind, configs in (("mutating", mutating), ("validating", validating)):
             if configs is None:
                 continue
-            answer = self._stub_replace(WEBHOOK_COLLECTIONS[kind], _default_webhooks(kind, configs), timeout)
+            answer = self._stub_replace(WEBHOOK_COLLECTIONS[kind], default_webhooks(kind, configs), timeout)
             if answer.get("watchersBehind") or not answer.get("watchersUpdated"):
                 raise TimeoutError(
                     f"the apiserver did not receive the {kind} webhook change within {timeout}s: {answer}"

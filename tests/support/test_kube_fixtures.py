@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import kube_fixtures
-from tests.support.kubemember import availability
+from tests.support.builds import kube_availability
 
 
 @pytest.fixture
@@ -19,7 +19,7 @@ def empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_a_missing_build_names_the_last_status_and_the_fix(empty_cache: Path) -> None:
-    binaries, reason = availability()
+    binaries, reason = kube_availability()
     assert binaries is None
     assert "kube-apiserver not found" in reason
     assert "failed: make failed after 12 s" in reason
@@ -44,5 +44,5 @@ def test_binaries_without_a_build_stamp_do_not_count(empty_cache: Path) -> None:
         path = empty_cache / "bin" / name
         path.write_text("#!/bin/sh\n")
         path.chmod(0o755)
-    binaries, reason = availability()
+    binaries, reason = kube_availability()
     assert binaries is None and "build.stamp missing" in reason

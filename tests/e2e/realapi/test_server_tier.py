@@ -28,13 +28,10 @@ from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
 from tests.support import realapi as harness
-from tests.support.realapi import (
-    Binaries,
-    CertificateAuthority,
-    RealAPIServer,
-    webhook_configuration,
-    webhook_rule,
-)
+from tests.support.builds import Binaries
+from tests.support.pki import CertificateAuthority
+from tests.support.realapi import RealAPIServer
+from tests.support.webhook_configs import webhook_configuration, webhook_rule
 
 pytestmark = pytest.mark.realapi
 
@@ -440,7 +437,7 @@ def test_start_retries_when_a_port_is_taken(
     squatter.bind(("127.0.0.1", 0))
     squatter.listen()
     taken = squatter.getsockname()[1]
-    real_free_ports = harness._free_ports
+    real_free_ports = harness.free_ports
     calls: list[list[int]] = []
 
     def first_call_collides(count: int) -> list[int]:
@@ -450,7 +447,7 @@ def test_start_retries_when_a_port_is_taken(
         calls.append(ports)
         return ports
 
-    monkeypatch.setattr(harness, "_free_ports", first_call_collides)
+    monkeypatch.setattr(harness, "free_ports", first_call_collides)
     try:
         with RealAPIServer("retry", binaries=realapi_binaries) as server:
             assert len(calls) == 2

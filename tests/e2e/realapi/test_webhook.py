@@ -21,7 +21,8 @@ import yaml
 
 from fhpa_api.defaulting import apply_defaults
 from fhpa_api.validation import validate
-from tests.support.realapi import Binaries, RealAPIServer
+from tests.support.builds import Binaries
+from tests.support.realapi import RealAPIServer
 from tests.support.reviews import API_VERSION, cronfhpa, fhpa
 from tests.support.webhook_serving import REPO, RunningWebhook, generate_certs, run_webhook
 
