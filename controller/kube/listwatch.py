@@ -42,17 +42,16 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import random
 import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kubernetes.client.exceptions import ApiException
 from kubernetes.watch.watch import iter_resp_lines
 
+from controller.backoff import ExponentialBackoff
 from controller.errors import GoneError, PortError
 from controller.executor import public_text
 from controller.kube.clients import (
@@ -117,17 +116,10 @@ def object_key(obj: Mapping[str, Any]) -> ObjectKey:
     return (meta.get("namespace") or "", meta.get("name") or "")
 
 
-@dataclass(frozen=True)
-class Backoff:
-    """Exponential delay with jitter: ``base * 2**(failures-1)``, capped at ``maximum``."""
-
-    base: float = 0.5
-    maximum: float = 30.0
-    jitter: float = 0.2
-
-    def delay(self, failures: int) -> float:
-        raw = min(self.maximum, self.base * (2 ** max(0, failures - 1)))
-        return max(0.0, raw * (1 + random.uniform(-self.jitter, self.jitter)))
+def watch_backoff() -> ExponentialBackoff:
+    """The loop's default retry schedule: 0.5 s doubling to 30 s, spread by +/- 20% so that the watches
+    of many clusters broken together (a network blip) do not retry together."""
+    return ExponentialBackoff(base=0.5, maximum=30.0, jitter=0.2)
 
 
 class ListWatch:
@@ -149,7 +141,7 @@ class ListWatch:
         page_size: int = DEFAULT_PAGE_SIZE,
         timeout_seconds: int = DEFAULT_WATCH_TIMEOUT_SECONDS,
         read_slack_seconds: float = 30.0,
-        backoff: Backoff | None = None,
+        backoff: ExponentialBackoff | None = None,
         min_watch_interval: float = 1.0,
         denied_retry_seconds: float = DEFAULT_DENIED_RETRY_SECONDS,
         on_synced: Callable[[], None] | None = None,
@@ -173,7 +165,7 @@ class ListWatch:
         self._page_size = page_size
         self._timeout_seconds = timeout_seconds
         self._read_slack = read_slack_seconds
-        self._backoff = backoff or Backoff()
+        self._backoff = backoff or watch_backoff()
         self._min_watch_interval = min_watch_interval
         self._denied_retry = denied_retry_seconds
         self._lock = threading.Lock()

@@ -43,18 +43,19 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from controller.backoff import ExponentialBackoff
 from controller.errors import ClusterUnreachableError
 from controller.kube.clients import KubeClient
 from controller.kube.listwatch import (
     DEFAULT_PAGE_SIZE,
     DEFAULT_WATCH_TIMEOUT_SECONDS,
     SYNC,
-    Backoff,
     KubeTransport,
     ListWatch,
     ObjectKey,
     Transport,
     list_gate,
+    watch_backoff,
 )
 from controller.planning import capacity
 from controller.planning.selectors import Requirement, parse_selector, selector_matches
@@ -308,7 +309,7 @@ class _Family:
 
     def _run(self, stop: threading.Event) -> None:
         failures = 0
-        backoff = self.cache.options.get("backoff") or Backoff()
+        backoff = self.cache.options.get("backoff") or watch_backoff()
         while self._path_for is None and not stop.is_set():
             try:
                 self._path_for = self._paths()
@@ -379,7 +380,7 @@ class MemberCache:
         page_size: int = DEFAULT_PAGE_SIZE,
         timeout_seconds: int = DEFAULT_WATCH_TIMEOUT_SECONDS,
         read_slack_seconds: float = 30.0,
-        backoff: Backoff | None = None,
+        backoff: ExponentialBackoff | None = None,
         min_watch_interval: float = 1.0,
         denied_retry_seconds: float = 300.0,
         capacity_ttl_seconds: float = 2.0,

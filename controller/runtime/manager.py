@@ -58,6 +58,7 @@ from typing import Any
 from kubernetes.client import VersionApi
 
 from controller import finalizer
+from controller.backoff import ExponentialBackoff
 from controller.kube.control_plane import KubeControlPlane
 from controller.kube.listwatch import SYNC, ListWatch, ObjectKey, Trim, list_gate
 from controller.planning.namespaces import NamespacePolicy
@@ -69,7 +70,7 @@ from controller.runtime.health import Heartbeats
 from controller.runtime.leader import Elector, LeaderConfig, LeaderElector, LeaseClient
 from controller.runtime.metrics import Metrics
 from controller.runtime.shard_elector import ShardedElector
-from controller.runtime.workqueue import ExponentialBackoff, ShutDown, WorkQueue
+from controller.runtime.workqueue import ShutDown, WorkQueue
 
 log = logging.getLogger(__name__)
 

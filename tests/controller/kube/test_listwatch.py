@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 from kubernetes import config as kube_config
 
+from controller.backoff import ExponentialBackoff
 from controller.errors import GoneError, PortError
 from controller.kube.control_plane import KubeControlPlane
-from controller.kube.listwatch import DEFAULT_WATCH_TIMEOUT_SECONDS, SYNC, Backoff, ListWatch, ObjectKey
+from controller.kube.listwatch import DEFAULT_WATCH_TIMEOUT_SECONDS, SYNC, ListWatch, ObjectKey
 from tests.support.fakekube import FakeKube, Resource
 
 GROUP = "autoscaling.karmada.io"
@@ -75,15 +76,15 @@ class FakeServer:
         return answer
 
 
-class RecordingBackoff(Backoff):
+class RecordingBackoff(ExponentialBackoff):
     """Records the failure count of every backoff asked for; waits nothing."""
 
     def __init__(self) -> None:
         super().__init__()
-        object.__setattr__(self, "asked", [])
+        self.asked: list[int] = []
 
     def delay(self, failures: int) -> float:
-        self.asked.append(failures)  # type: ignore[attr-defined]
+        self.asked.append(failures)
         return 0.0
 
 

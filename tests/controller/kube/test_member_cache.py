@@ -20,9 +20,10 @@ from typing import Any
 
 import pytest
 
+from controller.backoff import ExponentialBackoff
 from controller.errors import GoneError
 from controller.kube.clients import KubeClient, Timeouts, build_api_client
-from controller.kube.listwatch import Backoff, ListWatch
+from controller.kube.listwatch import ListWatch
 from controller.kube.member import pod_counts
 from controller.kube.member_cache import (
     HPA,
@@ -38,7 +39,7 @@ from controller.planning import capacity
 from tests.support.fakekube import FakeKube, node, pod
 
 WAIT = 30.0  # generous: a condition that needs longer than this is a bug, not a slow machine
-FAST = Backoff(base=0.05, maximum=0.2, jitter=0.1)
+FAST = ExponentialBackoff(base=0.05, maximum=0.2, jitter=0.1)
 
 
 def wait_for(cond: Callable[[], bool], what: str, timeout: float = WAIT) -> None:

@@ -6,12 +6,13 @@ from collections.abc import Callable
 
 import pytest
 
+from controller.backoff import ExponentialBackoff
 from controller.errors import ConflictError, PortError
 from controller.ports import NotLeaderError
 from controller.result import Result
 from controller.runtime.controller import Controller, Key
 from controller.runtime.metrics import Metrics
-from controller.runtime.workqueue import ExponentialBackoff, WorkQueue
+from controller.runtime.workqueue import WorkQueue
 
 KEY: Key = ("Thing", "ns", "a")
 

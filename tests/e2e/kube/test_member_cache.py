@@ -15,8 +15,8 @@ from collections.abc import Callable
 
 import pytest
 
+from controller.backoff import ExponentialBackoff
 from controller.kube.clients import KubeClient, build_api_client
-from controller.kube.listwatch import Backoff
 from controller.kube.member import KubeMemberCluster
 from controller.kube.member_cache import MemberCache
 from controller.planning.member_hpa import render_spec
@@ -120,7 +120,7 @@ def test_a_410_after_etcd_compaction_relists_and_the_diff_reports_what_changed(
     member.create_deployment("c", "web", replicas=3, cpu="100m")
     wait_for(lambda: member.pod_summary("c", "web")["ready"] == 3, 60, "three ready pods")
     changes: list[object] = []
-    cache, client = start_cache(member, backoff=Backoff(base=0.2, maximum=1.0))
+    cache, client = start_cache(member, backoff=ExponentialBackoff(base=0.2, maximum=1.0, jitter=0.2))
     try:
         cache.add_listener(lambda *event: changes.append(event))
         wait_for(lambda: len(cache.pods_matching("c", "app=web")) == 3, 30, "three pods cached")
