@@ -44,7 +44,9 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from tests.support.fakekube import FakeKube, RequestRecord, deployment, node, pod  # noqa: E402
+from tests.support.fakekube import FakeKube  # noqa: E402
+from tests.support.fakekube_builders import deployment, node, pod  # noqa: E402
+from tests.support.fakekube_faults import RequestRecord  # noqa: E402
 
 NAMESPACE = "default"
 POD_CPU = "100m"
@@ -225,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def serve_control_plane() -> int:
-    from tests.support.fakekube import Resource
+    from tests.support.fakekube_store import Resource
 
     fake = CountingFake(
         namespaces=("default", "kube-system", "federated-hpa-system"),

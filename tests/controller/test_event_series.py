@@ -18,7 +18,8 @@ from fhpa_api.models import CronFederatedHPA, FederatedHPA
 from simulator.clock import VirtualClock
 from simulator.control_plane import SimulatedControlPlane
 from tests.controller.kube.test_control_plane import fhpa_body
-from tests.support.fakekube import FakeKube, Resource
+from tests.support.fakekube import FakeKube
+from tests.support.fakekube_store import Resource
 
 T0 = datetime(2026, 6, 1, tzinfo=UTC)
 

@@ -18,7 +18,8 @@ from controller.planning.external_share import ANNOTATION_PER_CLUSTER_METRICS
 from controller.ports import ClusterIdentity, MemberCluster
 from controller.reconcile import reconcile_federated_hpa
 from fhpa_api.models import FederatedHPA
-from tests.support.fakekube import FakeKube, deployment, node, pod
+from tests.support.fakekube import FakeKube
+from tests.support.fakekube_builders import deployment, node, pod
 from tests.support.fakes import FakeControlPlane
 
 HPAS = "horizontalpodautoscalers"

@@ -18,7 +18,8 @@ from controller.planning.member_hpa import (
 from fhpa.cli import main
 from tests.fhpa.commands.test_cluster import Cli
 from tests.support.clusters import RBAC, SYSTEM, member, token_controller
-from tests.support.fakekube import FakeKube, Resource
+from tests.support.fakekube import FakeKube
+from tests.support.fakekube_store import Resource
 
 FHPAS = Resource("autoscaling.karmada.io", "v1alpha1", "federatedhpas", "FederatedHPA", status=True)
 FHPA_STORE = "federatedhpas.autoscaling.karmada.io"

@@ -33,7 +33,10 @@ from tests.controller.runtime.test_manager import (
     wait_for,
 )
 from tests.manifests.test_controller_rbac import PATH
-from tests.support.fakekube import FakeKube, RequestRecord, Resource, pod
+from tests.support.fakekube import FakeKube
+from tests.support.fakekube_builders import pod
+from tests.support.fakekube_faults import RequestRecord
+from tests.support.fakekube_store import Resource
 from tests.support.members import member_cluster, member_secret, registry
 from tests.support.writes import scale
 

@@ -10,7 +10,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.support.fakekube import FakeKube, Resource, fake_pki
+from tests.support.fake_pki import fake_pki
+from tests.support.fakekube import FakeKube
+from tests.support.fakekube_store import Resource
 
 RBAC = "rbac.authorization.k8s.io"
 SYSTEM = "federated-hpa-system"

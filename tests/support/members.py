@@ -8,7 +8,8 @@ import json
 
 from controller.kube.clients import Timeouts
 from controller.kube.registry import MEMBER_LABEL, MemberRegistry, default_factory
-from tests.support.fakekube import FakeKube, deployment, node
+from tests.support.fakekube import FakeKube
+from tests.support.fakekube_builders import deployment, node
 
 
 def member_cluster(namespace: str = "default", replicas: int = 1, name: str = "web") -> FakeKube:

@@ -16,7 +16,8 @@ from controller.kube.capacity_signals import CapacitySignals
 from controller.kube.clients import KubeClient, Timeouts, build_api_client
 from controller.planning.node_autoscaling import NodeGroup, pending_reasons
 from tests.support.cluster_autoscaler import GROUP_LABEL, ClusterAutoscalerStandIn, NodeGroupSpec
-from tests.support.fakekube import FakeKube, node, pod
+from tests.support.fakekube import FakeKube
+from tests.support.fakekube_builders import node, pod
 
 
 @pytest.fixture

@@ -16,14 +16,10 @@ from kubernetes import client, watch
 from kubernetes import config as kube_config
 from kubernetes.client.exceptions import ApiException
 
-from tests.support.fakekube import (
-    FakeKube,
-    deployment,
-    json_patch,
-    label_selector_matches,
-    merge_patch,
-    pod,
-)
+from tests.support.fakekube import FakeKube
+from tests.support.fakekube_builders import deployment, pod
+from tests.support.fakekube_patches import json_patch, merge_patch
+from tests.support.fakekube_selectors import label_selector_matches
 
 
 @pytest.fixture

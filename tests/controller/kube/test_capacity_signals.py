@@ -17,7 +17,9 @@ from controller.kube.member import KubeMemberCluster
 from controller.planning.observation import ClusterObservation
 from controller.ports import ClusterIdentity
 from tests.controller.kube.test_member import make_fhpa, make_member
-from tests.support.fakekube import FakeKube, Resource, deployment, node, pod
+from tests.support.fakekube import FakeKube
+from tests.support.fakekube_builders import deployment, node, pod
+from tests.support.fakekube_store import Resource
 
 SAMPLES = Path(__file__).parent / "autoscaler_status"
 FHPA = make_fhpa()

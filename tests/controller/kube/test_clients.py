@@ -30,7 +30,8 @@ from controller.kube.clients import (
     opt_ins_used,
     parse_kubeconfig,
 )
-from tests.support.fakekube import FakeKube, fake_pki
+from tests.support.fake_pki import fake_pki
+from tests.support.fakekube import FakeKube
 
 
 @pytest.fixture

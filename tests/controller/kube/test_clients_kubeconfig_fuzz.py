@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from controller.kube.clients import CredentialPolicy, KubeconfigError, build_api_client
-from tests.support.fakekube import fake_pki
+from tests.support.fake_pki import fake_pki
 
 SECRET = "Zq9-SECRET-MATERIAL-7f"
 SECRET_B64 = base64.b64encode(SECRET.encode()).decode()

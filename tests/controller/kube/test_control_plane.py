@@ -16,7 +16,9 @@ from fhpa_api.models import (
     FederatedHPA,
     FederatedHPAStatus,
 )
-from tests.support.fakekube import FakeKube, Resource, cron_federated_hpa
+from tests.support.fakekube import FakeKube
+from tests.support.fakekube_builders import cron_federated_hpa
+from tests.support.fakekube_store import Resource
 
 GROUP = "autoscaling.karmada.io"
 

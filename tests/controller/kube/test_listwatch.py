@@ -15,7 +15,8 @@ from controller.backoff import ExponentialBackoff
 from controller.errors import GoneError, PortError
 from controller.kube.control_plane import KubeControlPlane
 from controller.kube.listwatch import DEFAULT_WATCH_TIMEOUT_SECONDS, SYNC, ListWatch, ObjectKey
-from tests.support.fakekube import FakeKube, Resource
+from tests.support.fakekube import FakeKube
+from tests.support.fakekube_store import Resource
 
 GROUP = "autoscaling.karmada.io"
 Event = tuple[str, ObjectKey, Any]

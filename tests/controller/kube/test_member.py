@@ -28,7 +28,8 @@ from fhpa_api.models import (
     MetricSpec,
     ObjectMeta,
 )
-from tests.support.fakekube import FakeKube, deployment, node, pod
+from tests.support.fakekube import FakeKube
+from tests.support.fakekube_builders import deployment, node, pod
 
 HPAS = "horizontalpodautoscalers"
 TARGET = CrossVersionObjectReference(api_version="apps/v1", kind="Deployment", name="web")

@@ -36,7 +36,8 @@ from controller.kube.member_cache import (
     trim_pod,
 )
 from controller.planning import capacity
-from tests.support.fakekube import FakeKube, node, pod
+from tests.support.fakekube import FakeKube
+from tests.support.fakekube_builders import node, pod
 
 WAIT = 30.0  # generous: a condition that needs longer than this is a bug, not a slow machine
 FAST = ExponentialBackoff(base=0.05, maximum=0.2, jitter=0.1)

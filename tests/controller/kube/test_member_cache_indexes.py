@@ -29,7 +29,8 @@ from controller.kube.member_cache import (
 from controller.planning import capacity
 from controller.planning.selectors import parse_selector, selector_matches
 from tests.controller.kube.test_member_cache import FAST, WAIT, StubTransport, client_for, wait_for
-from tests.support.fakekube import FakeKube, deployment, node, pod
+from tests.support.fakekube import FakeKube
+from tests.support.fakekube_builders import deployment, node, pod
 
 DEPLOY = ("apps", "Deployment")
 

@@ -29,7 +29,8 @@ from controller.kube.registry import (
     default_factory,
 )
 from fhpa_api.models import CrossVersionObjectReference, FederatedHPA, FederatedHPASpec, ObjectMeta
-from tests.support.fakekube import FakeKube, deployment, node, pod
+from tests.support.fakekube import FakeKube
+from tests.support.fakekube_builders import deployment, node, pod
 
 NS = "fhpa-system"
 TOKEN = "s3cr3t-token-value"

@@ -15,7 +15,7 @@ from controller.planning.selectors import (
     selector_string,
 )
 from fhpa_api.models import LabelSelector
-from tests.support.fakekube import label_selector_matches as server_selects
+from tests.support.fakekube_selectors import label_selector_matches as server_selects
 
 
 @pytest.mark.parametrize(

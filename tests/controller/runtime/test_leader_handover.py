@@ -22,7 +22,9 @@ from controller.kube.control_plane import KubeControlPlane
 from controller.runtime.fleet import FleetManager
 from controller.runtime.leader import LeaderConfig, LeaseClient
 from controller.runtime.manager import ManagerConfig
-from tests.support.fakekube import FakeKube, Resource, deployment
+from tests.support.fakekube import FakeKube
+from tests.support.fakekube_builders import deployment
+from tests.support.fakekube_store import Resource
 from tests.support.members import registry
 
 GROUP = "autoscaling.karmada.io"

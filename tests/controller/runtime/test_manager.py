@@ -21,7 +21,8 @@ from controller.planning.planner import PlannerConfig
 from controller.runtime.fleet import FleetManager, member_event_message
 from controller.runtime.leader import LeaderConfig, LeaseClient
 from controller.runtime.manager import ManagerConfig
-from tests.support.fakekube import FakeKube, Resource
+from tests.support.fakekube import FakeKube
+from tests.support.fakekube_store import Resource
 from tests.support.members import member_cluster, member_secret, registry
 
 GROUP = "autoscaling.karmada.io"

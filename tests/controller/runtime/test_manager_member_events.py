@@ -23,7 +23,8 @@ from controller.runtime import manager as runtime_manager
 from controller.runtime.fleet import FleetManager
 from controller.runtime.manager import ManagerConfig
 from tests.controller.runtime.test_manager import FHPA, GROUP, HPA, SYSTEM, control_plane_fake, wait_for
-from tests.support.fakekube import FakeKube, pod
+from tests.support.fakekube import FakeKube
+from tests.support.fakekube_builders import pod
 from tests.support.members import member_cluster, member_secret, registry
 
 HOUR = 3600.0

@@ -14,7 +14,9 @@ import pytest
 from controller.finalizer import FINALIZER
 from controller.planning.namespaces import REASON_NAMESPACE_NOT_ALLOWED, NamespacePolicy
 from tests.controller.runtime.test_manager import FHPA, GROUP, HPA, SYSTEM, fhpa, start_manager, wait_for
-from tests.support.fakekube import FakeKube, Resource, cron_federated_hpa, deployment, node
+from tests.support.fakekube import FakeKube
+from tests.support.fakekube_builders import cron_federated_hpa, deployment, node
+from tests.support.fakekube_store import Resource
 from tests.support.members import member_secret, registry
 
 ALLOWED = "team-a"

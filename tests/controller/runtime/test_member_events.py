@@ -16,7 +16,7 @@ from controller.runtime.member_events import (
     target_of,
     workload_matters,
 )
-from tests.support.fakekube import pod
+from tests.support.fakekube_builders import pod
 
 DEPLOY = ("apps", "Deployment")
 

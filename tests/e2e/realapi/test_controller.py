@@ -32,7 +32,8 @@ from typing import Any
 import pytest
 
 from tests.manifests import test_controller_rbac as rbac
-from tests.support.fakekube import FakeKube, deployment
+from tests.support.fakekube import FakeKube
+from tests.support.fakekube_builders import deployment
 from tests.support.front import Backend, Front
 from tests.support.members import member_cluster, member_secret
 from tests.support.realapi import RealAPIServer

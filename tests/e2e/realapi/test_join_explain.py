@@ -27,7 +27,8 @@ import pytest
 import yaml
 
 from tests.support.clusters import SYSTEM, member, token_controller, write_kubeconfig
-from tests.support.fakekube import FakeKube, deployment, node
+from tests.support.fakekube import FakeKube
+from tests.support.fakekube_builders import deployment, node
 from tests.support.front import Backend, Front
 from tests.support.realapi import RealAPIServer
 

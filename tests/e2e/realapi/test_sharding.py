@@ -28,7 +28,7 @@ import pytest
 
 from controller.runtime.shards import shard_lease_name, shard_of
 from tests.e2e.realapi.test_controller import CRDS, GROUP, SYSTEM, ControllerProcess, World, wait_for
-from tests.support.fakekube import deployment
+from tests.support.fakekube_builders import deployment
 from tests.support.realapi import RealAPIServer
 
 pytestmark = [pytest.mark.realapi, pytest.mark.slow]

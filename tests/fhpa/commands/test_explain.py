@@ -20,7 +20,8 @@ from fhpa_api.models import ClusterStatus, FederatedHPA
 from tests.fhpa.test_cron_explanation import BODY as CRON
 from tests.fhpa.test_cron_explanation import CRONS
 from tests.support.clusters import write_kubeconfig
-from tests.support.fakekube import FakeKube, Resource
+from tests.support.fakekube import FakeKube
+from tests.support.fakekube_store import Resource
 from tests.support.planning_builders import T0, fhpa, obs, run, settle, update
 
 S = timedelta(seconds=1)
