@@ -44,16 +44,12 @@ EXEMPT = {
 
 # Tested today only through another module's test file (named here); give each its own file.
 WITHOUT_OWN_FILE = {
-    "controller/member_layer.py": "tests/controller/runtime/test_fence.py",
-    "controller/planning/conditions.py": "tests/controller/planning/test_planner.py",
     "controller/planning/fleet.py": "tests/controller/runtime/test_fleet_metrics.py",
     "controller/planning/plan_events.py": "tests/controller/planning/test_planner.py",
     "controller/planning/policies/base.py": "tests/controller/planning/policies/",
     "controller/planning/policy.py": "tests/controller/planning/test_planner.py",
     "controller/planning/status_report.py": "tests/controller/planning/test_planner.py",
     "controller/runtime/metrics.py": "tests/controller/runtime/test_fleet_metrics.py",
-    "simulator/builtin.py": "tests/simulator/test_scenario.py",
-    "simulator/clock.py": "tests/simulator/test_cluster.py",
     "simulator/control_plane.py": "tests/controller/test_event_series.py",
     "simulator/nodes.py": "tests/simulator/test_cluster_capacity.py",
     "fhpa/commands/certs.py": "tests/certs/test_generate.py",
@@ -61,7 +57,6 @@ WITHOUT_OWN_FILE = {
     "fhpa/explanation.py": "tests/fhpa/commands/test_explain.py",
     "fhpa/member_access.py": "tests/fhpa/commands/test_cluster.py",
     "fhpa_api/field_checks.py": "tests/fhpa_api/test_validation.py",
-    "webhook/metrics.py": "tests/webhook/test_tlsreload.py",
 }
 
 TIER_MARK = re.compile(r"pytest\.mark\.(realapi|kube)\b")

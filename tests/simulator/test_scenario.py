@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from simulator.builtin import builtin_document, builtin_scenario
+from simulator.builtin import builtin_document
 from simulator.scenario import DEFAULT_START, ScenarioError, load_scenario, parse_duration, parse_scenario
 
 
@@ -34,14 +34,6 @@ def test_durations(text, seconds):
 def test_bad_durations_say_what_is_allowed(bad):
     with pytest.raises(ValueError, match="s, m or h"):
         parse_duration(bad)
-
-
-def test_the_builtin_scenario_is_valid_and_defaulted():
-    scenario = builtin_scenario()
-    assert scenario.file.duration == 7200
-    assert scenario.file.clusters[1].outages[0].at == 4200
-    assert scenario.federated_hpa.spec.assignment_type == "Prioritized"
-    assert scenario.federated_hpa.spec.scale_assist is True  # defaulted by fhpa_api.defaulting
 
 
 def test_start_defaults_to_a_fixed_midnight_utc():
