@@ -54,7 +54,6 @@ WITHOUT_OWN_FILE = {
     "simulator/nodes.py": "tests/simulator/test_cluster_capacity.py",
     "fhpa/commands/certs.py": "tests/certs/test_generate.py",
     "fhpa/commands/webhook.py": "tests/webhook/test_logs.py",
-    "fhpa/explanation.py": "tests/fhpa/commands/test_explain.py",
     "fhpa/member_access.py": "tests/fhpa/commands/test_cluster.py",
     "fhpa_api/field_checks.py": "tests/fhpa_api/test_validation.py",
 }
