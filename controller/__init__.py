@@ -8,7 +8,9 @@
   reconciler returns: requeue after N seconds, or nothing), the reconcilers ``federated_hpa_controller.py``
   (the namespace guard, the wait for unknown clusters, the finalizer, around ``reconcile.py``) and
   ``cron_controller.py`` (runs due cron rules), ``finalizer.py`` (member clean-up on delete),
-  ``errors.py`` (the ports' failures). These import ``planning`` and nothing of ``runtime`` or ``kube``;
+  ``member_layer.py`` (a concern wrapped around every call of a member: health gate, timing, fence),
+  ``backoff.py`` (the one retry schedule, of the work queue and the list/watch loop), ``errors.py``
+  (the ports' failures). These import ``planning`` and nothing of ``runtime`` or ``kube``;
   the runtime's workers and the simulator call the same reconcilers.
 - ``kube/``: the ports on the official kubernetes client (member clusters, the control plane, the
   member registry built from kubeconfig Secrets) and the one list/watch loop (``listwatch.py``) behind
