@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
+from controller.backoff import ExponentialBackoff
 from controller.kube.capacity_signals import declared
-from controller.kube.listwatch import Backoff
 from controller.kube.member import KubeMemberCluster
 from controller.planning.observation import ClusterObservation
 from controller.ports import ClusterIdentity
@@ -50,7 +50,10 @@ def observe(fake: FakeKube, cached: bool = False, **identity: Any) -> ClusterObs
         member.identity,
         member.client,
         watch=True,
-        cache_options={"backoff": Backoff(base=0.05, maximum=0.2, jitter=0.1), "min_watch_interval": 0.05},
+        cache_options={
+            "backoff": ExponentialBackoff(base=0.05, maximum=0.2, jitter=0.1),
+            "min_watch_interval": 0.05,
+        },
     )
     watched.start()
     try:

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.realapi.test_webhook import loopback_configs, server_with_crds
-from tests.support.realapi import Binaries, RealAPIServer
+from tests.support.builds import Binaries
+from tests.support.realapi import RealAPIServer
 from tests.support.webhook_serving import REPO, RunningWebhook
 
 pytestmark = [pytest.mark.realapi, pytest.mark.slow]

@@ -25,7 +25,8 @@ from controller.kube.control_plane import KubeControlPlane
 from fhpa_api.defaulting import apply_defaults
 from fhpa_api.models import FederatedHPA, FederatedHPAStatus
 from tests.e2e.realapi.test_webhook import loopback_configs, server_with_crds
-from tests.support.realapi import Binaries, RealAPIServer
+from tests.support.builds import Binaries
+from tests.support.realapi import RealAPIServer
 from tests.support.reviews import API_VERSION, fhpa
 from tests.support.webhook_serving import free_port
 
