@@ -9,7 +9,7 @@ reconcile, the cache lists each resource once (in pages) and then watches it
   containers' resource requests (a limit without a request counts as the request, as API defaulting
   does; an init container keeps its ``restartPolicy`` so sidecars count as the scheduler counts them),
   the pod overhead, tolerations, nodeSelector, phase, and conditions (type, status, reason). The shape is
-  the API's, so ``member.pod_counts`` and ``capacity.used_by_node`` read a trimmed pod as they read a
+  the API's, so ``member_reads.pod_counts`` and ``capacity.used_by_node`` read a trimmed pod as they read a
   full one. Identical sub-objects (one workload's requests, tolerations and labels; the usual condition
   lists) are stored once and shared: trimmed objects are read-only;
 - nodes: name, labels, allocatable, taints, unschedulable, the Ready condition;

@@ -27,8 +27,8 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from controller.kube.member import pod_counts
 from controller.kube.member_cache import HPA, NODE, POD, WORKLOAD, Change, WorkloadKind
+from controller.kube.member_reads import pod_counts
 from controller.planning.member_hpa import LABEL_OWNER_NAME, LABEL_OWNER_NAMESPACE
 from controller.planning.metric_ratio import metric_ratio
 

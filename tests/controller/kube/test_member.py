@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 
 from controller.errors import ClusterUnreachableError, ConflictError, NotFoundError, NotOwnedError, PortError
 from controller.kube.clients import KubeClient, Timeouts, build_api_client
-from controller.kube.member import KubeMemberCluster, pod_counts, spec_template_digest
+from controller.kube.member import KubeMemberCluster
+from controller.kube.member_hpas import spec_template_digest
+from controller.kube.member_reads import pod_counts
 from controller.member_layer import MemberLayer
 from controller.planning.member_hpa import ANNOTATION_DIGEST, LABEL_OWNER_UID, render_spec, template_digest
 from controller.ports import ClusterIdentity, MemberWrite

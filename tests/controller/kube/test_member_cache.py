@@ -24,7 +24,6 @@ from controller.backoff import ExponentialBackoff
 from controller.errors import GoneError
 from controller.kube.clients import KubeClient, Timeouts, build_api_client
 from controller.kube.listwatch import ListWatch
-from controller.kube.member import pod_counts
 from controller.kube.member_cache import (
     HPA,
     NODE,
@@ -35,6 +34,7 @@ from controller.kube.member_cache import (
     trim_node,
     trim_pod,
 )
+from controller.kube.member_reads import pod_counts
 from controller.planning import capacity
 from tests.support.fakekube import FakeKube
 from tests.support.fakekube_builders import node, pod
