@@ -44,6 +44,8 @@ EXEMPT = {
 
 # Tested today only through another module's test file (named here); give each its own file.
 WITHOUT_OWN_FILE = {
+    "controller/kube/member_trim.py": "tests/controller/kube/test_member_cache.py",
+    "controller/kube/member_watches.py": "tests/controller/kube/test_member_cache.py",
     "controller/planning/fleet.py": "tests/controller/runtime/test_fleet_metrics.py",
     "controller/planning/pending.py": "tests/controller/planning/test_capacity_rules.py",
     "controller/planning/plan_events.py": "tests/controller/planning/test_planner.py",

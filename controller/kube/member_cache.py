@@ -1,23 +1,10 @@
 """One watch-backed cache per member cluster: pods, nodes, HPAs and the targeted workloads, trimmed.
 
-Shared by every FederatedHPA on the member (``KubeMemberCluster.observe`` reads it; issue 13): instead of
-polling the HPA list, the workload, its Scale, the pods by selector and every pod and node for each
-reconcile, the cache lists each resource once (in pages) and then watches it
-(``controller.kube.listwatch``). Memory holds only what the observation and the capacity estimate read:
-
-- pods: namespace, name, labels, whether deletionTimestamp is set, nodeName, the containers' and init
-  containers' resource requests (a limit without a request counts as the request, as API defaulting
-  does; an init container keeps its ``restartPolicy`` so sidecars count as the scheduler counts them),
-  the pod overhead, tolerations, nodeSelector, phase, and conditions (type, status, reason). The shape is
-  the API's, so ``member_reads.pod_counts`` and ``capacity.used_by_node`` read a trimmed pod as they read a
-  full one. Identical sub-objects (one workload's requests, tolerations and labels; the usual condition
-  lists) are stored once and shared: trimmed objects are read-only;
-- nodes: name, labels, allocatable, taints, unschedulable, the Ready condition;
-- HPAs (autoscaling/v2, or v2beta2 where v2 is not served): metadata name, namespace, labels,
-  annotations, resourceVersion and uid; spec; status;
-- workloads, per kind as FederatedHPAs reference it (``watch_workloads``): name, namespace,
-  resourceVersion, ``spec.replicas``, ``spec.selector``, the pod template's placement fields, and a
-  ReplicaFailure condition with the pod count (how a quota refusing its pods shows).
+Shared by every FederatedHPA on the member (``KubeMemberCluster.observe`` reads it): instead of polling
+the HPA list, the workload, its Scale, the pods by selector and every pod and node for each reconcile,
+the cache lists each resource once (in pages) and then watches it (``controller.kube.listwatch``, one
+family of loops per resource: ``controller.kube.member_watches``). Memory holds only what the
+observation and the capacity estimate read (``controller.kube.member_trim``).
 
 Scope: each resource is listed in every namespace; where the member's RBAC refuses that (403), the
 resource is watched per namespace as FederatedHPAs ask for one (``ready_for``), and nodes or pods that
@@ -35,11 +22,9 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -55,308 +40,27 @@ from controller.kube.listwatch import (
     ObjectKey,
     Transport,
     list_gate,
-    watch_backoff,
+)
+from controller.kube.member_trim import AlreadyTrimmed, Interner, trim_hpa, trim_node, trim_pod, trim_workload
+from controller.kube.member_watches import (
+    HPA,
+    NODE,
+    POD,
+    WORKLOAD,
+    Change,
+    ChangeListener,
+    PathFor,
+    WatchFamily,
+    WorkloadKind,
 )
 from controller.planning import capacity
 from controller.planning.selectors import Requirement, parse_selector, selector_matches
 
 log = logging.getLogger(__name__)
 
-POD, NODE, HPA = "Pod", "Node", "HorizontalPodAutoscaler"
-
 
 class CacheNotSyncedError(ClusterUnreachableError):
     """The member's first lists have not all completed: what it holds is unknown, not empty."""
-
-
-# --- trimming ---------------------------------------------------------------------------------------
-
-
-class _Interner:
-    """Shares equal immutable-by-convention sub-objects (dicts, lists of dicts) and strings.
-
-    Keyed by the canonical JSON of the value; the table is cleared when it grows past ``limit`` entries
-    so that values no longer used do not accumulate forever (sharing then restarts; nothing is lost).
-    """
-
-    def __init__(self, limit: int = 50_000) -> None:
-        self._table: dict[str, Any] = {}
-        self._limit = limit
-        self._lock = threading.Lock()
-
-    def share(self, value: Any) -> Any:
-        if not value:
-            return value
-        key = json.dumps(value, sort_keys=True, separators=(",", ":"))
-        with self._lock:
-            found = self._table.get(key)
-            if found is not None:
-                return found
-            if len(self._table) >= self._limit:
-                self._table.clear()
-            self._table[key] = value
-            return value
-
-
-def _s(value: Any) -> str:
-    return sys.intern(str(value))
-
-
-def _str_map(raw: Any) -> dict[str, str]:
-    if not isinstance(raw, Mapping):
-        return {}
-    return {_s(k): _s(v) for k, v in raw.items()}
-
-
-def _resources(container: Mapping[str, Any]) -> dict[str, str]:
-    res = container.get("resources") or {}
-    merged = _str_map(res.get("limits"))
-    merged.update(_str_map(res.get("requests")))
-    return merged
-
-
-def _toleration(tol: Mapping[str, Any]) -> dict[str, str]:
-    """What taint matching reads (key, operator, value, effect); tolerationSeconds is not kept."""
-    return {k: _s(tol[k]) for k in ("key", "operator", "value", "effect") if tol.get(k) is not None}
-
-
-def trim_pod_spec(spec: Mapping[str, Any], interner: _Interner | None = None) -> dict[str, Any]:
-    """What capacity and placement read of a pod spec (or a workload's pod template spec)."""
-    share = interner.share if interner is not None else (lambda v: v)
-    out_spec: dict[str, Any] = {}
-    if spec.get("nodeName"):
-        out_spec["nodeName"] = _s(spec["nodeName"])
-    containers = [{"resources": {"requests": _resources(c)}} for c in spec.get("containers") or ()]
-    if containers:
-        out_spec["containers"] = share(containers)
-    inits = []
-    for c in spec.get("initContainers") or ():
-        init: dict[str, Any] = {"resources": {"requests": _resources(c)}}
-        if c.get("restartPolicy"):
-            init["restartPolicy"] = _s(c["restartPolicy"])
-        inits.append(init)
-    if inits:
-        out_spec["initContainers"] = share(inits)
-    for field, value in (
-        ("overhead", _str_map(spec.get("overhead"))),
-        ("nodeSelector", _str_map(spec.get("nodeSelector"))),
-        ("tolerations", [_toleration(t) for t in spec.get("tolerations") or () if isinstance(t, Mapping)]),
-    ):
-        if value:
-            out_spec[field] = share(value)
-    return out_spec
-
-
-def trim_pod(pod: Mapping[str, Any], interner: _Interner | None = None) -> dict[str, Any]:
-    share = interner.share if interner is not None else (lambda v: v)
-    meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
-    out_meta: dict[str, Any] = {
-        "namespace": _s(meta.get("namespace") or ""),
-        "name": _s(meta.get("name") or ""),
-    }
-    labels = _str_map(meta.get("labels"))
-    if labels:
-        out_meta["labels"] = share(labels)
-    if meta.get("deletionTimestamp"):
-        out_meta["deletionTimestamp"] = True
-    out_spec = trim_pod_spec(spec, interner)
-    out_status: dict[str, Any] = {}
-    if status.get("phase"):
-        out_status["phase"] = _s(status["phase"])
-    conditions = [
-        {k: _s(c[k]) for k in ("type", "status", "reason") if c.get(k) is not None}
-        for c in status.get("conditions") or ()
-        if isinstance(c, Mapping)
-    ]
-    if conditions:
-        out_status["conditions"] = share(conditions)
-    return {"metadata": out_meta, "spec": out_spec, "status": out_status}
-
-
-def trim_node(node: Mapping[str, Any]) -> dict[str, Any]:
-    meta, spec, status = node.get("metadata") or {}, node.get("spec") or {}, node.get("status") or {}
-    ready = [
-        {k: _s(c[k]) for k in ("type", "status", "reason") if c.get(k) is not None}
-        for c in status.get("conditions") or ()
-        if isinstance(c, Mapping) and c.get("type") == "Ready"
-    ]
-    out_spec: dict[str, Any] = {"unschedulable": bool(spec.get("unschedulable", False))}
-    taints = [
-        {k: _s(t[k]) for k in ("key", "value", "effect") if t.get(k) is not None}
-        for t in spec.get("taints") or ()
-        if isinstance(t, Mapping)
-    ]
-    if taints:
-        out_spec["taints"] = taints
-    return {
-        "metadata": {"name": _s(meta.get("name") or ""), "labels": _str_map(meta.get("labels"))},
-        "spec": out_spec,
-        "status": {"allocatable": _str_map(status.get("allocatable")), "conditions": ready},
-    }
-
-
-_HPA_META = ("name", "namespace", "labels", "annotations", "resourceVersion", "uid")
-
-
-def trim_hpa(hpa: Mapping[str, Any]) -> dict[str, Any]:
-    meta = hpa.get("metadata") or {}
-    out: dict[str, Any] = {"metadata": {k: meta[k] for k in _HPA_META if meta.get(k) is not None}}
-    for field in ("apiVersion", "kind"):
-        if hpa.get(field):
-            out[field] = hpa[field]
-    out["spec"] = hpa.get("spec") or {}
-    out["status"] = hpa.get("status") or {}
-    return out
-
-
-class _AlreadyTrimmed(dict[str, Any]):
-    """A workload the cache trimmed and then updated from our own Scale write: kept as it is."""
-
-
-def trim_workload(obj: Mapping[str, Any], interner: _Interner | None = None) -> dict[str, Any]:
-    """A workload with a scale subresource: its identity and resourceVersion (a Deployment's Scale carries
-    the Deployment's), ``spec.replicas``, ``spec.selector`` and the pod template's placement fields."""
-    if isinstance(obj, _AlreadyTrimmed):
-        return dict(obj)
-    meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
-    out_meta = {k: _s(meta[k]) for k in ("namespace", "name", "resourceVersion") if meta.get(k) is not None}
-    out_spec: dict[str, Any] = {}
-    if spec.get("replicas") is not None:
-        out_spec["replicas"] = spec["replicas"]
-    if spec.get("selector") is not None:
-        out_spec["selector"] = spec["selector"]
-    template = (spec.get("template") or {}).get("spec")
-    if isinstance(template, Mapping):
-        out_spec["template"] = {"spec": trim_pod_spec(template, interner)}
-    return {"metadata": out_meta, "spec": out_spec, **_quota_failure(obj.get("status") or {})}
-
-
-def _quota_failure(status: Mapping[str, Any]) -> dict[str, Any]:
-    """A workload's ReplicaFailure condition and its pod count: how a quota refusal shows (room.py)."""
-    failures = [
-        {k: _s(c[k]) for k in ("type", "status", "reason", "message") if c.get(k) is not None}
-        for c in status.get("conditions") or ()
-        if isinstance(c, Mapping) and c.get("type") == "ReplicaFailure"
-    ]
-    if not failures:
-        return {}
-    return {"status": {"replicas": status.get("replicas") or 0, "conditions": failures}}
-
-
-# --- the cache ----------------------------------------------------------------------------------------
-
-WORKLOAD = "Workload"
-WorkloadKind = tuple[str, str]  # (API group, Kind), e.g. ("apps", "Deployment")
-PathFor = Callable[[str | None], str]  # namespace (None: every namespace) -> list/watch path
-
-
-@dataclass(frozen=True)
-class Change:
-    """One change of a trimmed object in a member: what the manager maps to FederatedHPAs to look at."""
-
-    resource: str  # POD, NODE, HPA or WORKLOAD
-    key: ObjectKey
-    old: dict[str, Any] | None
-    new: dict[str, Any] | None
-    kind: WorkloadKind | None = None  # for WORKLOAD: which kind
-    synced: bool = False  # the resource's first list just completed (key is ("", ""), old/new None)
-
-
-ChangeListener = Callable[[Change], None]
-
-
-class _Family:
-    """One resource watched in every namespace, or, when that list is refused (RBAC scoped to some
-    namespaces), in each namespace asked for. ``paths`` may raise until it can be resolved (the HPA
-    API version needs discovery); the family's thread retries it with backoff."""
-
-    def __init__(
-        self,
-        cache: MemberCache,
-        name: str,
-        paths: Callable[[], PathFor],
-        trim: Callable[[Mapping[str, Any]], dict[str, Any]],
-        handler: Callable[[str, ObjectKey, Any, Any], None],
-        *,
-        per_namespace: bool,
-        resource: str,
-        kind: WorkloadKind | None = None,
-    ) -> None:
-        self.cache, self.name, self._paths, self._trim, self._handler = cache, name, paths, trim, handler
-        self.resource, self.kind = resource, kind
-        self._per_namespace_allowed = per_namespace
-        self._path_for: PathFor | None = None
-        self.cluster: ListWatch | None = None
-        self.per_ns: dict[str, ListWatch] = {}
-        self._lock = threading.Lock()
-
-    def _watch(self, path: str, label: str) -> ListWatch:
-        def synced() -> None:  # one notice for the whole first list, instead of one per object in it
-            self.cache.fire(Change(self.resource, ("", ""), None, None, self.kind, synced=True))
-
-        return ListWatch(
-            self.cache.transport,
-            path,
-            self._trim,
-            name=label,
-            handler=self._handler,
-            on_synced=synced,
-            **self.cache.options,
-        )
-
-    def start(self) -> None:
-        self.cache.spawn(f"listwatch {self.cache.cluster}/{self.name}", self._run)
-
-    def _run(self, stop: threading.Event) -> None:
-        failures = 0
-        backoff = self.cache.options.get("backoff") or watch_backoff()
-        while self._path_for is None and not stop.is_set():
-            try:
-                self._path_for = self._paths()
-            except Exception as exc:  # discovery failed: the member is down or refuses; try again
-                failures += 1
-                log.info(
-                    "member cache: cannot resolve a path yet", extra={"watch": self.name, "error": str(exc)}
-                )
-                stop.wait(backoff.delay(failures))
-        if self._path_for is None:
-            return
-        self.cluster = self._watch(self._path_for(None), f"{self.cache.cluster}/{self.name}")
-        self.cluster.run(stop)
-
-    def ensure(self, namespace: str) -> None:
-        """The cluster-wide list was refused: watch ``namespace`` on its own (once)."""
-        cluster = self.cluster
-        if not self._per_namespace_allowed or cluster is None or not cluster.denied.is_set():
-            return
-        with self._lock:
-            if namespace in self.per_ns or self._path_for is None:
-                return
-            lw = self._watch(self._path_for(namespace), f"{self.cache.cluster}/{self.name}@{namespace}")
-            self.per_ns[namespace] = lw
-        self.cache.spawn(f"listwatch {lw.name}", lw.run)
-
-    def source(self, namespace: str | None) -> ListWatch | None:
-        """The synced store that holds ``namespace`` (None: every namespace), or None."""
-        cluster = self.cluster
-        if cluster is not None and cluster.synced.is_set() and not cluster.denied.is_set():
-            return cluster
-        if namespace is None:
-            return None
-        lw = self.per_ns.get(namespace)
-        return lw if lw is not None and lw.synced.is_set() and not lw.denied.is_set() else None
-
-    @property
-    def denied(self) -> bool:
-        cluster = self.cluster
-        return cluster is not None and cluster.denied.is_set()
-
-    def watches(self) -> list[ListWatch]:
-        found = [self.cluster] if self.cluster is not None else []
-        return found + list(self.per_ns.values())
-
-    def waiting(self, namespace: str | None) -> str | None:
-        return None if self.source(namespace) is not None else self.name
 
 
 class MemberCache:
@@ -399,7 +103,7 @@ class MemberCache:
         }
         self.capacity_ttl_seconds = capacity_ttl_seconds
         self._listeners: list[ChangeListener] = [on_change] if on_change is not None else []
-        self._interner = _Interner()
+        self._interner = Interner()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -426,7 +130,7 @@ class MemberCache:
             chosen = version() if callable(version) else version
             return _paths(f"/apis/autoscaling/{chosen}", "horizontalpodautoscalers")
 
-        self._pods = _Family(
+        self._pods = WatchFamily(
             self,
             "pods",
             lambda: _paths("/api/v1", "pods"),
@@ -435,7 +139,7 @@ class MemberCache:
             per_namespace=True,
             resource=POD,
         )
-        self._nodes = _Family(
+        self._nodes = WatchFamily(
             self,
             "nodes",
             lambda: lambda _ns: "/api/v1/nodes",
@@ -444,10 +148,10 @@ class MemberCache:
             per_namespace=False,
             resource=NODE,
         )
-        self._hpas = _Family(
+        self._hpas = WatchFamily(
             self, "hpas", hpa_paths, trim_hpa, self._hpa_changed, per_namespace=True, resource=HPA
         )
-        self._workloads: dict[WorkloadKind, _Family] = {}
+        self._workloads: dict[WorkloadKind, WatchFamily] = {}
         self._families = [self._pods, self._nodes, self._hpas]
 
     @classmethod
@@ -494,7 +198,7 @@ class MemberCache:
     def hpas_watch(self) -> ListWatch:
         return self._wait_cluster_watch(self._hpas)
 
-    def _wait_cluster_watch(self, family: _Family) -> ListWatch:
+    def _wait_cluster_watch(self, family: WatchFamily) -> ListWatch:
         """The family's cluster-wide ListWatch (made at once, when not started: tests drive it by hand)."""
         if family.cluster is None and not self._started and family._path_for is None:
             family._path_for = family._paths()
@@ -509,7 +213,7 @@ class MemberCache:
         with self._lock:
             if kind in self._workloads:
                 return
-            family = _Family(
+            family = WatchFamily(
                 self,
                 f"{plural}.{kind[0] or 'core'}",
                 lambda: _paths(api_prefix, plural),
@@ -547,7 +251,7 @@ class MemberCache:
                 },
                 "spec": {**current["spec"], "replicas": (scale.get("spec") or {}).get("replicas")},
             }
-            lw.apply_local(_AlreadyTrimmed(updated))
+            lw.apply_local(AlreadyTrimmed(updated))
 
     # -- liveness -------------------------------------------------------------------------------------
 
@@ -758,7 +462,7 @@ class MemberCache:
         if relisting:  # its watch expired: the old store may still hold what was deleted meanwhile
             raise CacheNotSyncedError(self.cluster, f"member cache relisting {', '.join(relisting)}")
 
-    def _source(self, family: _Family, namespace: str | None) -> ListWatch:
+    def _source(self, family: WatchFamily, namespace: str | None) -> ListWatch:
         self._require_synced()
         if namespace is not None:
             family.ensure(namespace)

@@ -8,14 +8,10 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from controller.errors import ClusterUnreachableError, ConflictError, NotFoundError, NotOwnedError, PortError
 from controller.kube.clients import KubeClient, Timeouts, build_api_client
 from controller.kube.member import KubeMemberCluster
-from controller.kube.member_hpas import spec_template_digest
-from controller.kube.member_reads import pod_counts
 from controller.member_layer import MemberLayer
 from controller.planning.member_hpa import ANNOTATION_DIGEST, LABEL_OWNER_UID, render_spec, template_digest
 from controller.ports import ClusterIdentity, MemberWrite
@@ -26,8 +22,6 @@ from fhpa_api.models import (
     FederatedHPA,
     FederatedHPASpec,
     FederatedHPAStatus,
-    HorizontalPodAutoscalerBehavior,
-    MetricSpec,
     ObjectMeta,
 )
 from tests.support.fakekube import FakeKube
@@ -181,22 +175,6 @@ def test_server_defaulting_of_the_stored_spec_does_not_cause_rewrites(
     assert len(writes(fake)) == before
     member.apply_hpa(fhpa, render_spec(fhpa, 2, 4))  # a real change is still written
     assert fake.store.get(HPAS, "default", "web")["spec"]["minReplicas"] == 2
-
-
-def test_the_digest_written_is_the_planners_template_digest() -> None:
-    fhpa = make_fhpa()
-    fhpa.spec.behavior = HorizontalPodAutoscalerBehavior.model_validate(
-        {"scaleDown": {"stabilizationWindowSeconds": 60}}
-    )
-    fhpa.spec.metrics = [
-        MetricSpec.model_validate(
-            {
-                "type": "Resource",
-                "resource": {"name": "memory", "target": {"type": "AverageValue", "averageValue": "1Gi"}},
-            }
-        )
-    ]
-    assert spec_template_digest(render_spec(fhpa, 1, 9)) == template_digest(fhpa)
 
 
 def test_hpa_status_is_observed(fake: FakeKube, member: KubeMemberCluster) -> None:
@@ -557,34 +535,3 @@ def test_a_kill_at_any_point_of_a_reconcile_ends_as_an_uninterrupted_run(crash_a
     finally:
         a.stop()
         b.stop()
-
-
-# --- pure helpers -------------------------------------------------------------------------------------
-
-pod_states = st.fixed_dictionaries(
-    {
-        "phase": st.sampled_from(["Pending", "Running", "Succeeded", "Failed"]),
-        "unschedulable": st.booleans(),
-        "ready": st.booleans(),
-        "bound": st.booleans(),
-        "terminating": st.booleans(),
-    }
-)
-
-
-@settings(max_examples=200)
-@given(states=st.lists(pod_states, max_size=12))
-def test_pod_counts_partition_the_live_pods(states: list[dict[str, Any]]) -> None:
-    pods = []
-    for s in states:
-        p = pod("p", unschedulable=s["unschedulable"], ready=s["ready"], phase=s["phase"], node_name="n")
-        if not s["bound"]:
-            p["spec"].pop("nodeName", None)
-        if s["terminating"]:
-            p["metadata"]["deletionTimestamp"] = "2026-11-22T00:00:00Z"
-        pods.append(p)
-    ready, pending, running = pod_counts(pods)
-    live = [s for s in states if s["phase"] not in ("Succeeded", "Failed")]
-    assert pending == sum(1 for s in live if s["unschedulable"])
-    assert ready + pending <= len(live) and running + pending <= len(live)
-    assert ready == sum(1 for s in live if not s["unschedulable"] and s["ready"] and not s["terminating"])
