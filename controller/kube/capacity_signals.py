@@ -27,7 +27,8 @@ from typing import Any
 
 from controller.errors import PortError
 from controller.kube import autoscaler_status
-from controller.kube.clients import AccessDeniedError, KubeClient
+from controller.kube.api_errors import AccessDeniedError
+from controller.kube.clients import KubeClient
 from controller.planning import node_autoscaling, room
 from controller.planning.capacity import NodeInfo
 from controller.planning.observation import CapacityObservation

@@ -5,7 +5,7 @@ adapter) rather than the generated API classes, for three reasons: the content t
 be chosen by us (the client labels a JSON Patch list as a merge patch, kubernetes-client/python#2119,
 and the server answers 400); the scale subresource of an arbitrary workload kind needs a path the
 generated classes do not have for the core group; and every HTTP failure must leave this module as a
-controller.errors type (one mapping, clients.map_error), never as an ApiException.
+controller.errors type (one mapping, api_errors.map_error), never as an ApiException.
 
 Writes that must not clobber a concurrent change carry the resourceVersion they were planned from:
 status is replaced through the status subresource (PUT with metadata.resourceVersion; the server takes
@@ -48,7 +48,7 @@ from fhpa_api.models import (
 
 log = logging.getLogger(__name__)
 
-CONTROL_PLANE = "control-plane"  # the name errors carry (controller.kube.clients.map_error)
+CONTROL_PLANE = "control-plane"  # the name errors carry (controller.kube.api_errors.map_error)
 FEDERATED_HPA_PLURAL = "federatedhpas"
 CRON_FEDERATED_HPA_PLURAL = "cronfederatedhpas"
 EVENT_COMPONENT = "federated-hpa-controller"

@@ -54,12 +54,8 @@ from kubernetes.watch.watch import iter_resp_lines
 from controller.backoff import ExponentialBackoff
 from controller.errors import GoneError, PortError
 from controller.executor import public_text
-from controller.kube.clients import (
-    STATUS_MESSAGE_LIMIT,
-    AccessDeniedError,
-    KubeClient,
-    map_error,
-)
+from controller.kube.api_errors import STATUS_MESSAGE_LIMIT, AccessDeniedError, map_error
+from controller.kube.clients import KubeClient
 
 log = logging.getLogger(__name__)
 

@@ -36,8 +36,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from controller.errors import ClusterUnreachableError
+from controller.kube.api_errors import AccessDeniedError
 from controller.kube.capacity_signals import CapacitySignals, observe_capacity
-from controller.kube.clients import AccessDeniedError, KubeClient
+from controller.kube.clients import KubeClient
 from controller.kube.member_cache import CacheNotSyncedError, MemberCache, WorkloadKind
 from controller.kube.member_hpas import (
     DEFAULT_API_VERSIONS,
