@@ -3,7 +3,7 @@
 One ``Metrics`` object per process, on its own registry (not prometheus_client's global one) so tests
 can build as many as they like and the webhook's metrics never mix with the controller's.
 
-The fleet (issue 15): member health from the probe loop, failovers, rejoins and assignment moves from the
+The fleet: member health from the probe loop, failovers, rejoins and assignment moves from the
 status a reconcile stored, cron fires and cleanup actions. Their label sets are bounded by the fleet,
 never by the objects: ``cluster`` (the registered members), ``object_namespace`` (the namespace of the
 FederatedHPA or CronFederatedHPA) and a fixed ``result`` or ``direction``. A label per FederatedHPA or
@@ -38,103 +38,108 @@ _T = TypeVar("_T")
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 
+def _counter(registry: CollectorRegistry, name: str, doc: str, *labels: str) -> Counter:
+    return Counter(name, doc, labels, registry=registry)
+
+
+def _gauge(registry: CollectorRegistry, name: str, doc: str, *labels: str) -> Gauge:
+    return Gauge(name, doc, labels, registry=registry)
+
+
+def _histogram(registry: CollectorRegistry, name: str, doc: str, *labels: str) -> Histogram:
+    """A latency histogram: every one of the controller's histograms times requests or reconciles."""
+    return Histogram(name, doc, labels, buckets=LATENCY_BUCKETS, registry=registry)
+
+
 class Metrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
         r = self.registry
-        self.reconciles = Counter(
-            "fhpa_reconciles",
-            "Reconciles finished, by object kind and result.",
-            ["kind", "result"],
-            registry=r,
+        self.reconciles = _counter(
+            r, "fhpa_reconciles", "Reconciles finished, by object kind and result.", "kind", "result"
         )
-        self.reconcile_errors = Counter(
-            "fhpa_reconcile_errors", "Reconciles that ended in an error, by kind.", ["kind"], registry=r
+        self.reconcile_errors = _counter(
+            r, "fhpa_reconcile_errors", "Reconciles that ended in an error, by kind.", "kind"
         )
-        self.reconcile_seconds = Histogram(
-            "fhpa_reconcile_duration_seconds",
-            "Time of one reconcile.",
-            ["kind"],
-            buckets=LATENCY_BUCKETS,
-            registry=r,
+        self.reconcile_seconds = _histogram(
+            r, "fhpa_reconcile_duration_seconds", "Time of one reconcile.", "kind"
         )
-        self.actions = Counter(
-            "fhpa_member_actions",
-            "Member-cluster actions, by kind and result.",
-            ["action", "result"],
-            registry=r,
+        self.actions = _counter(
+            r, "fhpa_member_actions", "Member-cluster actions, by kind and result.", "action", "result"
         )
-        self.member_latency = Histogram(
+        self.member_latency = _histogram(
+            r,
             "fhpa_member_api_latency_seconds",
             "Latency of member-cluster API operations.",
-            ["cluster", "operation"],
-            buckets=LATENCY_BUCKETS,
-            registry=r,
+            "cluster",
+            "operation",
         )
-        self.queue_depth = Gauge("fhpa_workqueue_depth", "Keys ready in the work queue.", registry=r)
-        self.leader = Gauge("fhpa_leader", "1 while this process holds the leader Lease.", registry=r)
-        self.watch_relists = Counter(
-            "fhpa_watch_relists",
-            "Lists after a watch expired (410 Gone), by resource.",
-            ["resource"],
-            registry=r,
+        self.queue_depth = _gauge(r, "fhpa_workqueue_depth", "Keys ready in the work queue.")
+        self.leader = _gauge(r, "fhpa_leader", "1 while this process holds the leader Lease.")
+        self.watch_relists = _counter(
+            r, "fhpa_watch_relists", "Lists after a watch expired (410 Gone), by resource.", "resource"
         )
-        self.member_events = Counter(
+        self.member_events = _counter(
+            r,
             "fhpa_member_events",
             "Member-cluster changes that enqueued FederatedHPAs (event-driven reconcile), by resource.",
-            ["resource"],
-            registry=r,
+            "resource",
         )
         self._fleet_metrics(r)
 
     def _fleet_metrics(self, r: CollectorRegistry) -> None:
         """What an operator needs to see a member outage and what the controller did about it."""
         self._probed: set[str] = set()  # the clusters with health series (the last probe's)
-        self.member_up = Gauge(
+        self.member_up = _gauge(
+            r,
             "fhpa_member_up",
             "1 while the member cluster answers its health probe, 0 while it does not.",
-            ["cluster"],
-            registry=r,
+            "cluster",
         )
-        self.member_probe_failures = Gauge(
+        self.member_probe_failures = _gauge(
+            r,
             "fhpa_member_probe_failures",
             "Consecutive failed health probes of the member cluster (0 once one succeeds).",
-            ["cluster"],
-            registry=r,
+            "cluster",
         )
-        self.failovers = Counter(
+        self.failovers = _counter(
+            r,
             "fhpa_failovers",
             "FederatedHPAs that failed a member cluster over (its share moved to the others), by cluster "
             "and the FederatedHPA's namespace.",
-            ["cluster", "object_namespace"],
-            registry=r,
+            "cluster",
+            "object_namespace",
         )
-        self.rejoins = Counter(
+        self.rejoins = _counter(
+            r,
             "fhpa_rejoins",
             "FederatedHPAs that took a failed-over member cluster back, by cluster and namespace.",
-            ["cluster", "object_namespace"],
-            registry=r,
+            "cluster",
+            "object_namespace",
         )
-        self.assignment_moved = Counter(
+        self.assignment_moved = _counter(
+            r,
             "fhpa_assignment_moved_replicas",
             "maxReplicas moved between member clusters by the assignment: a cluster's max lowered "
             "(direction out) or raised (in) in a pass where another cluster's went the other way.",
-            ["cluster", "direction"],
-            registry=r,
+            "cluster",
+            "direction",
         )
-        self.cron_fires = Counter(
+        self.cron_fires = _counter(
+            r,
             "fhpa_cron_fires",
             "CronFederatedHPA rule executions, by result (succeeded, failed, missed: past its window) and "
             "the CronFederatedHPA's namespace.",
-            ["object_namespace", "result"],
-            registry=r,
+            "object_namespace",
+            "result",
         )
-        self.cleanups = Counter(
+        self.cleanups = _counter(
+            r,
             "fhpa_cleanup_actions",
             "Member HPAs removed for deleted FederatedHPAs, by cluster and result (removed; failed: "
             "retried; abandoned: left behind after the give-up time).",
-            ["cluster", "result"],
-            registry=r,
+            "cluster",
+            "result",
         )
 
     def observe_member_health(self, health: Mapping[str, Any]) -> None:
