@@ -26,6 +26,11 @@ class KubeUnavailable(RuntimeError):
     """The binaries are missing or stale; the message says how to build them."""
 
 
+def _cache_dir(variable: str, tier: str) -> Path:
+    env = os.environ.get(variable)
+    return Path(env) if env else Path.home() / ".cache" / "federated-hpa" / tier
+
+
 # realapi tier
 
 
@@ -37,8 +42,7 @@ class Binaries:
 
 def realapi_dir() -> Path:
     """The build cache of ``scripts/realapi-build.sh`` (``$FHPA_REALAPI_DIR`` or the default)."""
-    env = os.environ.get("FHPA_REALAPI_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "federated-hpa" / "realapi"
+    return _cache_dir("FHPA_REALAPI_DIR", "realapi")
 
 
 def find_binaries() -> Binaries:
@@ -93,8 +97,7 @@ class KubeBinaries:
 
 def kube_dir() -> Path:
     """The build cache of ``scripts/kube-build.sh`` (``$FHPA_KUBE_DIR`` or the default)."""
-    env = os.environ.get("FHPA_KUBE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "federated-hpa" / "kube"
+    return _cache_dir("FHPA_KUBE_DIR", "kube")
 
 
 def find_kube_binaries() -> KubeBinaries:
