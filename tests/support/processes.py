@@ -45,6 +45,11 @@ def free_ports(count: int) -> list[int]:
             s.close()
 
 
+def free_port() -> int:
+    """One loopback port free now (for a process that binds it itself: a metrics or serving port)."""
+    return free_ports(1)[0]
+
+
 def stop_group(proc: subprocess.Popen[bytes], grace: float) -> None:
     """SIGTERM the process group, then SIGKILL what is left after ``grace`` seconds."""
     if proc.poll() is not None:

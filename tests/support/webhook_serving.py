@@ -7,7 +7,6 @@ import http.client
 import json
 import os
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -17,6 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tests.support.processes import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 SERVICE = "fhpa-webhook"
@@ -51,13 +52,6 @@ def generate_certs(out: Path, *extra: str) -> str:
         *extra,
     )
     return result.stdout.strip()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def client_context(*ca_files: Path) -> ssl.SSLContext:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -36,6 +35,7 @@ from tests.support.fakekube import FakeKube
 from tests.support.fakekube_builders import deployment
 from tests.support.front import Backend, Front
 from tests.support.members import member_cluster, member_secret
+from tests.support.processes import free_port
 from tests.support.realapi import RealAPIServer
 
 pytestmark = [pytest.mark.realapi, pytest.mark.slow]
@@ -62,12 +62,6 @@ def wait_for(
             return last
         time.sleep(every)
     raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class ControllerProcess:

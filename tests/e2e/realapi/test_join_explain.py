@@ -14,7 +14,6 @@ import base64
 import copy
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -30,6 +29,7 @@ from tests.support.clusters import SYSTEM, member, token_controller, write_kubec
 from tests.support.fakekube import FakeKube
 from tests.support.fakekube_builders import deployment, node
 from tests.support.front import Backend, Front
+from tests.support.processes import free_port
 from tests.support.realapi import RealAPIServer
 
 pytestmark = [pytest.mark.realapi, pytest.mark.slow]
@@ -54,12 +54,6 @@ def wait_for(check: Callable[[], Any], timeout: float, what: str) -> Any:
             return last
         time.sleep(0.2)
     raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def control_plane(stack: ExitStack, realapi: RealAPIServer, namespace: str) -> tuple[FakeKube, Front]:

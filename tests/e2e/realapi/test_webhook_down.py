@@ -26,9 +26,9 @@ from fhpa_api.defaulting import apply_defaults
 from fhpa_api.models import FederatedHPA, FederatedHPAStatus
 from tests.e2e.realapi.test_webhook import loopback_configs, server_with_crds
 from tests.support.builds import Binaries
+from tests.support.processes import free_port
 from tests.support.realapi import RealAPIServer
 from tests.support.reviews import API_VERSION, fhpa
-from tests.support.webhook_serving import free_port
 
 pytestmark = [pytest.mark.realapi, pytest.mark.slow]
 
