@@ -135,8 +135,13 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 # under CI=true.
 # ================================================================================================
 
-# The webhook's TLS fixtures (``certs``) serve both its own tests and the realapi tier's.
-pytest_plugins = ["tests.support.kube_fixtures", "tests.support.webhook_fixtures"]
+# The webhook's TLS fixtures (``certs``) serve both its own tests and the realapi tier's; the ``helm``
+# fixture serves the chart's tests and the real-server tiers' dry runs of the chart.
+pytest_plugins = [
+    "tests.support.kube_fixtures",
+    "tests.support.webhook_fixtures",
+    "tests.support.helm_fixtures",
+]
 
 # ================================================================================================
 # end of the kube tier section

@@ -55,6 +55,7 @@ WITHOUT_OWN_FILE = {
     "controller/runtime/metrics.py": "tests/controller/runtime/test_fleet_metrics.py",
     "simulator/control_plane.py": "tests/controller/test_event_series.py",
     "simulator/nodes.py": "tests/simulator/test_cluster_capacity.py",
+    "certs/rotator.py": "tests/e2e/realapi/test_certs_rotator.py (the real-server tier only)",
     "fhpa/commands/certs.py": "tests/certs/test_generate.py",
     "fhpa/commands/webhook.py": "tests/webhook/test_logs.py",
     "fhpa/leftovers.py": "tests/fhpa/commands/test_cluster_unjoin.py",

@@ -1,4 +1,5 @@
-"""The chart tests' `helm` fixture: the binaries scripts/helm-tools.sh extracts (make test runs it)."""
+"""The `helm` fixture of the chart tests (tests/charts, tests/e2e): the binaries scripts/helm-tools.sh
+extracts (make test runs it); loaded for the whole suite by ``tests/conftest.py``."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ from certs.generate import build_ca, build_serving_cert, service_dns_names
 from certs.renewal import Policy, pem_pair
 from certs.rotator import Target, rotate_once
 from tests.e2e.realapi.test_webhook import create, loopback_configs, server_with_crds
-from tests.support.realapi import Binaries
+from tests.support.builds import Binaries
 from tests.support.reviews import fhpa
 from tests.support.webhook_serving import NAMESPACE, SERVICE, run_webhook
 
