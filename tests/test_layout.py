@@ -46,6 +46,7 @@ EXEMPT = {
 WITHOUT_OWN_FILE = {
     "controller/kube/member_trim.py": "tests/controller/kube/test_member_cache.py",
     "controller/kube/member_watches.py": "tests/controller/kube/test_member_cache.py",
+    "controller/outcome.py": "tests/controller/test_executor.py",
     "controller/planning/fleet.py": "tests/controller/runtime/test_fleet_metrics.py",
     "controller/planning/pending.py": "tests/controller/planning/test_capacity_rules.py",
     "controller/planning/plan_events.py": "tests/controller/planning/test_planner.py",
@@ -56,7 +57,6 @@ WITHOUT_OWN_FILE = {
     "simulator/control_plane.py": "tests/controller/test_event_series.py",
     "simulator/nodes.py": "tests/simulator/test_cluster_capacity.py",
     "certs/rotator.py": "tests/e2e/realapi/test_certs_rotator.py (the real-server tier only)",
-    "fhpa/commands/certs.py": "tests/certs/test_generate.py",
     "fhpa/commands/webhook.py": "tests/webhook/test_logs.py",
     "fhpa/leftovers.py": "tests/fhpa/commands/test_cluster_unjoin.py",
     "fhpa/member_access.py": "tests/fhpa/commands/test_cluster.py",

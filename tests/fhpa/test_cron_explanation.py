@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from fhpa.cron_explanation import TARGET_MISSING, explain_cron
 from fhpa_api.models import CronFederatedHPA
-from tests.support.fakekube import Resource
+from tests.support.fakekube_store import Resource
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 CRONS = Resource("autoscaling.karmada.io", "v1alpha1", "cronfederatedhpas", "CronFederatedHPA", status=True)
