@@ -58,6 +58,8 @@ WITHOUT_OWN_FILE = {
     "simulator/nodes.py": "tests/simulator/test_cluster_capacity.py",
     "certs/rotator.py": "tests/e2e/realapi/test_certs_rotator.py (the real-server tier only)",
     "fhpa/commands/webhook.py": "tests/webhook/test_logs.py",
+    "fhpa_api/list_limits.py": "tests/webhook/test_cost.py",
+    "fhpa_api/pause.py": "tests/controller/planning/test_pause.py",
     "fhpa/leftovers.py": "tests/fhpa/commands/test_cluster_unjoin.py",
     "fhpa/member_access.py": "tests/fhpa/commands/test_cluster.py",
     "fhpa/room_words.py": "tests/fhpa/test_explanation.py",
