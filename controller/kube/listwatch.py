@@ -46,6 +46,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kubernetes.client.exceptions import ApiException
@@ -118,6 +119,34 @@ def watch_backoff() -> ExponentialBackoff:
     return ExponentialBackoff(base=0.5, maximum=30.0, jitter=0.2)
 
 
+Handler = Callable[[str, ObjectKey, dict[str, Any] | None, dict[str, Any] | None], None]
+
+
+@dataclass(frozen=True)
+class Pacing:
+    """How often and how much the loop asks: the page size of a list, the server-side timeout of a watch
+    and the slack on reading it, the backoff after a failure, the least time between two watches, and
+    how long a refused (401/403) list waits before it is asked again."""
+
+    page_size: int
+    timeout_seconds: int
+    read_slack_seconds: float
+    backoff: ExponentialBackoff
+    min_watch_interval: float
+    denied_retry_seconds: float
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """Who hears from the loop: ``handler`` each change of a trimmed object, ``on_synced`` the first
+    complete list, ``on_relist`` each later one, ``on_full`` each object whole, before its trim."""
+
+    handler: Handler | None
+    on_synced: Callable[[], None] | None
+    on_relist: Callable[[], None] | None
+    on_full: Callable[[str, Mapping[str, Any]], None] | None
+
+
 class ListWatch:
     """Keeps a trimmed copy of one resource equal to the server's view and reports each change.
 
@@ -133,7 +162,7 @@ class ListWatch:
         trim: Trim,
         *,
         name: str,
-        handler: Callable[[str, ObjectKey, dict[str, Any] | None, dict[str, Any] | None], None] | None = None,
+        handler: Handler | None = None,
         page_size: int = DEFAULT_PAGE_SIZE,
         timeout_seconds: int = DEFAULT_WATCH_TIMEOUT_SECONDS,
         read_slack_seconds: float = 30.0,
@@ -150,20 +179,19 @@ class ListWatch:
         self._gate = gate or list_gate()
         # after a 410, until the new list completes: the store holds what was, deletions may be missing
         self.relisting = False
-        self._on_synced = on_synced
-        self._on_relist = on_relist
-        self._on_full = on_full
-        self._selector = label_selector
         self.path = path
         self._transport = transport
         self._trim = trim
-        self._handler = handler
-        self._page_size = page_size
-        self._timeout_seconds = timeout_seconds
-        self._read_slack = read_slack_seconds
-        self._backoff = backoff or watch_backoff()
-        self._min_watch_interval = min_watch_interval
-        self._denied_retry = denied_retry_seconds
+        self._selector = label_selector
+        self.pacing = Pacing(
+            page_size=page_size,
+            timeout_seconds=timeout_seconds,
+            read_slack_seconds=read_slack_seconds,
+            backoff=backoff or watch_backoff(),
+            min_watch_interval=min_watch_interval,
+            denied_retry_seconds=denied_retry_seconds,
+        )
+        self._hooks = Hooks(handler=handler, on_synced=on_synced, on_relist=on_relist, on_full=on_full)
         self._lock = threading.Lock()
         self._store: dict[ObjectKey, dict[str, Any]] = {}
         self._resource_version: str | None = None
@@ -229,7 +257,7 @@ class ListWatch:
                 lines = self._watch_once(stop)
                 if lines:
                     failures = 0
-                short = self._min_watch_interval - (time.monotonic() - started)
+                short = self.pacing.min_watch_interval - (time.monotonic() - started)
                 if not lines and short > 0:
                     stop.wait(short)
             except GoneError:
@@ -248,7 +276,7 @@ class ListWatch:
                         extra={"watch": self.name, "error": self.last_error},
                     )
                 self.denied.set()
-                self._pause(stop, self._denied_retry)
+                self._pause(stop, self.pacing.denied_retry_seconds)
             except Exception as exc:
                 if stop.is_set() or self._closing.is_set():
                     break
@@ -256,7 +284,7 @@ class ListWatch:
                 self.failures += 1
                 self.failing = True
                 self.last_error = _describe(exc)
-                delay = self._backoff.delay(failures)
+                delay = self.pacing.backoff.delay(failures)
                 log.warning(
                     "list/watch failed; retrying",
                     extra={"watch": self.name, "error": self.last_error, "retry_in_seconds": round(delay, 3)},
@@ -289,7 +317,7 @@ class ListWatch:
         token: str | None = None
         version: str | None = None
         while True:
-            query: dict[str, Any] = {"limit": self._page_size}
+            query: dict[str, Any] = {"limit": self.pacing.page_size}
             if self._selector:
                 query["labelSelector"] = self._selector
             if token:
@@ -331,8 +359,8 @@ class ListWatch:
         first = not self.synced.is_set()
         if not first:
             self.relists += 1
-            if self._on_relist is not None:
-                self._on_relist()
+            if self._hooks.on_relist is not None:
+                self._hooks.on_relist()
         for key, item in fresh.items():
             before = old.get(key)
             if before is None:
@@ -344,9 +372,9 @@ class ListWatch:
             if key not in fresh:
                 self._emit("DELETED", key, item, None)
         self.synced.set()
-        if first and self._on_synced is not None:
+        if first and self._hooks.on_synced is not None:
             try:
-                self._on_synced()
+                self._hooks.on_synced()
             except Exception:
                 log.exception("list/watch on_synced failed", extra={"watch": self.name})
 
@@ -357,13 +385,14 @@ class ListWatch:
         query: dict[str, Any] = {
             "watch": True,
             "allowWatchBookmarks": True,
-            "timeoutSeconds": self._timeout_seconds,
+            "timeoutSeconds": self.pacing.timeout_seconds,
         }
         if self._resource_version:
             query["resourceVersion"] = self._resource_version
         if self._selector:
             query["labelSelector"] = self._selector
-        stream = self._transport.open_watch(self.path, query, self._timeout_seconds + self._read_slack)
+        read_timeout = self.pacing.timeout_seconds + self.pacing.read_slack_seconds
+        stream = self._transport.open_watch(self.path, query, read_timeout)
         self.watches += 1
         self._contact()
         self._stream = stream
@@ -448,10 +477,10 @@ class ListWatch:
             self._emit("MODIFIED" if before is not None else "ADDED", key, before, trimmed)
 
     def _full(self, kind: str, obj: Mapping[str, Any]) -> None:
-        if self._on_full is None:
+        if self._hooks.on_full is None:
             return
         try:
-            self._on_full(kind, obj)
+            self._hooks.on_full(kind, obj)
         except Exception:
             log.exception(
                 "list/watch on_full failed", extra={"watch": self.name, "object": "/".join(object_key(obj))}
@@ -460,10 +489,10 @@ class ListWatch:
     def _emit(
         self, kind: str, key: ObjectKey, old: dict[str, Any] | None, new: dict[str, Any] | None
     ) -> None:
-        if self._handler is None:
+        if self._hooks.handler is None:
             return
         try:
-            self._handler(kind, key, old, new)
+            self._hooks.handler(kind, key, old, new)
         except Exception:
             log.exception("list/watch handler failed", extra={"watch": self.name, "object": "/".join(key)})
 

@@ -295,7 +295,7 @@ def test_close_unblocks_an_idle_control_plane_watch_at_once_with_the_default_wat
         watch = ListWatch(
             plane.watch_transport(30.0), plane.collection_path("federatedhpas"), keep, name="idle"
         )
-        assert watch._timeout_seconds == DEFAULT_WATCH_TIMEOUT_SECONDS == 300
+        assert watch.pacing.timeout_seconds == DEFAULT_WATCH_TIMEOUT_SECONDS == 300
         stop = threading.Event()
         thread = threading.Thread(target=watch.run, args=(stop,), daemon=True)
         thread.start()
