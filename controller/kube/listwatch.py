@@ -124,9 +124,8 @@ Handler = Callable[[str, ObjectKey, dict[str, Any] | None, dict[str, Any] | None
 
 @dataclass(frozen=True)
 class Pacing:
-    """How often and how much the loop asks: the page size of a list, the server-side timeout of a watch
-    and the slack on reading it, the backoff after a failure, the least time between two watches, and
-    how long a refused (401/403) list waits before it is asked again."""
+    """How often and how much the loop asks: list page size, watch timeout and read slack, the backoff
+    after a failure, the least time between watches, the wait before a refused (401/403) list again."""
 
     page_size: int
     timeout_seconds: int
