@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.realapi.test_controller import CRDS
 from tests.e2e.kube.test_controller import KubeWorld
+from tests.e2e.realapi.test_controller import CRDS
 from tests.support.cluster_autoscaler import GROUP_LABEL, ClusterAutoscalerStandIn, NodeGroupSpec
 from tests.support.kube_load import LoadModel
 from tests.support.kubemember import KubeMember, NodeSpec, wait_for
