@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Protocol
 
 from controller import finalizer
@@ -44,33 +45,21 @@ class FederatedHPAStore(ControlPlane, finalizer.FinalizerStore, Protocol):
     """The control plane as this reconciler writes it: the port plus the finalizer list."""
 
 
+@dataclass
 class FederatedHPAReconciler:
     """Reconciles FederatedHPAs through the ports; ``members`` and ``unknown`` are asked on every pass."""
 
-    def __init__(
-        self,
-        control_plane: FederatedHPAStore,
-        members: Callable[[], Mapping[str, MemberCluster]],
-        clock: Clock,
-        planner: PlannerConfig | None = None,
-        *,
-        namespaces: NamespacePolicy | None = None,
-        unknown: Callable[[], Sequence[str]] = tuple,
-        cleanup_give_up_seconds: float = finalizer.DEFAULT_GIVE_UP_AFTER_SECONDS,
-        on_action: ActionHook | None = None,
-        on_pass: PassHook | None = None,
-        on_cleanup: CleanupHook | None = None,
-    ) -> None:
-        self.control_plane = control_plane
-        self.members = members
-        self.clock = clock
-        self.planner = planner or PlannerConfig()
-        self.namespaces = namespaces or NamespacePolicy()
-        self.unknown = unknown
-        self.cleanup_give_up_seconds = cleanup_give_up_seconds
-        self.on_action = on_action
-        self.on_pass = on_pass
-        self.on_cleanup = on_cleanup
+    control_plane: FederatedHPAStore
+    members: Callable[[], Mapping[str, MemberCluster]]
+    clock: Clock
+    planner: PlannerConfig = field(default_factory=PlannerConfig)
+    _: KW_ONLY
+    namespaces: NamespacePolicy = field(default_factory=NamespacePolicy)
+    unknown: Callable[[], Sequence[str]] = tuple
+    cleanup_give_up_seconds: float = finalizer.DEFAULT_GIVE_UP_AFTER_SECONDS
+    on_action: ActionHook | None = None
+    on_pass: PassHook | None = None
+    on_cleanup: CleanupHook | None = None
 
     def reconcile(self, namespace: str, name: str) -> Result:
         """One pass; raises ConflictError or PortError when the pass must be retried with backoff.

@@ -228,13 +228,18 @@ def _row(
         last_scale_time=last_scale,
         conditions=_cluster_conditions(
             cluster,
-            slot,
-            health,
-            conflict,
-            selected,
+            _assigned_condition(
+                cluster,
+                slot,
+                health,
+                conflict,
+                selected,
+                previous,
+                now,
+                is_paused(fleet.fhpa.metadata.annotations),
+            ),
             previous,
             now,
-            is_paused(fleet.fhpa.metadata.annotations),
         ),
         state=state,
         pending_since=slot.pending_since if slot is not None else None,
@@ -328,16 +333,9 @@ def _max_trend(
 
 
 def _cluster_conditions(
-    cluster: ClusterObservation,
-    slot: Slot | None,
-    health: Health | None,
-    conflict: bool,
-    selected: bool,
-    previous: list[Condition] | None,
-    now: datetime,
-    paused: bool = False,
+    cluster: ClusterObservation, assigned: Condition, previous: list[Condition] | None, now: datetime
 ) -> list[Condition]:
-    assigned = _assigned_condition(cluster, slot, health, conflict, selected, previous, now, paused)
+    """A row's conditions: the Assigned one the caller made, then health, target and the member HPA's."""
     if not cluster.registered:
         healthy = condition(
             previous, "Healthy", "False", REMOVED, "no longer registered: its member Secret is gone", now
