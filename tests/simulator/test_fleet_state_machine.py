@@ -1266,10 +1266,118 @@ KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
             ("flap", {"down_steps": 11, "times": 4, "up_steps": 9, "which": 2}),
         ),
         FloorBreach,
-        "bench run of the state machine (seed 1), the same as "
-        "flapper-held-within-its-grown-grace-ran-all-its-max on a shorter run: m3 flaps (grace grown to "
-        "420 s) while held at 3..10 running 10; m1 31..31 and m2 24..24 hold 55 < 57 for each 165 s "
-        "spell",
+        "bench run of the state machine (seed 1), the breach above on a shorter run: m3 flaps (its grace "
+        "grown to 420 s) while held at 3..10 running 10; m1 31..31 and m2 24..24 hold 55 < 57 for each "
+        "165 s spell",
+    ),
+    "prioritized-flaps-turn-a-max-five-times": (
+        Fleet(
+            (
+                Member("m1", 5, 5, 30),
+                Member("m2", 31, 12, 30),
+                Member("m3", 1, 1, 60),
+                Member("m4", 31, 0, 60),
+                Member("m5", 17, 13, 0),
+            ),
+            Spec(
+                "DynamicWeighted",
+                86,
+                86,
+                scaling_to_zero=False,
+                delay_s=60,
+                weights=(3, 2, 0, 1, 2),
+                priorities=(2, 2, 2, 1, 0),
+            ),
+            14,
+        ),
+        (
+            ("controller_outage", {"then": 39}),
+            ("capacity_change", {"capacity": 11, "then": 9, "which": 1}),
+            ("capacity_change", {"capacity": 23, "then": 1, "which": 2}),
+            ("flap", {"down_steps": 9, "times": 3, "up_steps": 10, "which": 1}),
+            ("change_bounds", {"extra": 38, "fmin": 46, "then": 6}),
+            (
+                "change_policy",
+                {
+                    "delay_s": 0,
+                    "policy": "DynamicWeighted",
+                    "priorities": (1, 0, 3, 1, 3),
+                    "scaling_to_zero": True,
+                    "then": 12,
+                    "weights": [3, 3, 2, 0, 1],
+                },
+            ),
+            (
+                "change_policy",
+                {
+                    "delay_s": 120,
+                    "policy": "Duplicated",
+                    "priorities": (2, 1, 2, 1, 1),
+                    "scaling_to_zero": False,
+                    "then": 7,
+                    "weights": [3, 2, 0, 0, 1],
+                },
+            ),
+            ("capacity_change", {"capacity": 23, "then": 1, "which": 2}),
+            ("change_bounds", {"extra": 12, "fmin": 52, "then": 12}),
+            ("change_bounds", {"extra": 29, "fmin": 34, "then": 15}),
+            (
+                "change_policy",
+                {
+                    "delay_s": 30,
+                    "policy": "Duplicated",
+                    "priorities": (3, 2, 2, 1, 1),
+                    "scaling_to_zero": True,
+                    "then": 3,
+                    "weights": [4, 0, 0, 0, 2],
+                },
+            ),
+            ("flap", {"down_steps": 6, "times": 1, "up_steps": 5, "which": 4}),
+            (
+                "change_policy",
+                {
+                    "delay_s": 30,
+                    "policy": "DynamicWeighted",
+                    "priorities": (0, 2, 2, 2, 0),
+                    "scaling_to_zero": False,
+                    "then": 18,
+                    "weights": [4, 0, 0, 2, 2],
+                },
+            ),
+            ("controller_back", {"then": 4}),
+            ("flap", {"down_steps": 8, "times": 1, "up_steps": 10, "which": 3}),
+            ("change_bounds", {"extra": 26, "fmin": 14, "then": 4}),
+            ("flap", {"down_steps": 1, "times": 1, "up_steps": 3, "which": 0}),
+            ("change_bounds", {"extra": 2, "fmin": 2, "then": 4}),
+            ("controller_outage", {"then": 29}),
+            ("wait", {"steps": 1}),
+            ("change_bounds", {"extra": 34, "fmin": 19, "then": 15}),
+            ("controller_back", {"then": 8}),
+            ("controller_outage", {"then": 40}),
+            (
+                "change_policy",
+                {
+                    "delay_s": 30,
+                    "policy": "Prioritized",
+                    "priorities": (3, 0, 0, 3, 2),
+                    "scaling_to_zero": False,
+                    "then": 17,
+                    "weights": [3, 0, 4, 3, 0],
+                },
+            ),
+            ("wait", {"steps": 5}),
+            ("flap", {"down_steps": 4, "times": 1, "up_steps": 5, "which": 3}),
+            ("controller_back", {"then": 9}),
+            ("wait", {"steps": 6}),
+            ("flap", {"down_steps": 2, "times": 1, "up_steps": 5, "which": 0}),
+            ("wait", {"steps": 5}),
+            ("flap", {"down_steps": 11, "times": 3, "up_steps": 5, "which": 1}),
+        ),
+        ChurnBreach,
+        "bench run of the state machine (seed 0 of the 1,000-fleet run, its fleet 128), not shrunk: "
+        "Prioritized F 19..53 at a flat load; the period optimization moves 8 of m5's max to m4, then "
+        "m1's and m2's flaps move it back and forth (10->17->9->17->13->16->12): 5 reversals within the "
+        "hour",
     ),
 }
 
