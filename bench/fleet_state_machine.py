@@ -6,7 +6,7 @@ outages, spec changes; the four promises of DESIGN §4 measured after every rule
 examples and longer event sequences than `make test` runs, under several random seeds.
 
 It prints what it covered (fleets, simulated steps and hours, rules, policies, fleet sizes, wall time)
-and every distinct breach found, each with the shrunk reproduction as hypothesis prints it (the fleet and
+and every breach each seed found, each with the shrunk reproduction as hypothesis prints it (the fleet and
 the event sequence, to paste into a test) and the fleet's steps around the breach. Exit code 1 when a
 breach (or a controller crash) was found, 0 when none.
 
@@ -22,6 +22,7 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -34,9 +35,26 @@ from tests.simulator import test_fleet_state_machine as fsm
 from tests.simulator.test_fleet_state_machine import COVERAGE, STEP_S, FleetMachine, machine_settings
 
 
-def run_seed(number: int, examples: int, rules: int, shrink: bool) -> list[BaseException]:
+def reporting(every: int) -> Callable[[FleetMachine], None]:
+    """A teardown that prints the fleets run so far every ``every`` fleets: a long run that is stopped
+    still says how far it got."""
+    started = time.monotonic()
+
+    def teardown(machine: FleetMachine) -> None:
+        try:
+            FleetMachine.teardown(machine)
+        finally:
+            if every and COVERAGE.fleets % every == 0:
+                elapsed = time.monotonic() - started
+                print(f"  {COVERAGE.fleets} fleets, {COVERAGE.steps} steps, {elapsed:.0f}s", flush=True)
+
+    return teardown
+
+
+def run_seed(number: int, examples: int, rules: int, shrink: bool, every: int = 0) -> list[BaseException]:
     """One hypothesis run under ``number``; the distinct failures it found (shrunk unless told not to)."""
-    machine = seed(number)(type(f"FleetMachineSeed{number}", (FleetMachine,), {}))
+    body = {"teardown": reporting(every)} if every else {}
+    machine = seed(number)(type(f"FleetMachineSeed{number}", (FleetMachine,), body))
     config = machine_settings(examples, rules, derandomize=False)
     if not shrink:
         config = settings(config, phases=[Phase.explicit, Phase.generate])
@@ -62,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=int(env("FLEET_SM_SEEDS", "3")))
     parser.add_argument("--seed", type=int, default=None, help="run this seed only")
     parser.add_argument("--no-shrink", action="store_true")
+    parser.add_argument("--progress", type=int, default=25, help="print the count every N fleets (0: never)")
     looking = parser.add_argument_group("looking past a known breach (default: draw everything, as the test)")
     looking.add_argument("--min-capacity", type=int, default=0, help="1: no cluster with capacity 0")
     looking.add_argument("--no-fmin-above-room", action="store_true", help="F.min within the capacity")
@@ -91,19 +110,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"profile: {fsm.PROFILE}", flush=True)
     seeds = [args.seed] if args.seed is not None else list(range(args.seeds))
     started = time.monotonic()
-    found: dict[str, tuple[int, BaseException]] = {}
+    found: list[tuple[int, BaseException]] = []
     for number in seeds:
         t0 = time.monotonic()
         before = COVERAGE.copy()
-        failures = run_seed(number, args.examples, args.rules, not args.no_shrink)
+        failures = run_seed(number, args.examples, args.rules, not args.no_shrink, args.progress)
         fleets, steps = COVERAGE.fleets - before.fleets, COVERAGE.steps - before.steps
         print(
             f"seed {number}: {fleets} fleets, {steps} steps, "
             f"{len(failures)} distinct failure(s), {time.monotonic() - t0:.0f}s",
             flush=True,
         )
-        for exc in failures:
-            found.setdefault(type(exc).__name__, (number, exc))
+        found += [(number, exc) for exc in failures]
     wall = time.monotonic() - started
     print(
         f"\ncovered: {COVERAGE.fleets} fleets, {COVERAGE.steps} simulated steps "
@@ -116,9 +134,12 @@ def main(argv: list[str] | None = None) -> int:
         checked = ", ".join(sorted(fsm.PROFILE.checks))
         print(f"no breach: every fleet passed the checks ({checked}) after every rule")
         return 0
-    print(f"\n{len(found)} distinct breach kind(s):")
-    for kind, (number, exc) in sorted(found.items()):
-        print(f"\n==== {kind} (seed {number}) ====")
+    kinds = sorted({type(exc).__name__ for _, exc in found})
+    print(
+        f"\n{len(found)} breach(es) under {len({n for n, _ in found})} seed(s), of kinds {', '.join(kinds)}:"
+    )
+    for number, exc in found:  # each seed's own: two seeds may find different breaches of one kind
+        print(f"\n==== {type(exc).__name__} (seed {number}) ====")
         print(show(exc))
     return 1
 

@@ -31,6 +31,7 @@ from controller.errors import ConflictError, PortError
 from controller.executor import ExecutionResult
 from controller.federated_hpa_controller import FederatedHPAReconciler
 from controller.planning.affinity import affinity_matches
+from controller.planning.failover import HealthPolicy, grace_now
 from controller.planning.member_hpa import LABEL_OWNER_UID
 from controller.planning.namespaces import NamespacePolicy
 from controller.planning.plan import Plan
@@ -122,6 +123,12 @@ class Simulation:
             for c in scenario.cron_federated_hpas
         ]
         self.config = PlannerConfig(**spec.planner.model_dump(exclude_none=True))
+        # the failover grace each cluster's status row gives it (grown by its flaps), recorded per step
+        self._graces = HealthPolicy(
+            grace_seconds=self.config.failover_grace_seconds,
+            hysteresis_seconds=self.config.rejoin_hysteresis_seconds,
+            enabled=True,
+        )
         trace = Trace.from_points([(p.at, p.rps) for p in spec.load.trace])
         self.load: LoadModel = LOAD_MODELS[spec.load.model](trace, spec.load.pod_capacity)
         self.external = {
@@ -417,6 +424,9 @@ class Simulation:
         oracle_capacity = sum(
             c.ceiling for c in self.clusters.values() if not c.down and c.workload is not None
         )
+        status = fhpa.status if fhpa is not None else None
+        rows = {r.name: r for r in status.clusters or []} if status is not None else {}
+        now = self.clock.now()
         samples = {}
         for name, cluster in self.clusters.items():
             hpa = next((h for h in cluster.hpas.values() if h.labels.get(LABEL_OWNER_UID) == uid), None)
@@ -445,6 +455,7 @@ class Simulation:
                 elastic_room=cluster.capacity_observation().elastic,
                 provision_s=cluster.nodes.spec.provision_s if cluster.nodes is not None else 0.0,
                 quota_pods=cluster.room.quota_pods,
+                failover_grace_s=grace_now(rows.get(name), now, self._graces),
             )
         self._steps.append(
             StepSample(

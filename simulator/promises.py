@@ -11,9 +11,13 @@ tolerance, and then it is reported once, at the episode's first step, however lo
 
 1. ``floor``: the scheduled replicas (Ready or starting; Pending ones do not count) of the *eligible*
    clusters (selected, with the workload, reachable) are at least min(F.min, their capacity).
-   Tolerance: the failover grace plus one pass (``failover_grace_s + dt``). An elastic cluster's room
-   still to come (its node group below its max) counts too; in a run where any has such room, the
-   slowest node group's provisioning time is added to the tolerance: nodes cannot come faster.
+   Tolerance: the failover grace plus one pass (``failover_grace_s + dt``). A flapping cluster's grace
+   grows with its failovers (promise 4): while an unreachable cluster is past the flag's grace but
+   within its own grown grace (``ClusterSample.failover_grace_s``), the clock stops; calm wins for a
+   flapper, and the floor is owed again one pass after that grace ends (it is failed over and the
+   assignment re-runs). An elastic cluster's room still to come (its node group below its max) counts
+   too; in a run where any has such room, the slowest node group's provisioning time is added to the
+   tolerance: nodes cannot come faster.
 2. ``unmanaged-replicas``, per cluster: a selected, reachable cluster runs replicas with no member HPA
    of this FederatedHPA (and no other HPA on the workload: a ConflictingHPA cluster's replicas are under
    the user's HPA). Tolerance: one optimization period. A drain the controller writes is not a breach
@@ -179,10 +183,13 @@ Probe = Callable[["StepSample"], "tuple[float, str] | None"]
 """One step: None when the promise holds, else (how bad, a description of the step)."""
 
 
-def _episodes(steps: Sequence[StepSample], dt: float, probe: Probe) -> Iterator[_Episode]:
-    """Episodes of a promise measured on the whole fleet (controller-down steps are not measured)."""
+def _episodes(
+    steps: Sequence[StepSample], dt: float, probe: Probe, paused: Sequence[bool] = ()
+) -> Iterator[_Episode]:
+    """Episodes of a promise measured on the whole fleet (controller-down steps are not measured). A step
+    marked in ``paused`` belongs to its episode but does not count towards the tolerance."""
     episode: _Episode | None = None
-    for s in steps:
+    for i, s in enumerate(steps):
         found = probe(s) if s.controller_up else None
         if found is None:
             if episode is not None:
@@ -191,7 +198,7 @@ def _episodes(steps: Sequence[StepSample], dt: float, probe: Probe) -> Iterator[
             continue
         if episode is None:
             episode = _Episode(start=s.t)
-        episode.add(s.t, dt, True, dt, found[0], found[1])
+        episode.add(s.t, dt, not (paused and paused[i]), dt, found[0], found[1])
     if episode is not None:
         yield episode
 
@@ -201,12 +208,19 @@ def _breached(episode: _Episode, tolerance: float) -> bool:
 
 
 def _fleet_breaches(
-    steps: Sequence[StepSample], dt: float, probe: Probe, kind: str, tolerance: float, what: str, why: str
+    steps: Sequence[StepSample],
+    dt: float,
+    probe: Probe,
+    kind: str,
+    tolerance: float,
+    what: str,
+    why: str,
+    paused: Sequence[bool] = (),
 ) -> tuple[list[Violation], float]:
     """One violation per episode of a fleet-wide promise that outlasts ``tolerance``, and the seconds
     (episode weights) they add up to. ``what`` completes "... for Ns from t=...", ``why`` the allowance."""
     violations, seconds = [], 0.0
-    for ep in _episodes(steps, dt, probe):
+    for ep in _episodes(steps, dt, probe, paused):
         if _breached(ep, tolerance):
             seconds += ep.weight
             violations.append(
@@ -254,8 +268,37 @@ def _floor(steps: Sequence[StepSample], terms: PromiseTerms) -> tuple[list[Viola
         (c.provision_s for s in steps for c in s.clusters.values() if c.elastic_room), default=0.0
     )
     why = "failover grace + one pass" + (" + node provisioning" if provision else "")
+    paused = _within_grown_grace(steps, terms.failover_grace_s)
+    if any(paused):
+        why += "; a flapper's grown grace not counted"
     allowed = terms.floor_tolerance_s + provision
-    return _fleet_breaches(steps, terms.step_s, probe, FLOOR, allowed, "below the floor", why)
+    return _fleet_breaches(steps, terms.step_s, probe, FLOOR, allowed, "below the floor", why, paused)
+
+
+def _within_grown_grace(steps: Sequence[StepSample], flag_grace_s: float) -> list[bool]:
+    """Per step: an unreachable cluster that would be eligible is held past the flag's grace but within
+    the grace its failovers have grown. Its unreachable spell counts from the first step the controller
+    was up to see it (a controller that was down sees it only on coming back), and a grace that shrank
+    during the spell (an hour went by since its last failover) counts shrunk: the controller fails it over
+    then. The grace recorded once it is failed over (longer again) is not its grace for this spell."""
+    since: dict[str, float] = {}
+    grace: dict[str, float] = {}
+    within = []
+    for s in steps:
+        held = False
+        for name, c in s.clusters.items():
+            if not (c.down and c.selected and c.workload):
+                since.pop(name, None)
+                grace.pop(name, None)
+                continue
+            if not s.controller_up and name not in since:
+                continue
+            recorded = flag_grace_s if c.failover_grace_s is None else c.failover_grace_s
+            start = since.setdefault(name, s.t)
+            grace[name] = min(grace.get(name, recorded), recorded)
+            held = held or flag_grace_s - _EPS <= s.t - start < grace[name] - _EPS
+        within.append(held)
+    return within
 
 
 # --- 2. every replica under an HPA ---------------------------------------------------------------------

@@ -82,6 +82,21 @@ def _recent_failovers(row: ClusterStatus | None, now: datetime) -> tuple[int, da
     return (row.failovers or 0) if row is not None else 0, last
 
 
+def counted_failovers(row: ClusterStatus | None, now: datetime) -> tuple[int, datetime | None]:
+    """The failovers that lengthen this cluster's grace now, and when the last was: those of the last
+    hour, and a cluster still failed over keeps counting its own however old it is."""
+    count, last = _recent_failovers(row, now)
+    if row is not None and row.state == FAILED_OVER and count == 0:
+        count, last = row.failovers or 1, row.last_failover_time
+    return count, last
+
+
+def grace_now(row: ClusterStatus | None, now: datetime, policy: HealthPolicy) -> float:
+    """The failover grace a cluster's status row gives it at ``now`` (before any shortening for a sole
+    holder): what a simulator records to measure the floor against the grace a flapper really has."""
+    return policy.grace_after(counted_failovers(row, now)[0])
+
+
 def assess(
     cluster: ClusterObservation,
     row: ClusterStatus | None,
@@ -98,9 +113,7 @@ def assess(
     failed over once an hour at most (promise 4).
     """
     failed_before = row is not None and row.state == FAILED_OVER
-    count, last = _recent_failovers(row, now)
-    if failed_before and count == 0 and row is not None:  # still out: its failover keeps counting
-        count, last = row.failovers or 1, row.last_failover_time
+    count, last = counted_failovers(row, now)
     grace = policy.grace_after(count)
     if sole_holder and count == 0 and policy.blip_tolerance_seconds is not None:
         grace = min(grace, policy.blip_tolerance_seconds)

@@ -166,6 +166,47 @@ def test_a_controller_outage_restarts_the_clock(after, expected):
     assert [(v.kind, v.t) for v in measure(fleet, TERMS).violations] == expected
 
 
+def flapper_held(graces: list[float | None], controller_down: range = range(0)) -> list[StepSample]:
+    """a runs 2 of F.min 4 while f, unreachable from step 0, holds the rest of the max: one step per
+    grace recorded for f (its failover grace at that step), then the floor is back."""
+    short = [{"a": cluster(2), "f": replace(cluster(4, down=True), failover_grace_s=g)} for g in graces]
+    return with_outage([*short, healthy(), healthy()], down=controller_down)
+
+
+def floor_clock(found: list[StepSample]) -> list[tuple[str, float]]:
+    return [(v.kind, v.t) for v in measure(found, TERMS).violations]
+
+
+@pytest.mark.parametrize(("short", "expected"), [(29, []), (30, [(FLOOR, 0.0)])])
+def test_a_flappers_grown_grace_past_the_flags_grace_does_not_count(short, expected):
+    # f's grace grew to 420 s: 60 s counted, 60-405 s not, then its failover's pass and one more (75 s)
+    assert floor_clock(flapper_held([420.0] * short)) == expected
+
+
+def test_without_a_grown_grace_the_flags_grace_is_all_the_floor_waits():
+    assert floor_clock(flapper_held([None] * 6)) == [(FLOOR, 0.0)]
+    assert floor_clock(flapper_held([60.0] * 6)) == [(FLOOR, 0.0)]
+    assert floor_clock(flapper_held([60.0] * 5)) == []
+
+
+def test_the_grace_recorded_after_the_failover_is_not_this_spells():
+    # failed over at 420 s, its next grace (1860 s) shows from then on: the floor is owed at 435 s
+    assert floor_clock(flapper_held([420.0] * 28 + [1860.0] * 2)) == [(FLOOR, 0.0)]
+
+
+def test_a_grace_that_shrinks_during_the_spell_counts_shrunk():
+    # an hour after its last failover f's grace falls back to 60 s at 150 s: it is failed over then
+    assert floor_clock(flapper_held([420.0] * 10 + [60.0])) == []
+    assert floor_clock(flapper_held([420.0] * 10 + [60.0] * 2)) == [(FLOOR, 0.0)]
+
+
+def test_a_spell_the_controller_did_not_see_counts_from_its_return():
+    # f went down while the controller was down (steps 0-5): the controller's grace starts at its return
+    back = 6 * DT
+    assert floor_clock(flapper_held([420.0] * (6 + 29), controller_down=range(6))) == []
+    assert floor_clock(flapper_held([420.0] * (6 + 30), controller_down=range(6))) == [(FLOOR, back)]
+
+
 # --- 2. every replica under an HPA: one optimization period (60 s) ----------------------------------------
 
 UNMANAGED_B = {"a": cluster(2, hpa=(1, 20)), "b": cluster(3, hpa=None)}  # a holds all of F.max

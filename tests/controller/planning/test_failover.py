@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from controller.planning.failover import HealthPolicy, assess
+from controller.planning.failover import HealthPolicy, assess, grace_now
 from controller.planning.observation import Taint
 from fhpa_api.models import ClusterStatus
 from tests.support.planning_builders import (
@@ -204,6 +204,17 @@ def test_a_sole_holder_that_flapped_within_the_hour_gets_its_grown_grace() -> No
         held = row_.model_copy(update={"unhealthy_since": T0})
         assert assess(sick, held, T0 + S, policy, sole_holder=True).grace_seconds == grace
     assert assess(sick, steady.model_copy(update={"unhealthy_since": T0}), T0 + S, policy).grace_seconds == 60
+
+
+def test_the_grace_a_status_row_gives_grows_with_the_failovers_of_the_hour() -> None:
+    policy = HealthPolicy(grace_seconds=60, hysteresis_seconds=120, enabled=True)
+    steady = ClusterStatus(name="a", min_replicas=2, max_replicas=20)
+    assert grace_now(None, T0, policy) == grace_now(steady, T0, policy) == 60
+    flapped = steady.model_copy(update={"failovers": 2, "last_failover_time": T0 - 600 * S})
+    assert grace_now(flapped, T0, policy) == 60 + 120 * 15
+    assert grace_now(flapped, T0 + 3000 * S, policy) == 60  # an hour since its last failover
+    still_out = flapped.model_copy(update={"state": "FailedOver"})
+    assert grace_now(still_out, T0 + 3000 * S, policy) == 60 + 120 * 15  # its failover keeps counting
 
 
 def test_no_sole_holder_when_no_cluster_answers() -> None:
