@@ -38,6 +38,7 @@ from urllib.parse import parse_qs, urlsplit
 CORE_PATH = re.compile(r"^/api(/|$)|^/apis/coordination\.k8s\.io(/|$)")
 BODILESS = frozenset({204, 304})
 """Statuses that carry no body (RFC 9112 §6.3): relayed with headers only."""
+JSONish = dict[str, Any]
 HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "te", "trailer"}
 
 
@@ -94,9 +95,10 @@ class Backend:
 class Front:
     """``Front(real=Backend.https(...), fake=Backend.http(fake.url)).start()`` → its URL."""
 
-    def __init__(self, real: Backend, fake: Backend) -> None:
+    def __init__(self, real: Backend, fake: Backend, *, tls: ssl.SSLContext | None = None) -> None:
         self.real = real
         self.fake = fake
+        self.tls = tls  # a server context: serve HTTPS (as in-cluster clients require) instead of HTTP
         self.records: list[FrontRecord] = []
         self._faults: list[FrontFault] = []
         self._lock = threading.Lock()
@@ -112,13 +114,16 @@ class Front:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
+        if self.tls is not None:
+            self._server.socket = self.tls.wrap_socket(self._server.socket, server_side=True)
         threading.Thread(target=self._server.serve_forever, name="front", daemon=True).start()
         return self.url
 
     @property
     def url(self) -> str:
         assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        scheme = "https" if self.tls is not None else "http"
+        return f"{scheme}://127.0.0.1:{self._server.server_address[1]}"
 
     def stop(self) -> None:
         if self._server is not None:
@@ -191,6 +196,18 @@ class Front:
                 return fault
         return None
 
+    # -- routing and admission (subclasses: more backends, authentication) -------------------------
+
+    def route(self, path: str) -> tuple[str, Backend]:
+        """The backend a request path goes to, and its name in the records."""
+        if CORE_PATH.search(path):
+            return "fake", self.fake
+        return "real", self.real
+
+    def refuse(self, method: str, path: str, query: dict[str, list[str]], headers: Any) -> JSONish | None:
+        """A Status to answer instead of forwarding (this front lets everything through)."""
+        return None
+
     def record(self, rec: FrontRecord) -> None:
         with self._lock:
             self.records.append(rec)
@@ -226,14 +243,18 @@ class _Handler(BaseHTTPRequestHandler):
         parts = urlsplit(self.path)
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else None
-        backend_name = "fake" if CORE_PATH.search(parts.path) else "real"
+        backend_name, backend = self.owner.route(parts.path)
         rec = FrontRecord(method, parts.path, parse_qs(parts.query), backend_name)
         self.owner.record(rec)
+        refusal = self.owner.refuse(method, parts.path, rec.query, self.headers)
+        if refusal is not None:
+            rec.status = int(refusal["code"])
+            self._simple(rec.status, refusal)
+            return
         if backend_name == "real":
             fault = self.owner._take_fault(method, parts.path, rec.is_watch)
             if fault is not None and self._misbehave(fault, rec):
                 return
-        backend = self.owner.fake if backend_name == "fake" else self.owner.real
         headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_HEADERS}
         headers.pop("Authorization", None)  # the real server gets the admin client cert instead
         conn = backend.connect(timeout=None if rec.is_watch else 60)

@@ -1,0 +1,189 @@
+"""Both install paths produce a working webhook and controller: `helm template` of the chart (with
+self-signed certificates, the chart's own rotator) and `install.yaml` from `make release-manifests`
+(with cert-manager), each applied to the real API server tier and its pods run by the pod runner.
+
+For each path: the API server calls the webhook through the Service its rendered configurations name
+(refusing an invalid FederatedHPA with our message, defaulting a valid one), and the controller, with
+the rendered RBAC as its ServiceAccount's only rights, takes the Lease and reconciles a FederatedHPA
+against a member cluster. The rendered kinds the tier stores but does not act on are named in
+STORED_ONLY (tests/support/install_cluster.py says why); a new kind in the chart makes these tests say
+so rather than pass silently. docs/install.md says what these tests prove and what they do not.
+"""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from fhpa_api.defaulting import apply_defaults
+from tests.charts.test_chart import CHART, NAMESPACE, render
+from tests.e2e.realapi.test_webhook import expected_denial
+from tests.support.cert_manager import CertManagerStandIn
+from tests.support.fakekube import FakeKube
+from tests.support.helm import REPO, HelmTools
+from tests.support.install_cluster import InstallCluster
+from tests.support.members import member_cluster, member_secret
+from tests.support.realapi import RealAPIServer
+from tests.support.reviews import fhpa
+
+pytestmark = [pytest.mark.realapi, pytest.mark.slow]
+
+GROUP_VERSION = "autoscaling.karmada.io/v1alpha1"
+APP_NAMESPACE = "shop"
+LEASES = "leases.coordination.k8s.io"
+HPA = "horizontalpodautoscalers.autoscaling"
+# Stored where the pods can read them, acted on by nothing here: every pod is a loopback process (no
+# network to police) and nothing evicts pods (no disruption to budget).
+STORED_ONLY = {"NetworkPolicy", "PodDisruptionBudget"}
+RUN = {"Deployment"}
+CERT_MANAGER = {"Issuer", "Certificate"}  # acted on by the cert-manager stand-in
+APPLIED = {
+    "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Service",
+    "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration",
+}  # fmt: skip
+
+
+def until(check: Callable[[], Any], what: str, timeout: float = 60) -> Any:
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+
+
+@pytest.fixture
+def cluster(realapi_factory: Callable[..., RealAPIServer], tmp_path: Path) -> Iterator[InstallCluster]:
+    installed = InstallCluster(realapi_factory, tmp_path).start()
+    try:
+        yield installed
+    finally:
+        installed.stop()
+
+
+@pytest.fixture
+def member() -> Iterator[FakeKube]:
+    fake = member_cluster(APP_NAMESPACE, name="web")
+    yield fake
+    fake.stop()
+
+
+def check_kinds(objects: list[dict[str, Any]], *extra: set[str]) -> None:
+    """Every rendered kind is one these tests apply, run or declare as stored only."""
+    kinds = {o["kind"] for o in objects} - {"CustomResourceDefinition", "Namespace"}
+    assert kinds <= APPLIED | RUN | STORED_ONLY | set().union(*extra), kinds
+
+
+def webhook_admits_and_refuses(cluster: InstallCluster) -> None:
+    """The API server calls the running webhook through its Service: invalid refused, valid defaulted."""
+    cluster.create_namespace(APP_NAMESPACE)
+    bad = fhpa("bad")
+    bad["metadata"]["namespace"] = APP_NAMESPACE
+    bad["spec"]["scaleTargetRef"]["name"] = "a/b"
+    path = f"/apis/{GROUP_VERSION}/namespaces/{APP_NAMESPACE}/federatedhpas"
+    body = copy.deepcopy(bad)
+    del body["metadata"]["uid"]
+
+    # the first calls may race the API server's informer for the webhook configurations' caBundle
+    def answered() -> tuple[int, Any] | None:
+        reply: tuple[int, Any] = cluster.server.request("POST", path, body)
+        return reply if reply[0] != 500 else None
+
+    status, answer = until(answered, "an admission answer from the webhook")
+    assert status == 403 and answer["message"] == expected_denial(bad), answer
+    good = fhpa("defaulted")
+    good["metadata"]["namespace"] = APP_NAMESPACE
+    del good["metadata"]["uid"]
+    status, stored = cluster.server.request("POST", path, good)
+    assert status == 201, stored
+    assert stored["spec"] == apply_defaults(good)["spec"] != good["spec"]
+    assert any(
+        host == f"federated-hpa-webhook.{NAMESPACE}.svc"
+        for host, _, routed in cluster.proxy.connects
+        if routed
+    )
+
+
+def controller_reconciles(cluster: InstallCluster, member: FakeKube) -> None:
+    """With the rendered RBAC only, the controller takes the Lease and makes the member's HPA."""
+    cluster.write("secrets", member_secret("member1", member, NAMESPACE))
+    cluster.run("federated-hpa-controller", NAMESPACE)
+    lease = until(lambda: cluster.list(LEASES), "the controller's Lease")
+    assert lease[0]["spec"]["holderIdentity"], lease
+    body = fhpa("web", minReplicas=2, maxReplicas=6)
+    body["metadata"]["namespace"] = APP_NAMESPACE
+    del body["metadata"]["uid"]
+    body["spec"]["federatedHPAAssignment"] = {
+        "federatedHPAAssignmentType": "StaticWeighted",
+        "clusterAutoscalingPreference": [{"targetCluster": {"clusterNames": ["member1"]}, "staticWeight": 1}],
+    }
+    status, created = cluster.server.request(
+        "POST", f"/apis/{GROUP_VERSION}/namespaces/{APP_NAMESPACE}/federatedhpas", body
+    )
+    assert status == 201, created
+    hpa = until(lambda: member.store.find(HPA, APP_NAMESPACE, "web"), "the member HPA")
+    assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (2, 6)
+
+    def ready() -> dict[str, Any] | None:
+        _, obj = cluster.server.request(
+            "GET", f"/apis/{GROUP_VERSION}/namespaces/{APP_NAMESPACE}/federatedhpas/web"
+        )
+        conditions = {c["type"]: c["status"] for c in (obj.get("status") or {}).get("conditions") or []}
+        return obj if conditions.get("Ready") == "True" else None
+
+    status_now = until(ready, "the FederatedHPA's Ready condition")["status"]
+    assert [c["name"] for c in status_now["clusters"]] == ["member1"]
+    assert cluster.front.denied == []  # the rendered RBAC covered every call the pods made
+
+
+def test_the_chart_with_self_signed_certificates_installs_a_working_webhook_and_controller(
+    helm: HelmTools, cluster: InstallCluster, member: FakeKube
+) -> None:
+    objects = render(helm, "--set=webhook.certificates.mode=selfSigned")
+    check_kinds(objects)
+    crds = [
+        d
+        for p in sorted((REPO / CHART / "crds").glob("*.yaml"))
+        for d in yaml.safe_load_all(p.read_text())
+        if d
+    ]
+    cluster.create_namespace(NAMESPACE)  # helm install --create-namespace
+    cluster.apply([*crds, *objects])
+
+    cluster.run(
+        "federated-hpa-cert-rotator", NAMESPACE
+    )  # the chart's own rotation path issues the certificates
+    until(lambda: cluster.read("secrets", NAMESPACE, "federated-hpa-webhook-tls"), "the serving Secret")
+    cluster.run("federated-hpa-webhook", NAMESPACE)
+    webhook_admits_and_refuses(cluster)
+    controller_reconciles(cluster, member)
+
+
+def test_install_yaml_with_cert_manager_installs_a_working_webhook_and_controller(
+    helm: HelmTools, cluster: InstallCluster, member: FakeKube, tmp_path: Path
+) -> None:
+    out = tmp_path / "install.yaml"
+    subprocess.run(
+        ["bash", "scripts/release-manifests.sh", "example.com/team/fhpa:2.0.1", str(out)],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+        env={"FHPA_HELM_DIR": str(helm.helm.parent.parent), "PATH": "/usr/bin:/bin"},
+    )
+    objects = [d for d in yaml.safe_load_all(out.read_text()) if d]
+    check_kinds(objects, CERT_MANAGER)
+    cluster.apply(objects)
+
+    CertManagerStandIn(cluster).sync()
+    cluster.run("federated-hpa-webhook", NAMESPACE)
+    webhook_admits_and_refuses(cluster)
+    controller_reconciles(cluster, member)
