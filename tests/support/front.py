@@ -103,6 +103,7 @@ class Front:
         self._faults: list[FrontFault] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
+        self._upstream: set[HTTPConnection] = set()  # open backend connections (watches among them)
 
     # -- lifecycle ----------------------------------------------------------------------------------
 
@@ -126,10 +127,18 @@ class Front:
         return f"{scheme}://127.0.0.1:{self._server.server_address[1]}"
 
     def stop(self) -> None:
+        """Stop serving and cut the backend connections still open: a relayed watch would otherwise
+        hold its backend's request open until the watch times out, and delay that server's own stop."""
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
+        with self._lock:
+            upstream, self._upstream = list(self._upstream), set()
+        for conn in upstream:
+            if conn.sock is not None:
+                with contextlib.suppress(OSError):
+                    conn.sock.shutdown(socket.SHUT_RDWR)
 
     def kubeconfig(self) -> dict[str, Any]:
         return {
@@ -258,12 +267,16 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_HEADERS}
         headers.pop("Authorization", None)  # the real server gets the admin client cert instead
         conn = backend.connect(timeout=None if rec.is_watch else 60)
+        with self.owner._lock:
+            self.owner._upstream.add(conn)
         try:
             conn.request(method, self.path, body=body, headers=headers)
             resp = conn.getresponse()
         except OSError:
             rec.status = 502
             self._simple(502, {"kind": "Status", "code": 502, "message": "front: backend unreachable"})
+            with self.owner._lock:
+                self.owner._upstream.discard(conn)
             conn.close()
             return
         rec.status = resp.status
@@ -272,6 +285,8 @@ class _Handler(BaseHTTPRequestHandler):
         except (OSError, HTTPException):
             self.close_connection = True  # one side went away mid-stream (a watch closed, a server stopped)
         finally:
+            with self.owner._lock:
+                self.owner._upstream.discard(conn)
             conn.close()
 
     def _relay(self, resp: HTTPResponse) -> None:

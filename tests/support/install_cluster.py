@@ -245,11 +245,13 @@ class InstallCluster:
 
     # -- pods -----------------------------------------------------------------------------------------
 
-    def run(self, deployment: str, namespace: str, timeout: float = 60) -> list[Pod]:
-        """Start the applied Deployment's pods and wait until they are ready."""
-        found = self.read("deployments.apps", namespace, deployment)
-        assert found is not None, f"no Deployment {namespace}/{deployment} was applied"
-        pods = self.runner.run(found, timeout=timeout)
+    def run(self, namespace: str, *deployments: str, timeout: float = 60) -> list[Pod]:
+        """Start the applied Deployments' pods (each once its volumes exist); wait until all are ready."""
+        pods: list[Pod] = []
+        for name in deployments:
+            found = self.read("deployments.apps", namespace, name)
+            assert found is not None, f"no Deployment {namespace}/{name} was applied"
+            pods += self.runner.run(found, timeout=timeout)
         self.runner.wait_ready(pods, timeout=timeout)
         return pods
 

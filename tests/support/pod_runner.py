@@ -24,11 +24,10 @@ checkout, honouring what decides whether the installation works:
 * **readiness**: the ``readinessProbe`` (``httpGet``, ``tcpSocket``) is probed every ``period``
   seconds; ``endpoint`` answers only ready pods, which is what a Service routes to.
 
-What it does not honour, and why it does not matter to "does the installation work": the image itself
-(the code runs from the checkout), ``securityContext`` (user, read-only root file system, capabilities:
-the processes run as the test's user), ``resources``, affinity, the liveness probe (nothing is
-restarted) and the rollout strategy. At most ``max_replicas`` pods run per Deployment (default 1), to
-keep the tests within their share of the machine.
+What it does not honour is ``NOT_HONOURED``, each with the reason; a pod or container field in neither
+that list nor the ones above is refused, so a chart that starts relying on a new field makes the install
+tests say so. Of the Deployment itself only ``replicas`` counts, and at most ``max_replicas`` pods run
+per Deployment (default 1), to keep the tests within their share of the machine; there is no rollout.
 """
 
 from __future__ import annotations
@@ -58,6 +57,22 @@ JSON = dict[str, Any]
 REPO = Path(__file__).resolve().parents[2]
 SERVICE_ACCOUNT_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 BIND = re.compile(r"(?:0\.0\.0\.0|\[::\]):(\d+)\b")
+POD_FIELDS = {
+    "containers",
+    "volumes",
+    "serviceAccountName",
+    "automountServiceAccountToken",
+    "terminationGracePeriodSeconds",
+}
+CONTAINER_FIELDS = {"name", "command", "args", "env", "ports", "readinessProbe", "volumeMounts"}
+NOT_HONOURED = {
+    "image": "the code runs from this checkout (the Dockerfile gives the entrypoint and ENV)",
+    "imagePullPolicy": "nothing is pulled",
+    "securityContext": "processes run as the test's user: no user switch, read-only root or dropped caps",
+    "resources": "no cgroups: requests and limits are not enforced",
+    "livenessProbe": "nothing restarts a pod",
+    "affinity": "one machine: nothing to spread pods over",
+}
 # read(resource plural, namespace, name) -> the object or None; mint_token(namespace, account) -> token
 Reader = Callable[[str, str, str], JSON | None]
 TokenMinter = Callable[[str, str], str]
@@ -202,6 +217,7 @@ class PodRunner:
     def _start(self, deployment: JSON, template: JSON, namespace: str, index: int) -> Pod:
         spec = template["spec"]
         (container,) = spec["containers"]  # the chart's pods have one container each
+        _check_fields(deployment["metadata"]["name"], spec, container)
         name = f"{deployment['metadata']['name']}-{index}"
         root = self.workdir / name
         shutil.rmtree(root, ignore_errors=True)
@@ -347,22 +363,34 @@ class PodRunner:
         return None
 
     def stop(self) -> None:
-        """End every pod's process group (SIGTERM, then SIGKILL after its grace period, at most 10 s)."""
+        """End every pod's process group: SIGTERM to all, SIGKILL after the grace period (at most 10 s)."""
         self._stop.set()
         with self._lock:
             pods, self.pods = list(self.pods), []
-        for pod in pods:
-            if pod.process is not None and pod.process.poll() is None:
+        running = [p for p in pods if p.process is not None and p.process.poll() is None]
+        for pod in running:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pod.process.pid, signal.SIGTERM)  # type: ignore[union-attr]
+        deadline = time.monotonic() + min(
+            [float(p.spec.get("terminationGracePeriodSeconds", 30)) for p in running] + [10.0]
+        )
+        for pod in running:
+            assert pod.process is not None
+            try:
+                pod.process.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
                 with contextlib.suppress(ProcessLookupError):
-                    os.killpg(pod.process.pid, signal.SIGTERM)
-                grace = min(float(pod.spec.get("terminationGracePeriodSeconds", 30)), 10.0)
-                try:
-                    pod.process.wait(grace)
-                except subprocess.TimeoutExpired:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.killpg(pod.process.pid, signal.SIGKILL)
-                    pod.process.wait(5)
+                    os.killpg(pod.process.pid, signal.SIGKILL)
+                pod.process.wait(5)
         self._thread.join(5)
+
+
+def _check_fields(deployment: str, spec: JSON, container: JSON) -> None:
+    unknown = sorted(set(spec) - POD_FIELDS - set(NOT_HONOURED)) + sorted(
+        f"container {f}" for f in set(container) - CONTAINER_FIELDS - set(NOT_HONOURED)
+    )
+    if unknown:
+        raise ValueError(f"{deployment}: the pod runner neither honours nor knows {', '.join(unknown)}")
 
 
 def _files(obj: JSON) -> dict[str, bytes]:

@@ -115,8 +115,6 @@ def webhook_admits_and_refuses(cluster: InstallCluster) -> None:
 
 def controller_reconciles(cluster: InstallCluster, member: FakeKube) -> None:
     """With the rendered RBAC only, the controller takes the Lease and makes the member's HPA."""
-    cluster.write("secrets", member_secret("member1", member, NAMESPACE))
-    cluster.run("federated-hpa-controller", NAMESPACE)
     lease = until(lambda: cluster.list(LEASES), "the controller's Lease")
     assert lease[0]["spec"]["holderIdentity"], lease
     body = fhpa("web", minReplicas=2, maxReplicas=6)
@@ -158,12 +156,10 @@ def test_the_chart_with_self_signed_certificates_installs_a_working_webhook_and_
     ]
     cluster.create_namespace(NAMESPACE)  # helm install --create-namespace
     cluster.apply([*crds, *objects])
+    cluster.write("secrets", member_secret("member1", member, NAMESPACE))
 
-    cluster.run(
-        "federated-hpa-cert-rotator", NAMESPACE
-    )  # the chart's own rotation path issues the certificates
-    until(lambda: cluster.read("secrets", NAMESPACE, "federated-hpa-webhook-tls"), "the serving Secret")
-    cluster.run("federated-hpa-webhook", NAMESPACE)
+    # the webhook pod starts once the chart's own rotator has issued its Secret and patched the caBundles
+    cluster.run(NAMESPACE, "federated-hpa-controller", "federated-hpa-cert-rotator", "federated-hpa-webhook")
     webhook_admits_and_refuses(cluster)
     controller_reconciles(cluster, member)
 
@@ -182,8 +178,9 @@ def test_install_yaml_with_cert_manager_installs_a_working_webhook_and_controlle
     objects = [d for d in yaml.safe_load_all(out.read_text()) if d]
     check_kinds(objects, CERT_MANAGER)
     cluster.apply(objects)
+    cluster.write("secrets", member_secret("member1", member, NAMESPACE))
 
     CertManagerStandIn(cluster).sync()
-    cluster.run("federated-hpa-webhook", NAMESPACE)
+    cluster.run(NAMESPACE, "federated-hpa-controller", "federated-hpa-webhook")
     webhook_admits_and_refuses(cluster)
     controller_reconciles(cluster, member)
