@@ -45,7 +45,7 @@ class CertManagerStandIn:
 
     def sync(self) -> None:
         """Issue every Certificate without a Secret (CAs first), then inject the caBundles."""
-        certificates = sorted(self.cluster.list(CERTIFICATES), key=lambda c: not c["spec"].get("isCA"))
+        certificates = sorted(self.cluster.objects(CERTIFICATES), key=lambda c: not c["spec"].get("isCA"))
         for certificate in certificates:
             self._issue(certificate)
         self._inject()

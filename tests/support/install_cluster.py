@@ -122,8 +122,9 @@ def _status(code: int, reason: str, message: str) -> JSON:
 
 
 class InstallCluster:
-    """``InstallCluster(make_server, workdir).start()``; ``apply(objects)``, ``run(deployment_name)``,
-    ``read``/``write``, ``stop()``. ``make_server(**kwargs)`` starts a RealAPIServer (``realapi_factory``)."""
+    """``InstallCluster(make_server, workdir).start()``; ``apply(objects)``, ``run(namespace, *deployments)``,
+    ``read``/``write``/``objects``, ``stop()``. ``make_server(**kwargs)`` starts a RealAPIServer (as
+    ``realapi_factory`` does, which also stops it)."""
 
     def __init__(self, make_server: Callable[..., RealAPIServer], workdir: Path) -> None:
         self.make_server = make_server
@@ -230,7 +231,7 @@ class InstallCluster:
         else:
             self.fake.store.put(resource, obj)
 
-    def list(self, resource: str) -> list[JSON]:
+    def objects(self, resource: str) -> list[JSON]:
         return self.fake.store.list_objects(resource)[0]
 
     def _stub(self, method: str, path: str, body: JSON | None = None) -> tuple[int, Any]:
@@ -261,7 +262,7 @@ class InstallCluster:
         return token
 
     def _rbac_objects(self) -> list[JSON]:
-        return [o for kind in RBAC_KINDS for o in self.list(f"{kind}.rbac.authorization.k8s.io")]
+        return [o for kind in RBAC_KINDS for o in self.objects(f"{kind}.rbac.authorization.k8s.io")]
 
     def _resolve(self, namespace: str, service: str, port: int) -> tuple[str, int] | None:
         found = self.read("services", namespace, service)

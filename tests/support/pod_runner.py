@@ -101,7 +101,10 @@ class Image:
             elif word == "CMD":
                 cmd = json.loads(rest)
             elif word == "ENV":
-                env.update(pair.split("=", 1) for pair in rest.split() if "=" in pair)
+                for pair in rest.split():
+                    key, equals, value = pair.partition("=")
+                    if equals:
+                        env[key] = value
         env.pop("PATH", None)  # the image's virtualenv: here the console scripts of this environment
         return cls(entrypoint, cmd, env)
 
@@ -342,8 +345,9 @@ class PodRunner:
                         f"pod {pod.name} exited with {pod.process.returncode}:\n{pod.log()[-3000:]}"
                     )
             if time.monotonic() > deadline:
-                unready = [p.name for p in pods if not p.ready]
-                raise TimeoutError(f"pods not ready after {timeout}s: {unready}\n{pods[0].log()[-3000:]}")
+                unready = [p for p in pods if not p.ready]
+                names = [p.name for p in unready]
+                raise TimeoutError(f"pods not ready after {timeout}s: {names}\n{unready[0].log()[-3000:]}")
             time.sleep(0.1)
 
     def endpoint(self, service: JSON, port: int) -> tuple[str, int] | None:

@@ -115,7 +115,7 @@ def webhook_admits_and_refuses(cluster: InstallCluster) -> None:
 
 def controller_reconciles(cluster: InstallCluster, member: FakeKube) -> None:
     """With the rendered RBAC only, the controller takes the Lease and makes the member's HPA."""
-    lease = until(lambda: cluster.list(LEASES), "the controller's Lease")
+    lease = until(lambda: cluster.objects(LEASES), "the controller's Lease")
     assert lease[0]["spec"]["holderIdentity"], lease
     body = fhpa("web", minReplicas=2, maxReplicas=6)
     body["metadata"]["namespace"] = APP_NAMESPACE
