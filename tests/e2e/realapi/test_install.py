@@ -13,8 +13,6 @@ so rather than pass silently. docs/install.md says what these tests prove and wh
 from __future__ import annotations
 
 import copy
-import subprocess
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,11 +22,13 @@ import yaml
 
 from fhpa_api.defaulting import apply_defaults
 from tests.charts.test_chart import CHART, NAMESPACE, render
+from tests.charts.test_release_manifests import release_manifests
 from tests.e2e.realapi.test_webhook import expected_denial
 from tests.support.cert_manager import CertManagerStandIn
 from tests.support.fakekube import FakeKube
 from tests.support.helm import REPO, HelmTools
 from tests.support.install_cluster import InstallCluster
+from tests.support.kubemember import wait_for
 from tests.support.members import member_cluster, member_secret
 from tests.support.realapi import RealAPIServer
 from tests.support.reviews import fhpa
@@ -48,17 +48,6 @@ APPLIED = {
     "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Service",
     "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration",
 }  # fmt: skip
-
-
-def until(check: Callable[[], Any], what: str, timeout: float = 60) -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
 
 
 @pytest.fixture
@@ -98,7 +87,7 @@ def webhook_admits_and_refuses(cluster: InstallCluster) -> None:
         reply: tuple[int, Any] = cluster.server.request("POST", path, body)
         return reply if reply[0] != 500 else None
 
-    status, answer = until(answered, "an admission answer from the webhook")
+    status, answer = wait_for(answered, 60, "an admission answer from the webhook")
     assert status == 403 and answer["message"] == expected_denial(bad), answer
     good = fhpa("defaulted")
     good["metadata"]["namespace"] = APP_NAMESPACE
@@ -115,7 +104,7 @@ def webhook_admits_and_refuses(cluster: InstallCluster) -> None:
 
 def controller_reconciles(cluster: InstallCluster, member: FakeKube) -> None:
     """With the rendered RBAC only, the controller takes the Lease and makes the member's HPA."""
-    lease = until(lambda: cluster.objects(LEASES), "the controller's Lease")
+    lease = wait_for(lambda: cluster.objects(LEASES), 60, "the controller's Lease")
     assert lease[0]["spec"]["holderIdentity"], lease
     body = fhpa("web", minReplicas=2, maxReplicas=6)
     body["metadata"]["namespace"] = APP_NAMESPACE
@@ -128,7 +117,7 @@ def controller_reconciles(cluster: InstallCluster, member: FakeKube) -> None:
         "POST", f"/apis/{GROUP_VERSION}/namespaces/{APP_NAMESPACE}/federatedhpas", body
     )
     assert status == 201, created
-    hpa = until(lambda: member.store.find(HPA, APP_NAMESPACE, "web"), "the member HPA")
+    hpa = wait_for(lambda: member.store.find(HPA, APP_NAMESPACE, "web"), 60, "the member HPA")
     assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (2, 6)
 
     def ready() -> dict[str, Any] | None:
@@ -138,7 +127,7 @@ def controller_reconciles(cluster: InstallCluster, member: FakeKube) -> None:
         conditions = {c["type"]: c["status"] for c in (obj.get("status") or {}).get("conditions") or []}
         return obj if conditions.get("Ready") == "True" else None
 
-    status_now = until(ready, "the FederatedHPA's Ready condition")["status"]
+    status_now = wait_for(ready, 60, "the FederatedHPA's Ready condition")["status"]
     assert [c["name"] for c in status_now["clusters"]] == ["member1"]
     assert cluster.front.denied == []  # the rendered RBAC covered every call the pods made
 
@@ -167,15 +156,7 @@ def test_the_chart_with_self_signed_certificates_installs_a_working_webhook_and_
 def test_install_yaml_with_cert_manager_installs_a_working_webhook_and_controller(
     helm: HelmTools, cluster: InstallCluster, member: FakeKube, tmp_path: Path
 ) -> None:
-    out = tmp_path / "install.yaml"
-    subprocess.run(
-        ["bash", "scripts/release-manifests.sh", "example.com/team/fhpa:2.0.1", str(out)],
-        cwd=REPO,
-        check=True,
-        capture_output=True,
-        env={"FHPA_HELM_DIR": str(helm.helm.parent.parent), "PATH": "/usr/bin:/bin"},
-    )
-    objects = [d for d in yaml.safe_load_all(out.read_text()) if d]
+    objects = release_manifests(helm, tmp_path / "install.yaml")
     check_kinds(objects, CERT_MANAGER)
     cluster.apply(objects)
     cluster.write("secrets", member_secret("member1", member, NAMESPACE))
