@@ -17,6 +17,10 @@ controller calls with what its RBAC grants, and it injects faults on the real-se
 no fault hooks of its own: an HTTP status for the next N matching requests (409 storms, 500s), a watch
 answered with one ``ERROR 410 Expired`` event (the watch must relist), a stalled request (a timeout),
 or a dropped connection.
+
+Subclasses route to more backends (``route``) and answer some requests themselves (``refuse``), and the
+front may serve HTTPS (``tls``) for clients that accept nothing else, such as in-cluster configuration:
+tests/support/install_cluster.py does all three.
 """
 
 from __future__ import annotations

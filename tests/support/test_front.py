@@ -2,7 +2,8 @@
 
 kubectl failed now and then with ``malformed HTTP response "0"``: the front relayed a 304 Not Modified
 with ``Transfer-Encoding: chunked`` and a ``0`` terminator, which the client read as the start of the
-next response on the kept-alive connection.
+next response on the kept-alive connection. And stopping the front ends the watches it relays, which
+would otherwise keep their backend's requests open (and its stop waiting) until they time out.
 """
 
 from __future__ import annotations
