@@ -182,7 +182,9 @@ class InstallCluster:
         crds = [o for o in objects if o["kind"] == "CustomResourceDefinition"]
         if crds:
             self.server.install_crds(crds)
-        groups = {c["spec"]["group"] for c in crds}
+        plurals = {
+            (c["spec"]["group"], c["spec"]["names"]["kind"]): c["spec"]["names"]["plural"] for c in crds
+        }
         for obj in sorted(objects, key=lambda o: order.get(o["kind"], 2)):
             if obj["kind"] == "CustomResourceDefinition":
                 continue
@@ -191,8 +193,8 @@ class InstallCluster:
                 self.create_namespace(obj["metadata"]["name"], obj["metadata"].get("labels"))
             elif obj["kind"] in STUB_KINDS:
                 self.write(STUB_KINDS[obj["kind"]], obj)
-            elif obj["apiVersion"].split("/")[0] in groups:
-                status, body = self.server.request("POST", _collection(obj), obj)
+            elif (group_kind := (obj["apiVersion"].split("/")[0], obj["kind"])) in plurals:
+                status, body = self.server.request("POST", _collection(obj, plurals[group_kind]), obj)
                 assert status == 201, body
             else:
                 self.fake.store.put(self._fake_key(obj), obj)
@@ -277,7 +279,6 @@ def _stub_path(collection: str, namespace: str, name: str) -> str:
     return f"/api/v1/namespaces/{namespace}/{collection}/{name}"
 
 
-def _collection(obj: JSON) -> str:
+def _collection(obj: JSON, plural: str) -> str:
     namespace = obj["metadata"].get("namespace", "default")
-    plural = obj["kind"].lower() + "s"
     return f"/apis/{obj['apiVersion']}/namespaces/{namespace}/{plural}"

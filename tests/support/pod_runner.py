@@ -225,30 +225,11 @@ class PodRunner:
         root = self.workdir / name
         shutil.rmtree(root, ignore_errors=True)
         root.mkdir(parents=True)
-        declared = container.get("ports") or []
-        ports: dict[str | int, int] = {}
-        for port, free in zip(declared, free_ports(len(declared)) if declared else [], strict=True):
-            ports[port["containerPort"]] = free
-            if port.get("name"):
-                ports[port["name"]] = free
-        mounts = self._mount_paths(spec, container, namespace)
-        rewrite = _rewriter(root, mounts, ports)
+        ports = _loopback_ports(container)
+        rewrite = _rewriter(root, self._mount_paths(spec, container, namespace), ports)
         env = self._env(container, namespace, name, rewrite)
-        command = container.get("command") or self.image.entrypoint
-        args = (
-            container.get("args")
-            if "args" in container
-            else ([] if "command" in container else self.image.cmd)
-        )
-        argv = [
-            sys.executable,
-            "-m",
-            "tests.support.pod_entrypoint",
-            str(root),
-            "--",
-            *command,
-            *map(rewrite, args),
-        ]
+        command = [rewrite(word) for word in self._command(container)]  # container paths, as args are
+        argv = [sys.executable, "-m", "tests.support.pod_entrypoint", str(root), "--", *command]
         labels = dict(template["metadata"].get("labels") or {})
         pod = Pod(name, namespace, labels, root, ports, spec, root.parent / f"{name}.log")
         self._sync_volumes(pod)
@@ -257,6 +238,13 @@ class PodRunner:
                 argv, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
             )
         return pod
+
+    def _command(self, container: JSON) -> list[str]:
+        """ENTRYPOINT and CMD as a container runtime combines them with the container's command and args."""
+        command = container.get("command") or self.image.entrypoint
+        if "args" in container:
+            return [*command, *container["args"]]
+        return [*command, *([] if "command" in container else self.image.cmd)]
 
     def _mount_paths(self, spec: JSON, container: JSON, namespace: str) -> list[str]:
         paths = [m["mountPath"] for m in container.get("volumeMounts") or []]
@@ -389,6 +377,17 @@ class PodRunner:
         self._thread.join(5)
 
 
+def _loopback_ports(container: JSON) -> dict[str | int, int]:
+    """A free loopback port per container port, found by its number and by its name."""
+    declared = container.get("ports") or []
+    ports: dict[str | int, int] = {}
+    for port, free in zip(declared, free_ports(len(declared)) if declared else [], strict=True):
+        ports[port["containerPort"]] = free
+        if port.get("name"):
+            ports[port["name"]] = free
+    return ports
+
+
 def _check_fields(deployment: str, spec: JSON, container: JSON) -> None:
     unknown = sorted(set(spec) - POD_FIELDS - set(NOT_HONOURED)) + sorted(
         f"container {f}" for f in set(container) - CONTAINER_FIELDS - set(NOT_HONOURED)
@@ -399,13 +398,10 @@ def _check_fields(deployment: str, spec: JSON, container: JSON) -> None:
 
 def _files(obj: JSON) -> dict[str, bytes]:
     """A Secret's or ConfigMap's keys as file contents."""
-    files = {
-        k: base64.b64decode(v) for k, v in (obj.get("data") or {}).items() if obj.get("kind") != "ConfigMap"
-    }
+    data = obj.get("data") or {}
     if obj.get("kind") == "ConfigMap":
-        files = {k: str(v).encode() for k, v in (obj.get("data") or {}).items()}
-    files.update({k: str(v).encode() for k, v in (obj.get("stringData") or {}).items()})
-    return files
+        return {k: str(v).encode() for k, v in data.items()}
+    return {k: base64.b64decode(v) for k, v in data.items()}
 
 
 def _write_atomically(pod: Pod, volume: str, target: Path, files: Mapping[str, bytes]) -> None:

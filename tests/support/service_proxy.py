@@ -13,6 +13,7 @@ never proxied by Go's HTTP client, so etcd and the core stub are reached directl
 from __future__ import annotations
 
 import contextlib
+import io
 import re
 import select
 import socket
@@ -56,9 +57,9 @@ class ServiceProxy:
             self._server.server_close()
             self._server = None
 
-    def _handle(self, client: socket.socket, rfile: object) -> None:
-        request = rfile.readline().decode("latin-1").split()  # type: ignore[attr-defined]
-        while rfile.readline() not in (b"\r\n", b"\n", b""):  # type: ignore[attr-defined]
+    def _handle(self, client: socket.socket, rfile: io.BufferedIOBase) -> None:
+        request = rfile.readline().decode("latin-1").split()
+        while rfile.readline() not in (b"\r\n", b"\n", b""):
             pass  # headers: nothing in them matters here
         if len(request) < 2 or request[0] != "CONNECT":
             client.sendall(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
