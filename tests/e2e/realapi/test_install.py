@@ -8,6 +8,10 @@ the rendered RBAC as its ServiceAccount's only rights, takes the Lease and recon
 against a member cluster. The rendered kinds the tier stores but does not act on are named in
 STORED_ONLY (tests/support/install_cluster.py says why); a new kind in the chart makes these tests say
 so rather than pass silently. docs/install.md says what these tests prove and what they do not.
+
+Each test has an API server of its own (``realapi_factory``), not the session's: it is started with the
+proxy that plays cluster DNS, and an installed webhook (failurePolicy Fail, every FederatedHPA in every
+namespace) would otherwise judge the other tests' objects too.
 """
 
 from __future__ import annotations
