@@ -5,7 +5,7 @@ Issuing: a Certificate whose Issuer is ``selfSigned`` (a CA, ``isCA: true``) get
 Secret; one whose Issuer is ``ca`` gets a serving certificate for its ``dnsNames`` signed by the CA in
 the Issuer's Secret. Both Secrets hold ``tls.crt``, ``tls.key`` and ``ca.crt`` as cert-manager writes
 them, and the Certificate's status becomes Ready. A Secret that already exists is kept (no renewal
-here: renewal is cert-manager's own, tested by its project). Injection: every applied webhook
+here: renewal is cert-manager's own, tested by its project). Injection: every webhook
 configuration annotated ``cert-manager.io/inject-ca-from: <namespace>/<certificate>`` gets that
 Certificate Secret's ``ca.crt`` as the caBundle of each of its webhooks.
 """
@@ -23,7 +23,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from certs.generate import build_ca, build_serving_cert
 from certs.renewal import pem_pair
-from tests.support.install_cluster import STUB_KINDS, InstallCluster
+from tests.support.install_cluster import InstallCluster
+from tests.support.realapi import WEBHOOK_COLLECTIONS
 
 JSON = dict[str, Any]
 INJECT = "cert-manager.io/inject-ca-from"
@@ -94,20 +95,18 @@ class CertManagerStandIn:
         )
 
     def _inject(self) -> None:
-        for obj in self.cluster.applied:
-            source = (obj["metadata"].get("annotations") or {}).get(INJECT)
-            if obj["kind"] not in STUB_KINDS or not source:
-                continue
-            namespace, name = source.split("/", 1)
-            certificate = self.cluster.read(CERTIFICATES, namespace, name)
-            assert certificate is not None, (
-                f"{obj['kind']} {obj['metadata']['name']}: no Certificate {source}"
-            )
-            secret = self.cluster.read("secrets", namespace, certificate["spec"]["secretName"])
-            assert secret is not None, f"Certificate {source} was not issued"
-            collection = STUB_KINDS[obj["kind"]]
-            current = self.cluster.read(collection, "", obj["metadata"]["name"])
-            assert current is not None
-            for hook in current.get("webhooks") or []:
-                hook["clientConfig"]["caBundle"] = secret["data"]["ca.crt"]
-            self.cluster.write(collection, current)
+        for collection in WEBHOOK_COLLECTIONS.values():
+            for config in self.cluster.objects(collection):
+                source = (config["metadata"].get("annotations") or {}).get(INJECT)
+                if source:
+                    self._inject_into(collection, config, source)
+
+    def _inject_into(self, collection: str, config: JSON, source: str) -> None:
+        namespace, name = source.split("/", 1)
+        certificate = self.cluster.read(CERTIFICATES, namespace, name)
+        assert certificate is not None, f"{config['metadata']['name']}: no Certificate {source}"
+        secret = self.cluster.read("secrets", namespace, certificate["spec"]["secretName"])
+        assert secret is not None, f"Certificate {source} was not issued"
+        for hook in config.get("webhooks") or []:
+            hook["clientConfig"]["caBundle"] = secret["data"]["ca.crt"]
+        self.cluster.write(collection, config)

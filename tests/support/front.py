@@ -18,7 +18,7 @@ no fault hooks of its own: an HTTP status for the next N matching requests (409 
 answered with one ``ERROR 410 Expired`` event (the watch must relist), a stalled request (a timeout),
 or a dropped connection.
 
-Subclasses route to more backends (``route``) and answer some requests themselves (``refuse``), and the
+Subclasses route to more backends (``route``) and answer some requests themselves (``answer``), and the
 front may serve HTTPS (``tls``) for clients that accept nothing else, such as in-cluster configuration:
 tests/support/install_cluster.py does all three.
 """
@@ -217,8 +217,11 @@ class Front:
             return "fake", self.fake
         return "real", self.real
 
-    def refuse(self, method: str, path: str, query: dict[str, list[str]], headers: Any) -> JSONish | None:
-        """A Status to answer instead of forwarding (this front lets everything through)."""
+    def answer(
+        self, method: str, path: str, query: dict[str, list[str]], headers: Any, body: bytes | None
+    ) -> JSONish | None:
+        """A body to answer with instead of forwarding, its HTTP status its ``code`` (200 without one),
+        as a Status carries it. This front forwards everything."""
         return None
 
     def record(self, rec: FrontRecord) -> None:
@@ -259,10 +262,10 @@ class _Handler(BaseHTTPRequestHandler):
         backend_name, backend = self.owner.route(parts.path)
         rec = FrontRecord(method, parts.path, parse_qs(parts.query), backend_name)
         self.owner.record(rec)
-        refusal = self.owner.refuse(method, parts.path, rec.query, self.headers)
-        if refusal is not None:
-            rec.status = int(refusal["code"])
-            self._simple(rec.status, refusal)
+        reply = self.owner.answer(method, parts.path, rec.query, self.headers, body)
+        if reply is not None:
+            rec.status = int(reply.get("code", 200))
+            self._simple(rec.status, reply)
             return
         if backend_name == "real":
             fault = self.owner._take_fault(method, parts.path, rec.is_watch)

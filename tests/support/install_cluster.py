@@ -1,21 +1,24 @@
 """A management cluster to install into: the realapi tier's API server, a FakeKube for the kinds it does
-not serve, one authenticating front for the pods, cluster DNS for its Services, and a pod runner.
+not serve, one authenticating front before both, cluster DNS for its Services, and a pod runner.
 
-What goes where when objects are applied (``InstallCluster.apply``), and why:
+Everything reaches the API through ``ClusterFront``, over TLS on loopback: ``kubectl`` (``kubectl()``,
+as the installing administrator) and the pods (as ``KUBERNETES_SERVICE_HOST`` says, with the token
+minted for their ServiceAccount). It routes each request, and why there:
 
-* CRDs and objects of CRD groups → the real API server (the FederatedHPA schema, CEL rules, admission);
-* Namespaces, Services and the two webhook configurations → the core stub, which is where the real
-  server reads them from (webhook configurations get the defaults a real server fills in on write);
-* everything else (Deployments, ServiceAccounts, RBAC, Secrets, Leases, Events, NetworkPolicies,
-  PodDisruptionBudgets, cert-manager's Issuers and Certificates) → a FakeKube, which stores and serves
-  them; nothing acts on a NetworkPolicy or a PodDisruptionBudget there (every pod is a loopback
-  process, and nothing evicts).
+* CRDs and our custom resources → the real API server (the FederatedHPA schema, CEL rules, admission);
+* Services and the two webhook configurations → the core stub, which is where the real server reads
+  them from (webhook configurations get the defaults a real server fills in on write, which the stub
+  does not);
+* everything else (Namespaces, Deployments, ServiceAccounts, RBAC, Secrets, Leases, Events,
+  NetworkPolicies, PodDisruptionBudgets, cert-manager's Issuers and Certificates) → a FakeKube, which
+  stores and serves them; nothing acts on a NetworkPolicy or a PodDisruptionBudget there (every pod is
+  a loopback process, and nothing evicts). Its discovery also lists the stub's kinds, and the front
+  merges its API groups with the real server's, so kubectl finds every kind it applies.
 
-The pods reach the API through ``ClusterFront``, over TLS on loopback as ``KUBERNETES_SERVICE_HOST``
-says, with the token minted for their ServiceAccount: it routes as above, and it refuses with 401/403
-what RBAC (tests/support/rbac.py, over the applied Roles and bindings) would refuse, so the rights the
-installation grants are the rights its pods have. The real server calls the webhook through the Service
-its configuration names (tests/support/service_proxy.py, to a ready pod of the pod runner).
+A ServiceAccount's request is refused with 403 when RBAC (tests/support/rbac.py, over the applied Roles
+and bindings) would refuse it, so the rights the installation grants are the rights its pods have. The
+real server calls the webhook through the Service its configuration names (tests/support/service_proxy.py,
+to a ready pod of the pod runner).
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ import json
 import re
 import secrets
 import ssl
-from collections.abc import Callable, Iterable
+import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,22 +55,39 @@ STORED_KINDS = (
     Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", status=True),
     Resource("cert-manager.io", "v1", "issuers", "Issuer", status=True),
     Resource("cert-manager.io", "v1", "certificates", "Certificate", status=True),
+    # in the FakeKube's discovery only: the front sends these to the core stub (STUB_PATH)
+    Resource("", "v1", "services", "Service", status=True),
+    Resource(
+        "admissionregistration.k8s.io",
+        "v1",
+        "mutatingwebhookconfigurations",
+        "MutatingWebhookConfiguration",
+        namespaced=False,
+    ),
+    Resource(
+        "admissionregistration.k8s.io",
+        "v1",
+        "validatingwebhookconfigurations",
+        "ValidatingWebhookConfiguration",
+        namespaced=False,
+    ),
 )
 STUB_KINDS = {
-    "Namespace": "namespaces",
     "Service": "services",
     "MutatingWebhookConfiguration": WEBHOOK_COLLECTIONS["mutating"],
     "ValidatingWebhookConfiguration": WEBHOOK_COLLECTIONS["validating"],
 }
 STUB_PATH = re.compile(
-    r"^/apis/admissionregistration\.k8s\.io/|^/api/v1/namespaces(/[^/]+)?$|^/api/v1/(namespaces/[^/]+/)?services(/|$)"
+    r"^/apis/admissionregistration\.k8s\.io/v1/\w+webhookconfigurations(/|$)|^/api/v1/(namespaces/[^/]+/)?services(/|$)"
 )
 RBAC_KINDS = ("roles", "rolebindings", "clusterroles", "clusterrolebindings")
 
 
 class ClusterFront(Front):
-    """The API endpoint the pods see: routes to the core stub, the real server or the FakeKube, and
-    authenticates minted ServiceAccount tokens and authorizes them with the applied RBAC."""
+    """The API endpoint the pods and kubectl see: routes to the core stub, the real server or the
+    FakeKube; authenticates minted tokens and authorizes ServiceAccounts with the applied RBAC; merges
+    the API group lists of the real server and the FakeKube (discovery); and fills in the defaults a real
+    server gives webhook configurations on write (the core stub stores what it is given)."""
 
     def __init__(
         self,
@@ -83,6 +104,7 @@ class ClusterFront(Front):
         self.fake_groups = fake_groups
         self.rbac_objects = rbac_objects
         self.tokens: dict[str, tuple[str, str]] = {}  # token -> (namespace, service account)
+        self.admin_token = secrets.token_urlsafe(24)  # system:masters: what the installing user holds
         self.denied: list[str] = []
 
     def route(self, path: str) -> tuple[str, Backend]:
@@ -93,8 +115,25 @@ class ClusterFront(Front):
             return "fake", self.fake
         return "real", self.real
 
-    def refuse(self, method: str, path: str, query: dict[str, list[str]], headers: Any) -> JSON | None:
+    def answer(
+        self, method: str, path: str, query: dict[str, list[str]], headers: Any, body: bytes | None
+    ) -> JSON | None:
+        refusal = self._refusal(method, path, query, headers)
+        if refusal is not None:
+            return refusal
+        if method == "GET" and path == "/apis":
+            groups = [g for backend in (self.real, self.fake) for g in _get(backend, path).get("groups", [])]
+            return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+        kind = re.search(r"/(mutating|validating)webhookconfigurations(/|$)", path)
+        if kind and method in ("POST", "PUT") and body:
+            (defaulted,) = default_webhooks(kind[1], [json.loads(body)])
+            return _send(self.core, method, path, defaulted)
+        return None
+
+    def _refusal(self, method: str, path: str, query: dict[str, list[str]], headers: Any) -> JSON | None:
         scheme, _, token = (headers.get("Authorization") or "").partition(" ")
+        if scheme.lower() == "bearer" and token == self.admin_token:
+            return None
         who = self.tokens.get(token) if scheme.lower() == "bearer" else None
         if who is None:
             return _status(401, "Unauthorized", "Unauthorized")
@@ -110,6 +149,31 @@ class ClusterFront(Front):
         return _status(403, "Forbidden", message)
 
 
+def _get(backend: Backend, path: str) -> JSON:
+    """A backend's legacy (not aggregated) JSON answer to a GET."""
+    answer = _send(backend, "GET", path, None)
+    return answer if "code" not in answer else {}
+
+
+def _send(backend: Backend, method: str, path: str, body: JSON | None) -> JSON:
+    conn = backend.connect(timeout=30)
+    try:
+        data = json.dumps(body).encode() if body is not None else None
+        conn.request(
+            method,
+            path,
+            body=data,
+            headers={"Accept": "application/json", "Content-Type": "application/json"},
+        )
+        resp = conn.getresponse()
+        reply: JSON = json.loads(resp.read() or b"{}")
+    finally:
+        conn.close()
+    if resp.status >= 300:
+        reply.setdefault("code", resp.status)
+    return reply
+
+
 def _status(code: int, reason: str, message: str) -> JSON:
     return {
         "kind": "Status",
@@ -122,9 +186,9 @@ def _status(code: int, reason: str, message: str) -> JSON:
 
 
 class InstallCluster:
-    """``InstallCluster(make_server, workdir).start()``; ``apply(objects)``, ``run(namespace, *deployments)``,
-    ``read``/``write``/``objects``, ``stop()``. ``make_server(**kwargs)`` starts a RealAPIServer (as
-    ``realapi_factory`` does, which also stops it)."""
+    """``InstallCluster(make_server, workdir).start()``; ``kubectl(binary, ...)``,
+    ``run(namespace, *deployments)``, ``read``/``write``/``objects``, ``stop()``. ``make_server(**kwargs)``
+    starts a RealAPIServer (as ``realapi_factory`` does, which also stops it)."""
 
     def __init__(self, make_server: Callable[..., RealAPIServer], workdir: Path) -> None:
         self.make_server = make_server
@@ -136,7 +200,6 @@ class InstallCluster:
         self.server: RealAPIServer
         self.front: ClusterFront
         self.runner: PodRunner
-        self.applied: list[JSON] = []
 
     def start(self) -> InstallCluster:
         proxy_url = self.proxy.start()
@@ -175,40 +238,43 @@ class InstallCluster:
 
     # -- applying -------------------------------------------------------------------------------------
 
-    def apply(self, objects: Iterable[JSON]) -> None:
-        """Create every object where the module doc says; namespaces and CRDs first, as kubectl orders."""
-        objects = list(objects)
-        order = {"Namespace": 0, "CustomResourceDefinition": 1}
-        crds = [o for o in objects if o["kind"] == "CustomResourceDefinition"]
-        if crds:
-            self.server.install_crds(crds)
-        plurals = {
-            (c["spec"]["group"], c["spec"]["names"]["kind"]): c["spec"]["names"]["plural"] for c in crds
+    def kubectl(self, binary: Path, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
+        """``kubectl ARGS`` against the front, as the installing administrator; never raises."""
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": "install",
+                    "cluster": {"server": self.front.url, "certificate-authority": str(self.server.ca_path)},
+                }
+            ],
+            "users": [{"name": "admin", "user": {"token": self.front.admin_token}}],
+            "contexts": [{"name": "install", "context": {"cluster": "install", "user": "admin"}}],
+            "current-context": "install",
         }
-        for obj in sorted(objects, key=lambda o: order.get(o["kind"], 2)):
-            if obj["kind"] == "CustomResourceDefinition":
-                continue
-            self.applied.append(obj)
-            if obj["kind"] == "Namespace":
-                self.create_namespace(obj["metadata"]["name"], obj["metadata"].get("labels"))
-            elif obj["kind"] in STUB_KINDS:
-                self.write(STUB_KINDS[obj["kind"]], obj)
-            elif (group_kind := (obj["apiVersion"].split("/")[0], obj["kind"])) in plurals:
-                status, body = self.server.request("POST", _collection(obj, plurals[group_kind]), obj)
-                assert status == 201, body
-            else:
-                self.fake.store.put(self._fake_key(obj), obj)
+        kubeconfig = self.workdir / "admin.kubeconfig"
+        kubeconfig.write_text(json.dumps(config))
+        env = {
+            "PATH": "/usr/bin:/bin",
+            "KUBECONFIG": str(kubeconfig),
+            "KUBECACHEDIR": str(self.workdir / "kubecache"),
+        }
+        return subprocess.run(
+            [str(binary), *args],
+            env=env,
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
 
     def create_namespace(self, name: str, labels: dict[str, str] | None = None) -> None:
+        """A namespace in the FakeKube and in the core stub, where the real server looks namespaces up
+        (for a webhook's namespaceSelector; ours select every namespace)."""
         self.server.create_namespace(name, labels)
         self.fake.store.put("namespaces", {"metadata": {"name": name, "labels": dict(labels or {})}})
-
-    def _fake_key(self, obj: JSON) -> str:
-        group = obj["apiVersion"].rpartition("/")[0]
-        found = [r.key for r in self.fake.store.resources if r.kind == obj["kind"] and r.group == group]
-        if not found:
-            raise ValueError(f"{obj['apiVersion']} {obj['kind']}: served nowhere in this cluster")
-        return found[0]
 
     # -- reading and writing ---------------------------------------------------------------------------
 
@@ -234,6 +300,11 @@ class InstallCluster:
             self.fake.store.put(resource, obj)
 
     def objects(self, resource: str) -> list[JSON]:
+        """Every object of a resource (a FakeKube key, or a core stub collection)."""
+        if resource in STUB_KINDS.values():
+            status, body = self._stub("GET", _stub_path(resource, "", "").rstrip("/"))
+            assert status == 200, body
+            return list(body.get("items") or [])
         return self.fake.store.list_objects(resource)[0]
 
     def _stub(self, method: str, path: str, body: JSON | None = None) -> tuple[int, Any]:
@@ -248,8 +319,9 @@ class InstallCluster:
 
     # -- pods -----------------------------------------------------------------------------------------
 
-    def run(self, namespace: str, *deployments: str, timeout: float = 60) -> list[Pod]:
-        """Start the applied Deployments' pods (each once its volumes exist); wait until all are ready."""
+    def run(self, namespace: str, *deployments: str, timeout: float = 120) -> list[Pod]:
+        """Start the applied Deployments' pods (each once its volumes exist); wait until all are ready.
+        The timeout is generous: a pod's start is a Python start-up, slow on a loaded test machine."""
         pods: list[Pod] = []
         for name in deployments:
             found = self.read("deployments.apps", namespace, name)
@@ -277,8 +349,3 @@ def _stub_path(collection: str, namespace: str, name: str) -> str:
     if collection == "namespaces" or not namespace:
         return f"/api/v1/{collection}/{name}"
     return f"/api/v1/namespaces/{namespace}/{collection}/{name}"
-
-
-def _collection(obj: JSON, plural: str) -> str:
-    namespace = obj["metadata"].get("namespace", "default")
-    return f"/apis/{obj['apiVersion']}/namespaces/{namespace}/{plural}"
