@@ -37,6 +37,7 @@ from tests.support import rbac
 from tests.support.fakekube import FakeKube
 from tests.support.fakekube_store import Resource
 from tests.support.front import Backend, Front
+from tests.support.helm import HelmTools
 from tests.support.pod_runner import Pod, PodRunner
 from tests.support.realapi import WEBHOOK_COLLECTIONS, RealAPIServer
 from tests.support.service_proxy import ServiceProxy
@@ -238,8 +239,11 @@ class InstallCluster:
 
     # -- applying -------------------------------------------------------------------------------------
 
-    def kubectl(self, binary: Path, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
-        """``kubectl ARGS`` against the front, as the installing administrator; never raises."""
+    def kubectl(
+        self, tools: HelmTools, *args: str, input: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """``kubectl ARGS`` (the chart tests' kubectl) against the front, as the installing administrator;
+        never raises."""
         config = {
             "apiVersion": "v1",
             "kind": "Config",
@@ -255,20 +259,8 @@ class InstallCluster:
         }
         kubeconfig = self.workdir / "admin.kubeconfig"
         kubeconfig.write_text(json.dumps(config))
-        env = {
-            "PATH": "/usr/bin:/bin",
-            "KUBECONFIG": str(kubeconfig),
-            "KUBECACHEDIR": str(self.workdir / "kubecache"),
-        }
-        return subprocess.run(
-            [str(binary), *args],
-            env=env,
-            input=input,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        env = {"KUBECONFIG": str(kubeconfig), "KUBECACHEDIR": str(self.workdir / "kubecache")}
+        return tools.run("kubectl", *args, env=env, input=input)
 
     def create_namespace(self, name: str, labels: dict[str, str] | None = None) -> None:
         """A namespace in the FakeKube and in the core stub, where the real server looks namespaces up

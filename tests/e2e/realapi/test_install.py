@@ -80,10 +80,10 @@ def check_kinds(objects: list[dict[str, Any]], *extra: set[str]) -> None:
 def kubectl_apply(helm: HelmTools, cluster: InstallCluster, source: str, stdin: str | None = None) -> None:
     """`kubectl apply -f SOURCE` as the installing administrator, then wait until the CRDs are served.
     Without client-side validation: the tier's OpenAPI document has our CRDs' schemas only."""
-    applied = cluster.kubectl(helm.kubectl, "apply", "--validate=false", "-f", source, input=stdin)
+    applied = cluster.kubectl(helm, "apply", "--validate=false", "-f", source, input=stdin)
     assert applied.returncode == 0, applied.stderr
     established = cluster.kubectl(
-        helm.kubectl, "wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"
+        helm, "wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"
     )
     assert established.returncode == 0, established.stderr
 
