@@ -10,18 +10,23 @@ import yaml
 from tests.support.helm import REPO, HelmTools
 
 
-def test_install_yaml_holds_crds_first_then_everything_with_the_given_image(
-    helm: HelmTools, tmp_path: Path
-) -> None:
-    out = tmp_path / "install.yaml"
+def release_manifests(helm: HelmTools, out: Path, image: str = "example.com/team/fhpa:2.0.1") -> list[dict]:
+    """`scripts/release-manifests.sh IMAGE OUT` with the extracted helm; the documents it wrote."""
     subprocess.run(
-        ["bash", "scripts/release-manifests.sh", "example.com/team/fhpa:2.0.1", str(out)],
+        ["bash", "scripts/release-manifests.sh", image, str(out)],
         cwd=REPO,
         check=True,
         capture_output=True,
         env={"FHPA_HELM_DIR": str(helm.helm.parent.parent), "PATH": "/usr/bin:/bin"},
     )
-    docs = [d for d in yaml.safe_load_all(out.read_text()) if d]
+    return [d for d in yaml.safe_load_all(out.read_text()) if d]
+
+
+def test_install_yaml_holds_crds_first_then_everything_with_the_given_image(
+    helm: HelmTools, tmp_path: Path
+) -> None:
+    out = tmp_path / "install.yaml"
+    docs = release_manifests(helm, out)
     kinds = [d["kind"] for d in docs]
     assert kinds[:3] == ["CustomResourceDefinition", "CustomResourceDefinition", "Namespace"]
     assert {"ClusterRole", "Role", "Deployment", "MutatingWebhookConfiguration", "Certificate"} <= set(kinds)

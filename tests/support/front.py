@@ -17,6 +17,10 @@ controller calls with what its RBAC grants, and it injects faults on the real-se
 no fault hooks of its own: an HTTP status for the next N matching requests (409 storms, 500s), a watch
 answered with one ``ERROR 410 Expired`` event (the watch must relist), a stalled request (a timeout),
 or a dropped connection.
+
+Subclasses route to more backends (``route``) and answer some requests themselves (``answer``), and the
+front may serve HTTPS (``tls``) for clients that accept nothing else, such as in-cluster configuration:
+tests/support/install_cluster.py does all three.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from urllib.parse import parse_qs, urlsplit
 CORE_PATH = re.compile(r"^/api(/|$)|^/apis/coordination\.k8s\.io(/|$)")
 BODILESS = frozenset({204, 304})
 """Statuses that carry no body (RFC 9112 §6.3): relayed with headers only."""
+JSONish = dict[str, Any]
 HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "te", "trailer"}
 
 
@@ -94,13 +99,15 @@ class Backend:
 class Front:
     """``Front(real=Backend.https(...), fake=Backend.http(fake.url)).start()`` → its URL."""
 
-    def __init__(self, real: Backend, fake: Backend) -> None:
+    def __init__(self, real: Backend, fake: Backend, *, tls: ssl.SSLContext | None = None) -> None:
         self.real = real
         self.fake = fake
+        self.tls = tls  # a server context: serve HTTPS (as in-cluster clients require) instead of HTTP
         self.records: list[FrontRecord] = []
         self._faults: list[FrontFault] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
+        self._upstream: set[HTTPConnection] = set()  # open backend connections (watches among them)
 
     # -- lifecycle ----------------------------------------------------------------------------------
 
@@ -112,19 +119,30 @@ class Front:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
+        if self.tls is not None:
+            self._server.socket = self.tls.wrap_socket(self._server.socket, server_side=True)
         threading.Thread(target=self._server.serve_forever, name="front", daemon=True).start()
         return self.url
 
     @property
     def url(self) -> str:
         assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        scheme = "https" if self.tls is not None else "http"
+        return f"{scheme}://127.0.0.1:{self._server.server_address[1]}"
 
     def stop(self) -> None:
+        """Stop serving and cut the backend connections still open: a relayed watch would otherwise
+        hold its backend's request open until the watch times out, and delay that server's own stop."""
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
+        with self._lock:
+            upstream, self._upstream = list(self._upstream), set()
+        for conn in upstream:
+            if conn.sock is not None:
+                with contextlib.suppress(OSError):
+                    conn.sock.shutdown(socket.SHUT_RDWR)
 
     def kubeconfig(self) -> dict[str, Any]:
         return {
@@ -191,6 +209,21 @@ class Front:
                 return fault
         return None
 
+    # -- routing and admission (subclasses: more backends, authentication) -------------------------
+
+    def route(self, path: str) -> tuple[str, Backend]:
+        """The backend a request path goes to, and its name in the records."""
+        if CORE_PATH.search(path):
+            return "fake", self.fake
+        return "real", self.real
+
+    def answer(
+        self, method: str, path: str, query: dict[str, list[str]], headers: Any, body: bytes | None
+    ) -> JSONish | None:
+        """A body to answer with instead of forwarding, its HTTP status its ``code`` (200 without one),
+        as a Status carries it. This front forwards everything."""
+        return None
+
     def record(self, rec: FrontRecord) -> None:
         with self._lock:
             self.records.append(rec)
@@ -226,23 +259,31 @@ class _Handler(BaseHTTPRequestHandler):
         parts = urlsplit(self.path)
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else None
-        backend_name = "fake" if CORE_PATH.search(parts.path) else "real"
+        backend_name, backend = self.owner.route(parts.path)
         rec = FrontRecord(method, parts.path, parse_qs(parts.query), backend_name)
         self.owner.record(rec)
+        reply = self.owner.answer(method, parts.path, rec.query, self.headers, body)
+        if reply is not None:
+            rec.status = int(reply.get("code", 200))
+            self._simple(rec.status, reply)
+            return
         if backend_name == "real":
             fault = self.owner._take_fault(method, parts.path, rec.is_watch)
             if fault is not None and self._misbehave(fault, rec):
                 return
-        backend = self.owner.fake if backend_name == "fake" else self.owner.real
         headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_HEADERS}
         headers.pop("Authorization", None)  # the real server gets the admin client cert instead
         conn = backend.connect(timeout=None if rec.is_watch else 60)
+        with self.owner._lock:
+            self.owner._upstream.add(conn)
         try:
             conn.request(method, self.path, body=body, headers=headers)
             resp = conn.getresponse()
         except OSError:
             rec.status = 502
             self._simple(502, {"kind": "Status", "code": 502, "message": "front: backend unreachable"})
+            with self.owner._lock:
+                self.owner._upstream.discard(conn)
             conn.close()
             return
         rec.status = resp.status
@@ -251,6 +292,8 @@ class _Handler(BaseHTTPRequestHandler):
         except (OSError, HTTPException):
             self.close_connection = True  # one side went away mid-stream (a watch closed, a server stopped)
         finally:
+            with self.owner._lock:
+                self.owner._upstream.discard(conn)
             conn.close()
 
     def _relay(self, resp: HTTPResponse) -> None:

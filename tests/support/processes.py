@@ -149,7 +149,12 @@ class ServerProcesses:
         self._workdir = None
 
     def _spawn(
-        self, component: str, cmd: list[str], *, stdout: int | IO[bytes] | None = None
+        self,
+        component: str,
+        cmd: list[str],
+        *,
+        stdout: int | IO[bytes] | None = None,
+        env: dict[str, str] | None = None,
     ) -> subprocess.Popen[bytes]:
         """Start ``component`` in its own process group, stderr (and stdout unless given) to its log."""
         log = open(self.log_path(component), "ab")  # noqa: SIM115 - handed to the child
@@ -160,7 +165,7 @@ class ServerProcesses:
                 stdout=log if stdout is None else stdout,
                 stderr=log,
                 cwd=self.workdir,
-                env=child_env(),
+                env={**child_env(), **(env or {})},
                 start_new_session=True,  # own process group: a stop kills the whole group
             )
         finally:

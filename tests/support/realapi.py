@@ -85,6 +85,7 @@ class RealAPIServer(ServerProcesses):
         ready_timeout: float = 90.0,
         keep_workdir: bool | None = None,
         extra_apiserver_args: Sequence[str] = (),
+        apiserver_env: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__()
         self.name = name
@@ -94,6 +95,8 @@ class RealAPIServer(ServerProcesses):
             keep_workdir if keep_workdir is not None else os.environ.get("FHPA_REALAPI_KEEP") == "1"
         )
         self.extra_apiserver_args = list(extra_apiserver_args)
+        # e.g. HTTPS_PROXY: the server's outgoing calls to webhook Services (tests/support/service_proxy.py)
+        self.apiserver_env = dict(apiserver_env or {})
         self._clients: list[Any] = []
         self._ca: CertificateAuthority | None = None
         self.port = 0
@@ -302,6 +305,7 @@ class RealAPIServer(ServerProcesses):
                 "NamespaceLifecycle,ValidatingAdmissionPolicy,MutatingAdmissionPolicy",
                 *self.extra_apiserver_args,
             ],
+            env=self.apiserver_env,
         )  # fmt: skip
 
     def _ssl_context(self) -> ssl.SSLContext:
