@@ -22,6 +22,7 @@ from decimal import Decimal
 from controller.planning.fleet import Fleet, Slot
 from controller.planning.policy import preference_order
 from controller.planning.tolerance import tolerance_of
+from fhpa_api.models import FederatedHPA
 
 
 def _need(fleet: Fleet) -> tuple[Decimal, int, int] | None:
@@ -79,12 +80,27 @@ def _takes_the_load(fleet: Fleet, slot: Slot) -> bool:
     return ratio is None or slot.cluster.ready_replicas == 0 or tolerance_of(fleet.fhpa).asks_more(ratio)
 
 
+def paced_by_user(fhpa: FederatedHPA) -> bool:
+    """Did the user set how fast the member HPAs may scale up (``behavior.scaleUp`` policies, a window,
+    or ``selectPolicy: Disabled``)? Then the assist writes nothing.
+
+    A member HPA counts only its own scale events against its policies, never a write of ours: any
+    replicas started next to it come on top of the rate the user chose, and a write past a scale-up
+    window skips the wait the user asked for. Their ramp is the member HPAs' alone. A tolerance is
+    not a pace: the assist reads it as the member HPAs do."""
+    behavior = fhpa.spec.behavior
+    rules = behavior.scale_up if behavior is not None else None
+    if rules is None:
+        return False
+    return bool(rules.policies) or bool(rules.stabilization_window_seconds) or rules.select_policy == "Disabled"
+
+
 def _written_lately(fleet: Fleet, slot: Slot, settle_seconds: float) -> bool:
     """The pods of our last write to this cluster get time to start and show in its HPA's metrics."""
     return slot.last_write is not None and (fleet.now - slot.last_write).total_seconds() < settle_seconds
 
 
-def assist(fleet: Fleet, settle_seconds: float, replacing: int = 0) -> list[Slot]:
+def assist(fleet: Fleet, settle_seconds: float, replacing: int = 0, for_capped: bool = True) -> list[Slot]:
     """Start the fleet's deficit in the clusters with room, preferred first. Returns the raised slots.
 
     ``replacing``: the ready replicas of clusters failed over in this pass. Their load moves to the
@@ -93,8 +109,10 @@ def assist(fleet: Fleet, settle_seconds: float, replacing: int = 0) -> list[Slot
     that pend: a cluster taking over from 0 would otherwise ramp up from its min. Where HPAs report
     metrics they scale on them themselves. A cluster whose replicas the controller wrote less than
     ``settle_seconds`` ago (the optimization period) is skipped this pass, and so is everything below
-    it: its pods are still starting."""
-    if any(_held_at_max(fleet, s) for s in fleet.slots.values()):
+    it: its pods are still starting. Nothing where the user paced scale-up (:func:`paced_by_user`)."""
+    if paced_by_user(fleet.fhpa):
+        return []
+    if for_capped and any(_held_at_max(fleet, s) for s in fleet.slots.values()):
         missing = deficit(fleet)
     elif replacing > 0 and _need(fleet) is None:
         started = sum(max(0, s.current - s.cluster.current_replicas) for s in fleet.slots.values())

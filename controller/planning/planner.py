@@ -46,6 +46,8 @@ class PlannerConfig(BaseModel):
     blip_tolerance_seconds: float = Field(default=30, ge=0)  # shorter unreachable spells move nothing
     # how long pods with TriggeredScaleUp may pend before they count (None: what each cluster shows)
     node_provision_seconds: float | None = Field(default=None, ge=0)
+    # start the replicas a capped cluster's load asks for in the clusters with room (planning.burst)
+    burst_assist: bool = True
 
 
 def plan(
@@ -335,7 +337,12 @@ def _adjust(
     optimization.lend_held_slack(fleet, blip_seconds=config.blip_tolerance_seconds / 2)
     optimization.lend_for_the_floor(fleet)
     optimization.move_max_for_the_floor(fleet)
-    raised = burst.assist(fleet, settle_seconds=config.optimization_period_seconds, replacing=replacing)
+    raised = burst.assist(
+        fleet,
+        settle_seconds=config.optimization_period_seconds,
+        replacing=replacing,
+        for_capped=config.burst_assist,
+    )
     released = priority.pin_and_release(fleet)
     if released:
         optimization.optimize(fleet, "lower-priority clusters drained")

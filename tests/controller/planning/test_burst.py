@@ -93,3 +93,29 @@ def test_a_burst_starts_no_more_than_the_receiving_cluster_can_hold() -> None:
     fleet = update(fleet, "cloud", available_replicas=4, current_replicas=1, ready_replicas=1)
     p = run(f, overloaded(fleet, "onprem", 2.0), T0 + 61 * S)
     assert writes(p) == {"cloud": 4}
+
+
+def paced(scale_up: dict[str, object]):
+    """The Prioritized fleet with the user's ``behavior.scaleUp``; the cloud already runs 47 at the
+    same load as onprem, so a 1.26x load asks for 15 more than the 57 that run."""
+    f = fhpa("Prioritized", 2, 100, priorities={"onprem": 2, "cloud": 1}, behavior={"scaleUp": scale_up})
+    f, fleet, _ = settle(f, [obs("onprem", 10, 10), obs("cloud", 0, 100)])
+    fleet = update(fleet, "cloud", current_replicas=47, ready_replicas=47)
+    fleet = overloaded(fleet, "onprem", 1.26)
+    return f, [with_ratio(o, 1.26) if o.name == "cloud" else o for o in fleet]
+
+
+def test_a_user_scale_up_rate_is_left_to_the_member_hpas() -> None:
+    # 2 pods per 60 s: the member HPA adds 2 a minute; a write of 47 -> 62 would skip seven minutes of it
+    f, fleet = paced({"policies": [{"type": "Pods", "value": 2, "periodSeconds": 60}]})
+    assert writes(run(f, fleet, T0 + 61 * S)) == {}
+
+
+def test_a_user_scale_up_window_is_left_to_the_member_hpas() -> None:
+    f, fleet = paced({"stabilizationWindowSeconds": 120})
+    assert writes(run(f, fleet, T0 + 61 * S)) == {}
+
+
+def test_a_scale_up_tolerance_alone_keeps_the_assist() -> None:
+    f, fleet = paced({"tolerance": "0.05"})
+    assert writes(run(f, fleet, T0 + 61 * S)) == {"cloud": 47 + 15}
