@@ -17,8 +17,10 @@ Each run reports, from the moment the demand steps up:
 * ``peak_replicas`` against ``needed``: the overshoot;
 * ``assist_writes``: the BurstAssisted Events' targets (cluster -> replicas), with their times.
 
-The simulated side (:func:`simulated`) runs the same fleet through ``simulator.engine`` so the two can be
-compared figure by figure (tests/simulator/test_burst_interplay.py holds the emulation to them).
+The simulated side (:func:`simulated`) runs burst fleets of bench/scenarios/ through ``simulator.engine``
+with assist on and off and counts the assisted replicas the emulated member HPAs take away again within
+their downscale window (tests/simulator/test_burst_interplay.py holds the emulation to the real HPAs:
+where they undo assisted replicas, it must too).
 
 Run: ``.venv/bin/python bench/hpa_fidelity.py --interplay [--out DIR]`` (needs ``make kube``); about
 four minutes of wall time. Writes DIR/burst_interplay.json.
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 import tempfile
 import time
@@ -37,6 +40,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from simulator.native_hpa import DOWNSCALE_STABILIZATION_S, SYNC_PERIOD_S
 
 POD_MILLI = 500
 TARGET_UTILIZATION = 80
@@ -233,9 +238,77 @@ def print_table(title: str, results: list[RunFigures]) -> None:
             print(f"    {at:>6.1f} s BurstAssisted {what}")
 
 
-def main_interplay(out: Path) -> int:
+@dataclass
+class SimulatedFigures:
+    fleet: str
+    mode: str
+    assisted: int  # replicas the BurstAssisted writes added
+    removed: int  # of those, taken away again within the member HPA's window (and two syncs)
+    served_pct: float
+    replica_seconds: float
+
+
+HPA_UNDO_S = DOWNSCALE_STABILIZATION_S + 2 * SYNC_PERIOD_S  # when a member HPA undoes a write at the latest
+
+
+def assist_undone(result: Any) -> tuple[int, int]:
+    """(replicas the BurstAssisted writes added, replicas of those gone again within ``HPA_UNDO_S``)."""
+    start = result.scenario.file.start
+    assisted = removed = 0
+    for event in result.events:
+        if event.reason != "BurstAssisted":
+            continue
+        at = (event.at - start).total_seconds()
+        for cluster, written in re.findall(r"(\S+) -> (\d+)", event.message):
+            before = [s.clusters[cluster].replicas for s in result.steps if s.t < at][-1:] or [0]
+            after = [s.clusters[cluster].replicas for s in result.steps if at < s.t <= at + HPA_UNDO_S]
+            assisted += max(0, int(written) - before[0])
+            removed += max(0, int(written) - min(after, default=int(written)))
+    return assisted, removed
+
+
+def with_assist(scenario: Any, assist: bool) -> Any:
+    """The scenario run by a controller with ``--burst-assist`` or without."""
+    planner = scenario.file.planner.model_copy(update={"burst_assist": assist})
+    return scenario.model_copy(update={"file": scenario.file.model_copy(update={"planner": planner})})
+
+
+def simulated(path: Path, assist: bool) -> SimulatedFigures:
+    """One burst fleet of bench/scenarios/ through the simulator, assist on or off."""
+    from simulator.engine import simulate
+    from simulator.scenario import load_scenario
+
+    result = simulate(with_assist(load_scenario(path), assist))
+    assisted, removed = assist_undone(result)
+    demand = sum(s.demand_rps for s in result.steps)
+    return SimulatedFigures(
+        fleet=path.stem,
+        mode="assist-on" if assist else "assist-off",
+        assisted=assisted,
+        removed=removed,
+        served_pct=round(100 * sum(s.served_rps for s in result.steps) / demand, 2) if demand else 100.0,
+        replica_seconds=sum(sum(c.replicas for c in s.clusters.values()) for s in result.steps)
+        * result.step_seconds,
+    )
+
+
+SIMULATED_FLEETS = ("hybrid-burst", "flash-crowd")
+
+
+def main_interplay(out: Path, real_members: bool = True) -> int:
     out.mkdir(parents=True, exist_ok=True)
-    real = run_real(out)
-    (out / "burst_interplay.json").write_text(json.dumps(report(real), indent=2))
-    print_table("real v1.20.2 members", real)
+    root = Path(__file__).resolve().parent / "scenarios"
+    sims = [simulated(root / f"{f}.yaml", a) for f in SIMULATED_FLEETS for a in (True, False)]
+    print("simulator (15 s HPA syncs, 5 min downscale window)")
+    print(f"  {'fleet':<13} {'mode':<11} {'assisted':>8} {'undone':>6} {'served %':>8} {'replica-s':>9}")
+    for f in sims:
+        print(
+            f"  {f.fleet:<13} {f.mode:<11} {f.assisted:>8} {f.removed:>6} {f.served_pct:>8} "
+            f"{f.replica_seconds:>9.0f}"
+        )
+    real = run_real(out) if real_members else []
+    if real:
+        print_table("real v1.20.2 members (2 s HPA syncs, 10 s downscale window)", real)
+    body = {**report(real), "simulated": [asdict(f) for f in sims]}
+    (out / "burst_interplay.json").write_text(json.dumps(body, indent=2))
     return 0

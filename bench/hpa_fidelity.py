@@ -341,12 +341,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="instead: a burst through the controller and two real members, burst assist on and off "
         "(bench/burst_interplay.py)",
     )
+    parser.add_argument(
+        "--simulated-only", action="store_true", help="with --interplay: the simulator's side alone"
+    )
     args = parser.parse_args(argv)
     out = Path(args.out)
     if args.interplay:
         from bench.burst_interplay import main_interplay
 
-        return main_interplay(out)
+        return main_interplay(out, real_members=not args.simulated_only)
     out.mkdir(parents=True, exist_ok=True)
     variants = {"no-behavior": None, "behavior": BEHAVIOR}
     with concurrent.futures.ThreadPoolExecutor(len(variants)) as pool:

@@ -199,6 +199,7 @@ class PlannerSpec(_Model):
     optimization_period_seconds: float | None = Field(default=None, gt=0)
     rejoin_hysteresis_seconds: float | None = Field(default=None, ge=0)
     blip_tolerance_seconds: float | None = Field(default=None, ge=0)
+    burst_assist: bool | None = None
 
 
 class ScenarioFile(_Model):

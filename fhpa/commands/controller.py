@@ -91,7 +91,7 @@ def register(subparsers: Any) -> None:
         action=argparse.BooleanOptionalAction,
         default=True,
         help="write replicas to clusters with room when a cluster at its max wants more, ahead of their "
-        "HPAs (docs/design.md, Burst assist)",
+        "member HPAs, whose minReplicas hold them for the HPAs' scale-down window (docs/design.md)",
     )
     pl.add_argument(
         "--rejoin-hysteresis",
