@@ -244,6 +244,7 @@ class SimulatedFigures:
     mode: str
     assisted: int  # replicas the BurstAssisted writes added
     removed: int  # of those, taken away again within the member HPA's window (and two syncs)
+    restarted: int  # of those, started again by a later assist (the controller and the HPA fighting)
     served_pct: float
     replica_seconds: float
 
@@ -251,20 +252,26 @@ class SimulatedFigures:
 HPA_UNDO_S = DOWNSCALE_STABILIZATION_S + 2 * SYNC_PERIOD_S  # when a member HPA undoes a write at the latest
 
 
-def assist_undone(result: Any) -> tuple[int, int]:
-    """(replicas the BurstAssisted writes added, replicas of those gone again within ``HPA_UNDO_S``)."""
+def assist_undone(result: Any) -> tuple[int, int, int]:
+    """(replicas the BurstAssisted writes added, of those gone again within ``HPA_UNDO_S``, and of those
+    started again by a later assist within ``HPA_UNDO_S`` of their removal: the fight)."""
     start = result.scenario.file.start
-    assisted = removed = 0
+    writes = []
     for event in result.events:
-        if event.reason != "BurstAssisted":
-            continue
-        at = (event.at - start).total_seconds()
-        for cluster, written in re.findall(r"(\S+) -> (\d+)", event.message):
-            before = [s.clusters[cluster].replicas for s in result.steps if s.t < at][-1:] or [0]
-            after = [s.clusters[cluster].replicas for s in result.steps if at < s.t <= at + HPA_UNDO_S]
-            assisted += max(0, int(written) - before[0])
-            removed += max(0, int(written) - min(after, default=int(written)))
-    return assisted, removed
+        if event.reason == "BurstAssisted":
+            at = (event.at - start).total_seconds()
+            writes += [(at, c, int(n)) for c, n in re.findall(r"(\S+) -> (\d+)", event.message)]
+    assisted = undone = again = 0
+    for at, cluster, written in writes:
+        before = ([s.clusters[cluster].replicas for s in result.steps if s.t < at] or [0])[-1]
+        after = [(s.t, s.clusters[cluster].replicas) for s in result.steps if at < s.t <= at + HPA_UNDO_S]
+        low_at, low = min(after, key=lambda x: x[1], default=(at, written))
+        assisted += max(0, written - before)
+        gone = max(0, written - low)
+        undone += gone
+        later = [w for t, c, w in writes if c == cluster and low_at <= t <= low_at + HPA_UNDO_S]
+        again += min(gone, max(later, default=low) - low)
+    return assisted, undone, again
 
 
 def with_assist(scenario: Any, assist: bool) -> Any:
@@ -279,13 +286,14 @@ def simulated(path: Path, assist: bool) -> SimulatedFigures:
     from simulator.scenario import load_scenario
 
     result = simulate(with_assist(load_scenario(path), assist))
-    assisted, removed = assist_undone(result)
+    assisted, removed, restarted = assist_undone(result)
     demand = sum(s.demand_rps for s in result.steps)
     return SimulatedFigures(
         fleet=path.stem,
         mode="assist-on" if assist else "assist-off",
         assisted=assisted,
         removed=removed,
+        restarted=restarted,
         served_pct=round(100 * sum(s.served_rps for s in result.steps) / demand, 2) if demand else 100.0,
         replica_seconds=sum(sum(c.replicas for c in s.clusters.values()) for s in result.steps)
         * result.step_seconds,
@@ -300,10 +308,10 @@ def main_interplay(out: Path, real_members: bool = True) -> int:
     root = Path(__file__).resolve().parent / "scenarios"
     sims = [simulated(root / f"{f}.yaml", a) for f in SIMULATED_FLEETS for a in (True, False)]
     print("simulator (15 s HPA syncs, 5 min downscale window)")
-    print(f"  {'fleet':<13} {'mode':<11} {'assisted':>8} {'undone':>6} {'served %':>8} {'replica-s':>9}")
+    print(f"  {'fleet':<13} {'mode':<11} {'assisted':>8} {'undone':>6} {'again':>5} {'served %':>8} {'replica-s':>9}")
     for f in sims:
         print(
-            f"  {f.fleet:<13} {f.mode:<11} {f.assisted:>8} {f.removed:>6} {f.served_pct:>8} "
+            f"  {f.fleet:<13} {f.mode:<11} {f.assisted:>8} {f.removed:>6} {f.restarted:>5} {f.served_pct:>8} "
             f"{f.replica_seconds:>9.0f}"
         )
     real = run_real(out) if real_members else []
