@@ -129,10 +129,8 @@ def absorbed_at(samples: Sequence[Sample], needed: int) -> float | None:
     """The first time from which the ready pods stay at ``needed`` or more until the end."""
     at: float | None = None
     for t, _replicas, ready in samples:
-        if sum(ready.values()) >= needed:
-            at = t if at is None else at
-        else:
-            at = None
+        carried = sum(ready.values()) >= needed
+        at = (at if at is not None else t) if carried else None
     return at
 
 
@@ -166,7 +164,9 @@ def run_real(out: Path) -> list[RunFigures]:
             world = KubeWorld(realapi, members, ns, workdir)
             try:
                 flag = "--burst-assist" if mode == "assist-on" else "--no-burst-assist"
-                proc = ControllerProcess(world.front, workdir, mode, ns).start(leader_elect=False, extra=(flag,))
+                proc = ControllerProcess(world.front, workdir, mode, ns).start(
+                    leader_elect=False, extra=(flag,)
+                )
                 world.controller = proc
                 wait_for(lambda p=proc: "starting controllers" in p.log(), 180, "the controller up")
                 results.append(_burst(world, load, mode, wait_for))
@@ -308,11 +308,12 @@ def main_interplay(out: Path, real_members: bool = True) -> int:
     root = Path(__file__).resolve().parent / "scenarios"
     sims = [simulated(root / f"{f}.yaml", a) for f in SIMULATED_FLEETS for a in (True, False)]
     print("simulator (15 s HPA syncs, 5 min downscale window)")
-    print(f"  {'fleet':<13} {'mode':<11} {'assisted':>8} {'undone':>6} {'again':>5} {'served %':>8} {'replica-s':>9}")
+    heads = ("assisted", "undone", "again", "served %", "replica-s")
+    print(f"  {'fleet':<13} {'mode':<11} " + " ".join(f"{h:>9}" for h in heads))
     for f in sims:
         print(
-            f"  {f.fleet:<13} {f.mode:<11} {f.assisted:>8} {f.removed:>6} {f.restarted:>5} {f.served_pct:>8} "
-            f"{f.replica_seconds:>9.0f}"
+            f"  {f.fleet:<13} {f.mode:<11} {f.assisted:>9} {f.removed:>9} {f.restarted:>9} "
+            f"{f.served_pct:>9} {f.replica_seconds:>9.0f}"
         )
     real = run_real(out) if real_members else []
     if real:

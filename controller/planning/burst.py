@@ -127,7 +127,9 @@ def paced_by_user(fhpa: FederatedHPA) -> bool:
     rules = behavior.scale_up if behavior is not None else None
     if rules is None:
         return False
-    return bool(rules.policies) or bool(rules.stabilization_window_seconds) or rules.select_policy == "Disabled"
+    return (
+        bool(rules.policies) or bool(rules.stabilization_window_seconds) or rules.select_policy == "Disabled"
+    )
 
 
 def _written_lately(fleet: Fleet, slot: Slot, settle_seconds: float) -> bool:

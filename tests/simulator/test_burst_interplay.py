@@ -27,7 +27,9 @@ pytestmark = pytest.mark.slow
 
 
 def hybrid_burst(assist: bool = True) -> tuple[int, int, int]:
-    return assist_undone(simulate(with_assist(load_scenario(BENCH / "scenarios" / "hybrid-burst.yaml"), assist)))
+    return assist_undone(
+        simulate(with_assist(load_scenario(BENCH / "scenarios" / "hybrid-burst.yaml"), assist))
+    )
 
 
 def test_without_a_hold_the_emulated_hpas_undo_the_assist_and_the_controller_starts_it_again(

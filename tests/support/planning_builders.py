@@ -111,7 +111,10 @@ def apply(
 
 
 def run(
-    f: FederatedHPA, observations: list[ClusterObservation], now: datetime = T0, config: PlannerConfig = CONFIG
+    f: FederatedHPA,
+    observations: list[ClusterObservation],
+    now: datetime = T0,
+    config: PlannerConfig = CONFIG,
 ) -> Plan:
     return plan(f, observations, now, config)
 
