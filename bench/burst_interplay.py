@@ -274,10 +274,12 @@ def assist_undone(result: Any) -> tuple[int, int, int]:
     return assisted, undone, again
 
 
-def with_assist(scenario: Any, assist: bool) -> Any:
-    """The scenario run by a controller with ``--burst-assist`` or without."""
+def with_assist(scenario: Any, assist: bool, readiness_pass: bool = True) -> Any:
+    """The scenario run by a controller with ``--burst-assist`` or without, passing on readiness
+    changes before the member HPAs sync (``readinessPass``) as a real one does, unless told not to."""
     planner = scenario.file.planner.model_copy(update={"burst_assist": assist})
-    return scenario.model_copy(update={"file": scenario.file.model_copy(update={"planner": planner})})
+    file = scenario.file.model_copy(update={"planner": planner, "readiness_pass": readiness_pass})
+    return scenario.model_copy(update={"file": file})
 
 
 def simulated(path: Path, assist: bool) -> SimulatedFigures:

@@ -233,7 +233,7 @@ class Simulation:
         self._step_actions = []
         self._drained = set()
         self._replicas_before = {n: c.replicas for n, c in self.clusters.items()}
-        if controller_up and self._controller_was_up and self._readiness_changed(ready_before):
+        if self._readiness_pass(controller_up, ready_before):
             self._reconcile(t)
         demand = self.load.demand(t)
         share = self.load.share(demand, self._serving())
@@ -252,12 +252,15 @@ class Simulation:
         self._check_invariants(t, step)
         self._record(t, demand, share.utilization_percent, after.served_by_cluster, controller_up)
 
-    def _readiness_changed(self, ready_before: dict[str, int]) -> bool:
-        """Did pods become Ready (or stop being so) since the last step? The Deployment's status moves,
-        and the controller, which watches it, passes at once: before the member HPAs' next sync, so with
-        their metrics of the last sync against the new ready counts, as a real controller does between
-        two HPA syncs. (Without this pass every controller pass here would read metrics and pods of the
-        same instant, which no real fleet shows.)"""
+    def _readiness_pass(self, controller_up: bool, ready_before: dict[str, int]) -> bool:
+        """With ``readinessPass``: did pods become Ready (or stop being so) since the last step? A real
+        controller watches the Deployment's status and passes at once, before the member HPAs' next
+        sync, so it reads their metrics of the last sync against the new ready counts. Without this pass
+        every controller pass here reads metrics and pods of one instant, which no real fleet shows; it
+        is off by default because the figures of docs/simulator.md were made without it (what it
+        changes there: "Burst assist against real HPAs")."""
+        if not (self.scenario.file.readiness_pass and controller_up and self._controller_was_up):
+            return False
         return any(c.pods.ready != ready_before[n] for n, c in self.clusters.items())
 
     def patch_federated_hpa(self, spec_patch: dict[str, Any]) -> FederatedHPA:

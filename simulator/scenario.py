@@ -213,6 +213,8 @@ class ScenarioFile(_Model):
     clusters: list[ClusterSpec] = Field(min_length=1)
     load: LoadSpec
     controller_outages: list[Window] = Field(default_factory=list)
+    # the controller also passes when pods turn Ready, before the member HPAs sync (engine._readiness_pass)
+    readiness_pass: bool = False
     planner: PlannerSpec = Field(default_factory=PlannerSpec)
     federated_hpa: dict[str, Any] = Field(alias="federatedHPA")
     cron_federated_hpas: list[dict[str, Any]] = Field(default_factory=list, alias="cronFederatedHPAs")

@@ -24,15 +24,17 @@ def test_assisted_replicas_outlive_the_member_hpas_downscale_window(
     world: KubeWorld,  # noqa: F811
     kube_load: LoadModel,
 ) -> None:
-    from bench.burst_interplay import PER_POD_MILLI, POD_MILLI, fhpa_spec
+    from bench.burst_interplay import BURST_DEMAND, POD_MILLI, fhpa_spec
 
-    for member in world.members.values():
-        member.create_deployment(world.ns, "web", replicas=1, cpu=f"{POD_MILLI}m")
+    m1, m2 = world.members["m1"], world.members["m2"]
+    m1.create_deployment(world.ns, "web", replicas=1, cpu=f"{POD_MILLI}m")
+    m2.create_deployment(world.ns, "web", replicas=0, cpu=f"{POD_MILLI}m")
     world.start_controller()
-    world.create_fhpa(fhpa_spec())
+    # m2 waits at 0 (scalingToZero), where its HPA cannot scale: only the assist starts pods there, once
+    # m1 runs its max; the spill's delay is long, so the assist, not the spill, answers first
+    world.create_fhpa({**fhpa_spec(), "scalingToZero": True, "autoscaleMultiClusterDelay": 120})
     wait_for(lambda: all(world.bounds().values()), 60, "member HPAs on both members")
-    # nine pods' worth: m1's HPA reaches the four its node holds in one sync, m2's is still at one to three
-    kube_load.set_demand(world.ns, "web", 9 * PER_POD_MILLI)
+    kube_load.set_demand(world.ns, "web", BURST_DEMAND)
 
     def held() -> tuple[str, int] | None:
         rows = ((world.fhpa() or {}).get("status") or {}).get("clusters") or []
