@@ -22,7 +22,9 @@ seconds times ``COMPRESS``) and compares them:
   change of each trajectory), which the target keeps within one sync period (15 s).
 
 Run: ``.venv/bin/python bench/hpa_fidelity.py [--out DIR] [--json]`` (needs ``make kube``); about
-five minutes of wall time. Writes DIR/hpa_fidelity.json and DIR/hpa_fidelity.png.
+five minutes of wall time. Writes DIR/hpa_fidelity.json and DIR/hpa_fidelity.png. With
+``--interplay`` it runs the controller's burst assist against real member HPAs instead
+(``bench/burst_interplay.py``).
 """
 
 from __future__ import annotations
@@ -333,8 +335,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="out/hpa_fidelity", help="directory for the JSON and the PNG")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    parser.add_argument(
+        "--interplay",
+        action="store_true",
+        help="instead: a burst through the controller and two real members, burst assist on and off "
+        "(bench/burst_interplay.py)",
+    )
+    parser.add_argument(
+        "--simulated-only", action="store_true", help="with --interplay: the simulator's side alone"
+    )
     args = parser.parse_args(argv)
     out = Path(args.out)
+    if args.interplay:
+        from bench.burst_interplay import main_interplay
+
+        return main_interplay(out, real_members=not args.simulated_only)
     out.mkdir(parents=True, exist_ok=True)
     variants = {"no-behavior": None, "behavior": BEHAVIOR}
     with concurrent.futures.ThreadPoolExecutor(len(variants)) as pool:

@@ -307,6 +307,8 @@ def _state(context: _Context, row: ClusterStatus) -> str:
         return "Unreachable"
     if row.state == SATURATED:
         return "Saturated"
+    if row.pinned_min_replicas is not None and row.assist_held_until is not None:
+        return "Held"
     if row.pinned_min_replicas is not None:
         return "Pinned"
     if (
@@ -412,6 +414,12 @@ def _special(context: _Context, row: ClusterStatus, state: str) -> list[str]:
             f"saturated: pods could not be scheduled here{pending}, so its max is held at {row.max_replicas} "
             "and the rest of its share moved to other clusters"
         ]
+    if state == "Held":
+        return [
+            f"held: its member HPA's min is {row.pinned_min_replicas} (assigned min {row.min_replicas}): "
+            "burst assist started these replicas, and the HPA, whose scale-down window never asked for "
+            "them, would take them away"
+        ]
     if state == "Pinned":
         return [
             f"pinned: its member HPA's min is {row.pinned_min_replicas} (assigned min {row.min_replicas}) "
@@ -477,6 +485,8 @@ def _next(context: _Context, row: ClusterStatus, state: str) -> list[str]:
         return [
             "rejoins at once when its API server answers again, keeping what it runs (the others give way)"
         ]
+    if state == "Held":
+        return [f"the hold ends at {_stamp(row.assist_held_until)}, back to the assigned min"]
     if state == "Pinned":
         return [
             "the pin is released, back to the assigned min, once every lower-priority cluster is at its min"

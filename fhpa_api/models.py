@@ -344,6 +344,8 @@ class ClusterStatus(ApiModel):
     # entry cannot be resolved from status alone, since a cluster's labels live in its Secret
     preference: int | None = None
     drained_at: datetime | None = None  # when its max was last lowered below what it ran (a drain)
+    # until when its member HPA's minReplicas holds the replicas a burst assist started (pinnedMinReplicas)
+    assist_held_until: datetime | None = None
     # the decision key (annotation autoscaling.karmada.io/decision) of the member HPA as last applied by a
     # write of this controller or observed on it: the idempotence record of member writes
     decision_key: str | None = None

@@ -226,8 +226,15 @@ class Simulation:
         now = self.clock.now()
         self._apply_changes(t)
         self._update_outages(t)
+        ready_before = {n: c.pods.ready for n, c in self.clusters.items()}
         for cluster in self.clusters.values():
             cluster.advance(now)
+        controller_up = not any(w.covers(t) for w in self.scenario.file.controller_outages)
+        self._step_actions = []
+        self._drained = set()
+        self._replicas_before = {n: c.replicas for n, c in self.clusters.items()}
+        if self._readiness_pass(controller_up, ready_before):
+            self._reconcile(t)
         demand = self.load.demand(t)
         share = self.load.share(demand, self._serving())
         external = {name: trace.at(t) for name, trace in self.external.items()}
@@ -236,9 +243,6 @@ class Simulation:
             for result in cluster.sync_hpas(now, share.usage_per_pod_milli, external):
                 desired[name] = result.replicas
         after = self.load.share(demand, self._serving())
-        controller_up = not any(w.covers(t) for w in self.scenario.file.controller_outages)
-        self._step_actions = []
-        self._drained = set()
         self._replicas_before = {n: c.replicas for n, c in self.clusters.items()}
         if controller_up:
             if not self._controller_was_up:
@@ -247,6 +251,17 @@ class Simulation:
         self._controller_was_up = controller_up
         self._check_invariants(t, step)
         self._record(t, demand, share.utilization_percent, after.served_by_cluster, controller_up)
+
+    def _readiness_pass(self, controller_up: bool, ready_before: dict[str, int]) -> bool:
+        """With ``readinessPass``: did pods become Ready (or stop being so) since the last step? A real
+        controller watches the Deployment's status and passes at once, before the member HPAs' next
+        sync, so it reads their metrics of the last sync against the new ready counts. Without this pass
+        every controller pass here reads metrics and pods of one instant, which no real fleet shows; it
+        is off by default because the figures of docs/simulator.md were made without it (what it
+        changes there: "Burst assist against real HPAs")."""
+        if not (self.scenario.file.readiness_pass and controller_up and self._controller_was_up):
+            return False
+        return any(c.pods.ready != ready_before[n] for n, c in self.clusters.items())
 
     def patch_federated_hpa(self, spec_patch: dict[str, Any]) -> FederatedHPA:
         """The user merge-patches the FederatedHPA's spec; the result is admitted as the API server would

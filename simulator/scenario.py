@@ -199,6 +199,7 @@ class PlannerSpec(_Model):
     optimization_period_seconds: float | None = Field(default=None, gt=0)
     rejoin_hysteresis_seconds: float | None = Field(default=None, ge=0)
     blip_tolerance_seconds: float | None = Field(default=None, ge=0)
+    burst_assist: bool | None = None
 
 
 class ScenarioFile(_Model):
@@ -212,6 +213,8 @@ class ScenarioFile(_Model):
     clusters: list[ClusterSpec] = Field(min_length=1)
     load: LoadSpec
     controller_outages: list[Window] = Field(default_factory=list)
+    # the controller also passes when pods turn Ready, before the member HPAs sync (engine._readiness_pass)
+    readiness_pass: bool = False
     planner: PlannerSpec = Field(default_factory=PlannerSpec)
     federated_hpa: dict[str, Any] = Field(alias="federatedHPA")
     cron_federated_hpas: list[dict[str, Any]] = Field(default_factory=list, alias="cronFederatedHPAs")

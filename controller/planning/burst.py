@@ -8,7 +8,8 @@ the fleet's load asks for, and the clusters at their max cannot run them. So the
 load asks for, minus every replica running or starting) is started at once in the clusters that have
 room under their max, in the policy's order of preference, one tier at a time: a cluster further down
 gets replicas only when the ones above it are at their max (DESIGN §4, as the Prioritized spill). The
-member HPAs then take over; they agree with the new count, since the load asks for it.
+member HPA's minReplicas holds the written count for its scale-down window (:func:`_hold`), then the
+member HPAs take over.
 
 Only while some cluster is held at its max and wants more: below that, every member HPA can still
 scale on its own and nothing is written.
@@ -17,11 +18,14 @@ scale on its own and nothing is written.
 from __future__ import annotations
 
 import math
+from datetime import timedelta
 from decimal import Decimal
 
 from controller.planning.fleet import Fleet, Slot
+from controller.planning.optimization import scale_down_window
 from controller.planning.policy import preference_order
 from controller.planning.tolerance import tolerance_of
+from fhpa_api.models import FederatedHPA
 
 
 def _need(fleet: Fleet) -> tuple[Decimal, int, int] | None:
@@ -79,12 +83,61 @@ def _takes_the_load(fleet: Fleet, slot: Slot) -> bool:
     return ratio is None or slot.cluster.ready_replicas == 0 or tolerance_of(fleet.fhpa).asks_more(ratio)
 
 
+def _hold(fleet: Fleet, slot: Slot) -> None:
+    """Raise the member HPA's minReplicas to the replicas just written, for its scale-down window.
+
+    A member HPA scales down to the highest of its own recommendations over that window, and none of
+    them asked for replicas it did not start: left alone it takes the assisted replicas away as soon as
+    the window allows, while the load that called for them is still there, and the next pass starts
+    them again (measured on v1.20 members, docs/simulator.md). Held at the written count, it computes
+    its recommendations from the assisted pods once they are ready; when the hold ends, its window
+    remembers what the load asked for then, so it keeps what is needed and removes only an excess."""
+    if slot.replicas is None or slot.replicas <= slot.min_replicas:
+        return
+    slot.pin = max(slot.pin or 0, slot.replicas)
+    slot.assist_until = fleet.now + timedelta(seconds=scale_down_window(fleet))
+
+
+def release_holds(fleet: Fleet) -> None:
+    """End the holds whose window is over: minReplicas back to the assigned min (or the pin of a
+    tier that still drains, :func:`controller.planning.priority.pin_and_release`, from the next pass)."""
+    released = []
+    for slot in fleet.ordered():
+        if slot.assist_until is not None and fleet.now >= slot.assist_until:
+            slot.assist_until = None
+            slot.pin = None
+            released.append(slot)
+    if released:
+        fleet.event(
+            "BurstReleased",
+            "the member HPAs scale the assisted replicas again: "
+            + ", ".join(f"{s.name} minReplicas {s.min_replicas}" for s in released),
+        )
+
+
+def paced_by_user(fhpa: FederatedHPA) -> bool:
+    """Did the user set how fast the member HPAs may scale up (``behavior.scaleUp`` policies, a window,
+    or ``selectPolicy: Disabled``)? Then the assist writes nothing.
+
+    A member HPA counts only its own scale events against its policies, never a write of ours: any
+    replicas started next to it come on top of the rate the user chose, and a write past a scale-up
+    window skips the wait the user asked for. Their ramp is the member HPAs' alone. A tolerance is
+    not a pace: the assist reads it as the member HPAs do."""
+    behavior = fhpa.spec.behavior
+    rules = behavior.scale_up if behavior is not None else None
+    if rules is None:
+        return False
+    return (
+        bool(rules.policies) or bool(rules.stabilization_window_seconds) or rules.select_policy == "Disabled"
+    )
+
+
 def _written_lately(fleet: Fleet, slot: Slot, settle_seconds: float) -> bool:
     """The pods of our last write to this cluster get time to start and show in its HPA's metrics."""
     return slot.last_write is not None and (fleet.now - slot.last_write).total_seconds() < settle_seconds
 
 
-def assist(fleet: Fleet, settle_seconds: float, replacing: int = 0) -> list[Slot]:
+def assist(fleet: Fleet, settle_seconds: float, replacing: int = 0, for_capped: bool = True) -> list[Slot]:
     """Start the fleet's deficit in the clusters with room, preferred first. Returns the raised slots.
 
     ``replacing``: the ready replicas of clusters failed over in this pass. Their load moves to the
@@ -93,8 +146,10 @@ def assist(fleet: Fleet, settle_seconds: float, replacing: int = 0) -> list[Slot
     that pend: a cluster taking over from 0 would otherwise ramp up from its min. Where HPAs report
     metrics they scale on them themselves. A cluster whose replicas the controller wrote less than
     ``settle_seconds`` ago (the optimization period) is skipped this pass, and so is everything below
-    it: its pods are still starting."""
-    if any(_held_at_max(fleet, s) for s in fleet.slots.values()):
+    it: its pods are still starting. Nothing where the user paced scale-up (:func:`paced_by_user`)."""
+    if paced_by_user(fleet.fhpa):
+        return []
+    if for_capped and any(_held_at_max(fleet, s) for s in fleet.slots.values()):
         missing = deficit(fleet)
     elif replacing > 0 and _need(fleet) is None:
         started = sum(max(0, s.current - s.cluster.current_replicas) for s in fleet.slots.values())
@@ -125,6 +180,7 @@ def assist(fleet: Fleet, settle_seconds: float, replacing: int = 0) -> list[Slot
             f"burst: starts {take} of the {missing} replicas "
             "the load asks for beyond what the clusters at their max can run",
         )
+        _hold(fleet, slot)
         raised.append(slot)
         missing -= take
         if missing <= 0 or slot.current < slot.max_replicas:

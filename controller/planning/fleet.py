@@ -43,6 +43,7 @@ class Slot:
     trend: int = 0  # +1 / -1: which way this cluster's max moved last (status row), 0 unknown
     trend_since: datetime | None = None
     drained_at: datetime | None = None  # when a drain last lowered its max below what it ran
+    assist_until: datetime | None = None  # its pin holds a burst assist's replicas until then
     replica_reason: str = ""
 
     @property

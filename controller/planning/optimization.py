@@ -140,7 +140,7 @@ def _within_band(fleet: Fleet, slots: list[Slot], target: dict[str, int]) -> boo
     to it (its recommendation is the highest of the window), and the next drain would follow."""
     if any(target[s.name] > s.max_replicas and fleet.presses_for_more(s) for s in slots):
         return False
-    window = _scale_down_window(fleet)
+    window = scale_down_window(fleet)
     for slot in slots:
         change = target[slot.name] - slot.max_replicas
         drained = slot.drained_at is not None and (fleet.now - slot.drained_at).total_seconds() < window
@@ -154,7 +154,7 @@ def _within_band(fleet: Fleet, slots: list[Slot], target: dict[str, int]) -> boo
     return False
 
 
-def _scale_down_window(fleet: Fleet) -> float:
+def scale_down_window(fleet: Fleet) -> float:
     """The member HPAs' scale-down stabilization window (the FederatedHPA's behavior; 300 s unset)."""
     behavior = fleet.fhpa.spec.behavior
     rules = behavior.scale_down if behavior is not None else None

@@ -46,6 +46,9 @@ class PlannerConfig(BaseModel):
     blip_tolerance_seconds: float = Field(default=30, ge=0)  # shorter unreachable spells move nothing
     # how long pods with TriggeredScaleUp may pend before they count (None: what each cluster shows)
     node_provision_seconds: float | None = Field(default=None, ge=0)
+    # start the replicas a capped cluster's load asks for in the clusters with room, ahead of their
+    # member HPAs (planning.burst)
+    burst_assist: bool = True
 
 
 def plan(
@@ -308,6 +311,7 @@ def _resume(
             trend=row.max_trend or 0,
             trend_since=row.max_trend_time,
             drained_at=row.drained_at,
+            assist_until=row.assist_held_until,
         )
 
 
@@ -328,6 +332,7 @@ def _adjust(
     Zeroing comes after everything that moves max (a cluster may just have received its first max),
     and min redistribution last, so that a pass leaves nothing for the next one at the same instant.
     """
+    burst.release_holds(fleet)
     optimization.keep_what_returns(fleet)
     optimization.release_saturation(fleet)
     priority.scale_up(fleet)
@@ -335,7 +340,12 @@ def _adjust(
     optimization.lend_held_slack(fleet, blip_seconds=config.blip_tolerance_seconds / 2)
     optimization.lend_for_the_floor(fleet)
     optimization.move_max_for_the_floor(fleet)
-    raised = burst.assist(fleet, settle_seconds=config.optimization_period_seconds, replacing=replacing)
+    raised = burst.assist(
+        fleet,
+        settle_seconds=config.optimization_period_seconds,
+        replacing=replacing,
+        for_capped=config.burst_assist,
+    )
     released = priority.pin_and_release(fleet)
     if released:
         optimization.optimize(fleet, "lower-priority clusters drained")
@@ -469,6 +479,7 @@ def _requeue(
             if (t := pending.coming_due(s.cluster, config.node_provision_seconds, delay.total_seconds()))
         ]
     times += [t for h in health.values() if (t := due_at(h, policy)) is not None]
+    times += [s.assist_until for s in fleet.slots.values() if s.assist_until is not None]
     future = [t for t in times if t > fleet.now]
     if not future:
         return None

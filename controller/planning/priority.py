@@ -273,7 +273,9 @@ def pin_and_release(fleet: Fleet) -> bool:
     for index, slot in enumerate(ranked):
         lower = [s for s in ranked[index + 1 :] if not s.held and s.max_replicas > 0]
         draining = any(not _at_floor(s) for s in lower)
-        if slot.pin is not None:
+        if slot.assist_until is not None:
+            pass  # the pin holds a burst assist's replicas until its own release (burst.release_holds)
+        elif slot.pin is not None:
             if not draining:
                 fleet.event(
                     "Unpinned",

@@ -255,6 +255,7 @@ def _row(
         if trend_time == now
         else (row.max_moved_by if row else None),
         drained_at=slot.drained_at if slot is not None else (row.drained_at if row is not None else None),
+        assist_held_until=slot.assist_until if slot is not None else None,
         decision_key=_decision_key(cluster, row),
         preference=_preference(fleet, cluster, row),
         capacity=_capacity(seen, row),

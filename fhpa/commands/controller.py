@@ -87,6 +87,13 @@ def register(subparsers: Any) -> None:
     )
     pl.add_argument("--optimization-period", type=_positive, default=60.0, metavar="SECONDS")
     pl.add_argument(
+        "--burst-assist",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="write replicas to clusters with room when a cluster at its max wants more, ahead of their "
+        "member HPAs, whose minReplicas hold them for the HPAs' scale-down window (docs/design.md)",
+    )
+    pl.add_argument(
         "--rejoin-hysteresis",
         type=_non_negative,
         default=120.0,
@@ -302,6 +309,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
             rejoin_hysteresis_seconds=args.rejoin_hysteresis,
             blip_tolerance_seconds=args.blip_tolerance,
             node_provision_seconds=args.node_provision_seconds,
+            burst_assist=args.burst_assist,
         ),
         default_time_zone=args.default_time_zone,
         workers=args.workers,

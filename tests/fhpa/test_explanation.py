@@ -147,6 +147,14 @@ def test_a_pin_says_what_releases_it(prioritized: FederatedHPA) -> None:
     assert hi.why[0].startswith("Prioritized: priority 2;")
 
 
+def test_a_burst_hold_says_why_and_when_it_ends(prioritized: FederatedHPA) -> None:
+    held = row("lo", pinned_min_replicas=4, max_replicas=8, assist_held_until=T0 + 300 * S)
+    lo = cluster(explain(with_rows(prioritized, held), [], T0), "lo")
+    assert (lo.state, lo.hpa_min_replicas) == ("Held", 4)
+    assert "burst assist started these replicas" in " ".join(lo.why)
+    assert lo.next == ["the hold ends at 2026-01-01T12:05:00Z, back to the assigned min"]
+
+
 def test_a_pin_made_by_the_planner_is_explained_with_its_event() -> None:
     """Seed 002's scale-down (priorities 3/2/1 running 4/9/4, load falling): the planner pins c1 and c2."""
     f = fhpa("Prioritized", 1, 17, priorities={"c1": 3, "c2": 2, "c3": 1})

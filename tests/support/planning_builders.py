@@ -110,15 +110,23 @@ def apply(
     return f.model_copy(update={"status": p.status}), result
 
 
-def run(f: FederatedHPA, observations: list[ClusterObservation], now: datetime = T0) -> Plan:
-    return plan(f, observations, now, CONFIG)
+def run(
+    f: FederatedHPA,
+    observations: list[ClusterObservation],
+    now: datetime = T0,
+    config: PlannerConfig = CONFIG,
+) -> Plan:
+    return plan(f, observations, now, config)
 
 
 def settle(
-    f: FederatedHPA, observations: list[ClusterObservation], now: datetime = T0
+    f: FederatedHPA,
+    observations: list[ClusterObservation],
+    now: datetime = T0,
+    config: PlannerConfig = CONFIG,
 ) -> tuple[FederatedHPA, list[ClusterObservation], Plan]:
     """Plan once and apply the plan: the fleet as the next pass sees it."""
-    p = plan(f, observations, now, CONFIG)
+    p = plan(f, observations, now, config)
     f2, o2 = apply(f, observations, p)
     return f2, o2, p
 

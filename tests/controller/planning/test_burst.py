@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from controller.planning.observation import ClusterObservation
+from controller.planning.plan import Plan
+from controller.planning.planner import PlannerConfig
 from tests.support.planning_builders import T0, bounds, fhpa, obs, reasons, run, settle, update, writes
 
 S = timedelta(seconds=1)
@@ -28,6 +30,50 @@ def prioritized():
     f, fleet, p = settle(f, [obs("onprem", 10, 10), obs("cloud", 0, 100)])
     assert bounds(p) == {"cloud": (1, 50), "onprem": (2, 10)}
     return f, fleet
+
+
+def member_min(p: Plan, name: str) -> int | None:
+    """The minReplicas this pass writes to ``name``'s member HPA (None: no write)."""
+    return next((a.min_replicas for a in p.hpa_actions if a.cluster == name), None)
+
+
+def test_no_burst_assist_leaves_the_ramp_to_the_member_hpas() -> None:
+    f, fleet = prioritized()
+    off = PlannerConfig(burst_assist=False)
+    assert writes(run(f, overloaded(fleet, "onprem", 2.0), T0 + 61 * S, off)) == {}
+
+
+def test_the_member_hpa_min_holds_the_assisted_replicas_for_its_scale_down_window() -> None:
+    # left alone, the member HPA's window holds only its own recommendations: it would take the 10 away
+    f, fleet = prioritized()
+    f, fleet, p = settle(f, overloaded(fleet, "onprem", 2.0), T0 + 61 * S)
+    assert writes(p) == {"cloud": 11}
+    assert member_min(p, "cloud") == 11
+    row = next(r for r in p.status.clusters or [] if r.name == "cloud")
+    assert (row.pinned_min_replicas, row.assist_held_until) == (11, T0 + 361 * S)
+    assert p.requeue_after_seconds is not None and p.requeue_after_seconds <= 300
+    # the load settles at the target; the hold stays for the window (a Prioritized pin would go)
+    fleet = [with_ratio(o, 1.0) for o in update(fleet, "onprem", hpa_limited=False)]
+    f, fleet, p = settle(f, fleet, T0 + 300 * S)
+    assert member_min(p, "cloud") is None  # nothing to write: the HPA still holds 11
+    # then the member HPA scales them again, its window holding what the load asked for meanwhile
+    p = run(f, fleet, T0 + 361 * S)
+    assert member_min(p, "cloud") == 1
+    assert "BurstReleased" in reasons(p)
+
+
+def test_the_hold_lasts_the_users_scale_down_window() -> None:
+    f = fhpa(
+        "Prioritized",
+        2,
+        60,
+        priorities={"onprem": 2, "cloud": 1},
+        behavior={"scaleDown": {"stabilizationWindowSeconds": 60}},
+    )
+    f, fleet, _ = settle(f, [obs("onprem", 10, 10), obs("cloud", 0, 100)])
+    p = run(f, overloaded(fleet, "onprem", 2.0), T0 + 61 * S)
+    row = next(r for r in p.status.clusters or [] if r.name == "cloud")
+    assert row.assist_held_until == T0 + 121 * S
 
 
 def test_the_next_tier_starts_what_the_capped_cluster_cannot_run() -> None:
@@ -93,3 +139,29 @@ def test_a_burst_starts_no_more_than_the_receiving_cluster_can_hold() -> None:
     fleet = update(fleet, "cloud", available_replicas=4, current_replicas=1, ready_replicas=1)
     p = run(f, overloaded(fleet, "onprem", 2.0), T0 + 61 * S)
     assert writes(p) == {"cloud": 4}
+
+
+def paced(scale_up: dict[str, object]):
+    """The Prioritized fleet with the user's ``behavior.scaleUp``; the cloud already runs 47 at the
+    same load as onprem, so a 1.26x load asks for 15 more than the 57 that run."""
+    f = fhpa("Prioritized", 2, 100, priorities={"onprem": 2, "cloud": 1}, behavior={"scaleUp": scale_up})
+    f, fleet, _ = settle(f, [obs("onprem", 10, 10), obs("cloud", 0, 100)])
+    fleet = update(fleet, "cloud", current_replicas=47, ready_replicas=47)
+    fleet = overloaded(fleet, "onprem", 1.26)
+    return f, [with_ratio(o, 1.26) if o.name == "cloud" else o for o in fleet]
+
+
+def test_a_user_scale_up_rate_is_left_to_the_member_hpas() -> None:
+    # 2 pods per 60 s: the member HPA adds 2 a minute; a write of 47 -> 62 would skip seven minutes of it
+    f, fleet = paced({"policies": [{"type": "Pods", "value": 2, "periodSeconds": 60}]})
+    assert writes(run(f, fleet, T0 + 61 * S)) == {}
+
+
+def test_a_user_scale_up_window_is_left_to_the_member_hpas() -> None:
+    f, fleet = paced({"stabilizationWindowSeconds": 120})
+    assert writes(run(f, fleet, T0 + 61 * S)) == {}
+
+
+def test_a_scale_up_tolerance_alone_keeps_the_assist() -> None:
+    f, fleet = paced({"tolerance": "0.05"})
+    assert writes(run(f, fleet, T0 + 61 * S)) == {"cloud": 47 + 15}
