@@ -34,6 +34,7 @@ from controller.planning.policies import policy_of
 from controller.planning.policies.base import UNKNOWN
 from controller.planning.wording import count
 from fhpa.room_words import room_line
+from fhpa.split_words import split_line
 from fhpa_api.models import ClusterAutoscalingPreference, ClusterStatus, Condition, FederatedHPA
 from fhpa_api.pause import PAUSED_ANNOTATION, is_paused
 
@@ -212,6 +213,7 @@ class _Context:
         self.candidates = [
             r.name for r in rows if _reason(r, "Assigned") in ("Assigned", "NoShare", "Unhealthy")
         ]
+        self.splits = {r.name: r.split for r in rows if r.split is not None}
 
     def preference(self, name: str) -> ClusterAutoscalingPreference | str | None:
         """The cluster's preference entry as status records it; else resolved by name, UNKNOWN when an
@@ -245,8 +247,10 @@ class _Context:
         gaps = [
             "the controller's --failover-grace and --optimization-period (their defaults, 60s, are assumed)",
         ]
-        # a controller that records each cluster's room in status leaves no gap here
-        if policy_of(self.fhpa).reads_capacity and any(r.capacity is None for r in self.rows):
+        # a controller that records each assignment's split in status leaves no gap here
+        if policy_of(self.fhpa).reads_capacity and any(
+            r.name not in self.splits for r in self.rows if (r.max_replicas or 0) > 0
+        ):
             gaps.append(
                 f"the available capacity per cluster that the {self.fhpa.spec.assignment_type} split used"
             )
@@ -352,8 +356,18 @@ def _rejoin(row: ClusterStatus, state: str, events: list[EventLine]) -> list[str
 
 
 def _arithmetic(context: _Context, row: ClusterStatus) -> list[str]:
-    """The policy's split, in numbers where status and spec allow."""
+    """The policy's split as the assignment recorded it; for a status without that record, in numbers
+    where the spec allows."""
+    if row.name in context.splits:
+        return [split_line(context.fhpa, row.name, context.splits)]
     return policy_of(context.fhpa).explain_split(context.fhpa, context, row.name, row.max_replicas)
+
+
+def _split_max(context: _Context, row: ClusterStatus) -> int | None:
+    """The max the split gave the cluster: as recorded, else from the spec where it alone decides."""
+    if row.split is not None:
+        return row.split.max_share
+    return policy_of(context.fhpa).split_max_from_spec(context.fhpa, context, row.name)
 
 
 def _keep_what_runs(context: _Context, row: ClusterStatus) -> list[str]:
@@ -363,7 +377,7 @@ def _keep_what_runs(context: _Context, row: ClusterStatus) -> list[str]:
     current, maximum = row.current_replicas, row.max_replicas
     if current is None or maximum is None or maximum <= 0:
         return []
-    share = policy_of(context.fhpa).split_max_from_spec(context.fhpa, context, row.name)
+    share = _split_max(context, row)
     if share is not None and maximum != share:
         if maximum == current and maximum > share:
             return [
