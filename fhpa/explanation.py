@@ -8,13 +8,14 @@ What status carries and what it does not (each sentence says which kind it is):
 - per cluster: the assigned min/max, the member HPA's min when pinned, current/ready/pending replicas,
   state (Saturated, FailedOver), since when pods pend, unhealthy since, failovers within the hour, when
   its max last moved and which way, when it was drained, its room (firm and elastic, where from, why
-  full or growing), and the conditions Assigned/Healthy/TargetFound whose messages the controller wrote
-  for this purpose;
+  full or growing), what the last assignment's split read and gave it (room, weight or priority, rank,
+  capped shares, excess: the split is printed from that record, never recomputed), and the conditions
+  Assigned/Healthy/TargetFound whose messages the controller wrote for this purpose;
 - from the spec: the policy, F.min/F.max, the preferences (weights, priorities) for clusters named in
-  ``clusterNames``. A preference that selects by labels or fields cannot be resolved from status (a
-  cluster's labels live in its Secret), nor can the available capacity the Dynamic and Aggregated splits
-  and the Prioritized fill used, nor the controller's flags (failover grace, optimization period): the
-  text says so and uses the flags' defaults, marked as such.
+  ``clusterNames``, used only for a status without the split's record. A preference that selects by
+  labels or fields cannot be resolved from the spec (a cluster's labels live in its Secret), nor can
+  the controller's flags (optimization period): the text says so and uses the flags' defaults, marked
+  as such.
 """
 
 from __future__ import annotations
