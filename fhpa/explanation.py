@@ -8,13 +8,14 @@ What status carries and what it does not (each sentence says which kind it is):
 - per cluster: the assigned min/max, the member HPA's min when pinned, current/ready/pending replicas,
   state (Saturated, FailedOver), since when pods pend, unhealthy since, failovers within the hour, when
   its max last moved and which way, when it was drained, its room (firm and elastic, where from, why
-  full or growing), and the conditions Assigned/Healthy/TargetFound whose messages the controller wrote
-  for this purpose;
+  full or growing), what the last assignment's split read and gave it (room, weight or priority, rank,
+  capped shares, excess: the split is printed from that record, never recomputed), and the conditions
+  Assigned/Healthy/TargetFound whose messages the controller wrote for this purpose;
 - from the spec: the policy, F.min/F.max, the preferences (weights, priorities) for clusters named in
-  ``clusterNames``. A preference that selects by labels or fields cannot be resolved from status (a
-  cluster's labels live in its Secret), nor can the available capacity the Dynamic and Aggregated splits
-  and the Prioritized fill used, nor the controller's flags (failover grace, optimization period): the
-  text says so and uses the flags' defaults, marked as such.
+  ``clusterNames``, used only for a status without the split's record. A preference that selects by
+  labels or fields cannot be resolved from the spec (a cluster's labels live in its Secret), nor can
+  the controller's flags (optimization period): the text says so and uses the flags' defaults, marked
+  as such.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from controller.planning.policies import policy_of
 from controller.planning.policies.base import UNKNOWN
 from controller.planning.wording import count
 from fhpa.room_words import room_line
+from fhpa.split_words import split_line
 from fhpa_api.models import ClusterAutoscalingPreference, ClusterStatus, Condition, FederatedHPA
 from fhpa_api.pause import PAUSED_ANNOTATION, is_paused
 
@@ -212,6 +214,7 @@ class _Context:
         self.candidates = [
             r.name for r in rows if _reason(r, "Assigned") in ("Assigned", "NoShare", "Unhealthy")
         ]
+        self.splits = {r.name: r.split for r in rows if r.split is not None}
 
     def preference(self, name: str) -> ClusterAutoscalingPreference | str | None:
         """The cluster's preference entry as status records it; else resolved by name, UNKNOWN when an
@@ -245,8 +248,10 @@ class _Context:
         gaps = [
             "the controller's --failover-grace and --optimization-period (their defaults, 60s, are assumed)",
         ]
-        # a controller that records each cluster's room in status leaves no gap here
-        if policy_of(self.fhpa).reads_capacity and any(r.capacity is None for r in self.rows):
+        # a controller that records each assignment's split in status leaves no gap here
+        if policy_of(self.fhpa).reads_capacity and any(
+            r.name not in self.splits for r in self.rows if (r.max_replicas or 0) > 0
+        ):
             gaps.append(
                 f"the available capacity per cluster that the {self.fhpa.spec.assignment_type} split used"
             )
@@ -352,8 +357,18 @@ def _rejoin(row: ClusterStatus, state: str, events: list[EventLine]) -> list[str
 
 
 def _arithmetic(context: _Context, row: ClusterStatus) -> list[str]:
-    """The policy's split, in numbers where status and spec allow."""
+    """The policy's split as the assignment recorded it; for a status without that record, in numbers
+    where the spec allows."""
+    if row.name in context.splits:
+        return [split_line(context.fhpa, row.name, context.splits)]
     return policy_of(context.fhpa).explain_split(context.fhpa, context, row.name, row.max_replicas)
+
+
+def _split_max(context: _Context, row: ClusterStatus) -> int | None:
+    """The max the split gave the cluster: as recorded, else from the spec where it alone decides."""
+    if row.split is not None:
+        return row.split.max_share
+    return policy_of(context.fhpa).split_max_from_spec(context.fhpa, context, row.name)
 
 
 def _keep_what_runs(context: _Context, row: ClusterStatus) -> list[str]:
@@ -363,7 +378,7 @@ def _keep_what_runs(context: _Context, row: ClusterStatus) -> list[str]:
     current, maximum = row.current_replicas, row.max_replicas
     if current is None or maximum is None or maximum <= 0:
         return []
-    share = policy_of(context.fhpa).split_max_from_spec(context.fhpa, context, row.name)
+    share = _split_max(context, row)
     if share is not None and maximum != share:
         if maximum == current and maximum > share:
             return [

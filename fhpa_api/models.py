@@ -309,6 +309,28 @@ class CapacityStatus(ApiModel):
     coming_since: datetime | None = None
 
 
+class SplitStatus(ApiModel):
+    """What the last initial assignment's split read and gave this cluster, kept until the next one.
+
+    The split reads each cluster's room at that instant, which later passes overwrite in ``capacity``;
+    so that an explanation prints the split the controller made rather than one recomputed from later
+    numbers, its inputs and results are kept here. ``room``: the replicas the cluster could hold then
+    (firm plus elastic; absent: unknown, counted as unlimited). ``weight``: what StaticWeighted and
+    DynamicWeighted divided by (the static weight, or the room with unknown counted as F.max).
+    ``priority``: Prioritized's. ``rank``: the cluster's place in the policy's order (1 is served first and
+    takes the excess). ``maxShare``/``minShare``: what the split gave it, each share capped at its room,
+    before the later steps of the assignment (keep what runs, hold the floor); ``excess``: the part of
+    ``maxShare`` that no cluster had room for."""
+
+    room: int | None = None
+    weight: int | None = None
+    priority: int | None = None
+    rank: int | None = None
+    max_share: int | None = None
+    min_share: int | None = None
+    excess: int | None = None
+
+
 class ClusterStatus(ApiModel):
     """One member cluster's row in a FederatedHPA's status.
 
@@ -354,6 +376,7 @@ class ClusterStatus(ApiModel):
     metric_share: Quantity | None = None
     metric_targets: list[MemberMetricTarget] | None = None
     capacity: CapacityStatus | None = None
+    split: SplitStatus | None = None
 
 
 class FederatedHPAStatus(ApiModel):

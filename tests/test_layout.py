@@ -48,6 +48,7 @@ WITHOUT_OWN_FILE = {
     "controller/kube/member_watches.py": "tests/controller/kube/test_member_cache.py",
     "controller/outcome.py": "tests/controller/test_executor.py",
     "controller/planning/fleet.py": "tests/controller/runtime/test_fleet_metrics.py",
+    "fhpa/split_words.py": "tests/fhpa/test_explanation_truth.py",
     "controller/planning/pending.py": "tests/controller/planning/test_capacity_rules.py",
     "controller/planning/plan_events.py": "tests/controller/planning/test_planner.py",
     "controller/planning/policies/base.py": "tests/controller/planning/policies/",

@@ -8,13 +8,14 @@ any order give the same result.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from controller.planning.observation import ClusterObservation
 from controller.planning.policies import policy_of
 from controller.planning.policy import available, preference_order, split, split_with_excess
-from fhpa_api.models import FederatedHPA
+from controller.planning.split_record import split_records
+from fhpa_api.models import FederatedHPA, SplitStatus
 
 
 @dataclass(frozen=True)
@@ -35,11 +36,13 @@ class Bounds:
 @dataclass(frozen=True)
 class Assignment:
     """The bounds of every candidate (Bounds(0, 0): no HPA), the first replicas of those with an HPA,
-    and the clusters at 0 that scalingToZero starts so that the running ones hold the floor."""
+    the clusters at 0 that scalingToZero starts so that the running ones hold the floor, and what the
+    split read and gave each candidate (none for a policy that does not divide)."""
 
     bounds: dict[str, Bounds]
     replicas: dict[str, int]
     started: frozenset[str] = frozenset()
+    splits: Mapping[str, SplitStatus] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -97,8 +100,9 @@ def initial_assignment(
         return _duplicated(fhpa, candidates)
     terms = Terms.of(candidates)
     order = preference_order(fhpa, candidates)
-    maxes = split_with_excess(fhpa, spec.max_replicas, candidates, terms.available)
+    maxes, excess = split_with_excess(fhpa, spec.max_replicas, candidates, terms.available)
     min_shares = split(fhpa, spec.effective_min, candidates, terms.available)
+    splits = split_records(fhpa, candidates, terms.available, order, maxes, min_shares, excess)
     maxes = keep_what_runs(maxes, terms.runs, flapped, terms.ready, terms.current)
     floor = terms.floor(spec.effective_min)
     maxes, mins = hold_the_floor(maxes, min_shares, terms, floor, order)
@@ -116,7 +120,7 @@ def initial_assignment(
         for n, b in bounds.items()
         if b.has_hpa
     }
-    return Assignment(bounds, replicas, frozenset(started))
+    return Assignment(bounds, replicas, frozenset(started), splits)
 
 
 def _duplicated(fhpa: FederatedHPA, candidates: Sequence[ClusterObservation]) -> Assignment:

@@ -16,7 +16,7 @@ from controller.planning.pending import counts_at_once
 from controller.planning.plan import EventRecord
 from controller.planning.policies import policy_of
 from controller.planning.tolerance import tolerance_of
-from fhpa_api.models import FederatedHPA
+from fhpa_api.models import FederatedHPA, SplitStatus
 
 SATURATED = "Saturated"
 FAILED_OVER = "FailedOver"
@@ -45,6 +45,7 @@ class Slot:
     drained_at: datetime | None = None  # when a drain last lowered its max below what it ran
     assist_until: datetime | None = None  # its pin holds a burst assist's replicas until then
     replica_reason: str = ""
+    split: SplitStatus | None = None  # what this pass's assignment split read and gave it (None: resumed)
 
     @property
     def name(self) -> str:

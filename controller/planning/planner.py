@@ -246,6 +246,7 @@ def _assign(
             flapped=health[cluster.name].failovers > 0,
             held_since=health[cluster.name].unhealthy_since,
             pending_since=_pending_since(cluster, rows.get(cluster.name), fleet.now),
+            split=assignment.splits.get(cluster.name),
         )
         fleet.slots[cluster.name] = slot
         if cluster.name in assignment.replicas:

@@ -65,14 +65,15 @@ def split_with_excess(
     total: int,
     clusters: Sequence[ClusterObservation],
     capacity: Mapping[str, int | None],
-) -> dict[str, int]:
+) -> tuple[dict[str, int], int]:
     """:func:`capped_split`, with the excess on the first cluster in order of preference (DESIGN §3
-    The excess): one place where a cluster autoscaler sees it, and the shares still sum to ``total``."""
+    The excess): one place where a cluster autoscaler sees it, and the shares still sum to ``total``.
+    Also returns the excess so placed (the assignment records it)."""
     shares, excess = capped_split(fhpa, total, clusters, capacity)
     if excess and clusters:
         first = preference_order(fhpa, clusters)[0]
         shares[first] = shares.get(first, 0) + excess
-    return shares
+    return shares, excess
 
 
 def least_preferred(fhpa: FederatedHPA, clusters: Sequence[ClusterObservation]) -> str | None:

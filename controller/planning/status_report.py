@@ -22,7 +22,7 @@ from controller.planning.policies import policy_of
 from controller.planning.removal import REMOVED
 from controller.planning.wording import count
 from fhpa_api.limits import HISTORY_MESSAGE_MAX_CHARS as DETAIL_MAX
-from fhpa_api.models import CapacityStatus, ClusterStatus, Condition, FederatedHPAStatus
+from fhpa_api.models import CapacityStatus, ClusterStatus, Condition, FederatedHPAStatus, SplitStatus
 from fhpa_api.pause import is_paused
 
 
@@ -259,7 +259,18 @@ def _row(
         decision_key=_decision_key(cluster, row),
         preference=_preference(fleet, cluster, row),
         capacity=_capacity(seen, row),
+        split=_split(slot, row),
     )
+
+
+def _split(slot: Slot | None, row: ClusterStatus | None) -> SplitStatus | None:
+    """What the assignment's split read and gave: this pass's when it assigned, else the one recorded
+    (kept until the next assignment); a cluster without a slot took no part in it."""
+    if slot is None:
+        return None
+    if slot.split is not None:
+        return slot.split
+    return row.split if row is not None else None
 
 
 def _grace(health: Health | None) -> int | None:

@@ -37,6 +37,30 @@ def cluster(e: Explanation, name: str) -> ClusterExplanation:
     return next(c for c in e.clusters if c.name == name)
 
 
+def test_static_weighted_prints_the_capped_split_and_where_the_excess_went() -> None:
+    """Weights 1/1 of F.max 10 with room for 2 and 3: the split caps each share at its room and puts
+    the 5 nobody can hold on the first cluster in order; explain prints those, not 5/5."""
+    f = fhpa("StaticWeighted", 2, 10, weights={"a": 1, "b": 1})
+    p = run(f, [obs("a", 1, 2), obs("b", 1, 3)])
+    e = explain(f.model_copy(update={"status": p.status}), [], T0)
+    a, b = cluster(e, "a").why[0], cluster(e, "b").why[0]
+    assert a.startswith("StaticWeighted: weight 1 of 2 (a 1, b 1): F.max 10 divides to max 7, "), a
+    assert "capped at its room 2 at assignment; its max holds the excess 5 that no cluster had room" in a
+    assert b.startswith("StaticWeighted: weight 1 of 2 (a 1, b 1): F.max 10 divides to max 3, "), b
+    assert "capped at its room 3 at assignment" in b and "excess" not in b
+
+
+def test_dynamic_weighted_prints_the_rooms_the_split_read_not_todays() -> None:
+    """The split read rooms 6 and 2; a later pass sees other rooms, and explain still prints the split
+    as it was made (the weights recorded at assignment)."""
+    f = fhpa("DynamicWeighted", 2, 8)
+    f, fleet, _ = settle(f, [obs("a", 1, 6), obs("b", 1, 2)])
+    fleet = update(fleet, "a", available_replicas=1)
+    f, fleet, _ = settle(f, fleet, T0 + 10 * S)
+    line = cluster(explain(f, [], T0 + 10 * S), "a").why[0]
+    assert line.startswith("DynamicWeighted: weight 6 of 8 (a 6, b 2; each its room at assignment): "), line
+
+
 def test_static_weighted_split_and_keep_what_runs_in_numbers() -> None:
     """DESIGN §3 Seed 002 StaticWeighted: F 2..10, weights 1/2/3, current 1/4/0 gives max 1/4/5."""
     f = fhpa("StaticWeighted", 2, 10, weights={"member1": 1, "member2": 2, "member3": 3})

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from typing import Any
 
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
-from fhpa.explanation import explain
+from controller.planning.observation import CapacityObservation
+from fhpa.explanation import explain, render
+from fhpa_api.models import ClusterStatus, FederatedHPA, SplitStatus
 from tests.support.planning_builders import T0, fhpa, obs, run, settle, update
 
 DUE = re.compile(
@@ -87,3 +90,191 @@ def test_a_preference_picked_by_labels_is_read_from_status() -> None:
     assert {r.name: r.preference for r in p.status.clusters or []} == {"a": 0, "b": 1, "c": -1}
     e = explain(f.model_copy(update={"status": p.status}), [], T0)
     assert not [g for g in e.not_in_status if "labelSelector" in g]
+
+
+# --- every number explain prints, over random fleets of every policy ----------------------------------
+
+POLICIES = ("Duplicated", "StaticWeighted", "DynamicWeighted", "Aggregated", "Prioritized")
+NAMES = ("a", "b", "c", "d")
+SPLIT = re.compile(
+    r"^(?P<policy>\w+): (?P<head>.*?): F\.max (?P<fmax>\d+) (?:divides|fills) to max (?P<max>\d+), "
+    r"F\.min (?P<fmin>\d+) to min (?P<min>\d+)(?P<tail>.*)$"
+)
+HEADER = re.compile(
+    r"^(?P<name>[a-d]): min (?P<min>\d+)(?: \(HPA min (?P<hpa_min>\d+)\))? max (?P<max>\d+)"
+    r"(?:, (?P<current>\d+) running)?(?:, (?P<pending>\d+) pending)?  \[\w+\]$"
+)
+# numbers that are not figures: times (stamps, spans) and the words that hold a digit
+NOT_FIGURES = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ|\b\d+(?:h\d+)?[smh]\b|min >= 1|\bHPA\b")
+
+# one cluster: (current replicas, room: None unknown, else (firm, elastic)), weight or priority
+clusters = st.lists(
+    st.tuples(
+        st.integers(0, 12),
+        st.one_of(st.none(), st.tuples(st.integers(0, 15), st.integers(0, 10))),
+        st.integers(0, 4),
+    ),
+    min_size=1,
+    max_size=4,
+)
+
+
+def _observation(name: str, current: int, room: tuple[int, int] | None) -> Any:
+    if room is None:
+        return obs(name, current)
+    firm, elastic = room
+    source = "declared" if elastic else "allocatable"
+    capacity = CapacityObservation(firm=firm, elastic=elastic, source=source)
+    return obs(name, current, firm + elastic, capacity=capacity)
+
+
+def _figures(line: str) -> list[str]:
+    return re.findall(r"\d+", NOT_FIGURES.sub(" ", line))
+
+
+class Checked:
+    """The numbers of one line that a check matched to a field, to find any left unchecked."""
+
+    def __init__(self, line: str) -> None:
+        self.line = line
+        self.seen: list[str] = []
+
+    def equal(self, printed: str | None, field: int | None, what: str) -> None:
+        if printed is None:
+            return
+        assert field is not None and int(printed) == field, f"{what}: printed {printed}, status {field}"
+        self.seen.append(printed)
+
+    def rest(self) -> list[str]:
+        left = _figures(self.line)
+        for n in self.seen:
+            if n in left:
+                left.remove(n)
+        return left
+
+
+def _check_split(
+    check: Checked, f: FederatedHPA, row: ClusterStatus, records: dict[str, SplitStatus]
+) -> None:
+    m = SPLIT.match(check.line)
+    assert m is not None
+    split = row.split
+    assert split is not None, f"a split line for {row.name} without a split record"
+    check.equal(m["fmax"], f.spec.max_replicas, "F.max")
+    check.equal(m["fmin"], f.spec.effective_min, "F.min")
+    check.equal(m["max"], split.max_share, "split.maxShare")
+    check.equal(m["min"], split.min_share, "split.minShare")
+    if w := re.search(r"weight (\d+) of (\d+) \(([^;)]*)", m["head"]):
+        check.equal(w[1], split.weight, "split.weight")
+        check.equal(w[2], sum(r.weight or 0 for r in records.values()), "the sum of split.weight")
+        for name, weight in re.findall(r"([a-d]) (\d+)", w[3]):
+            check.equal(weight, records[name].weight, f"{name}'s split.weight")
+    if p := re.search(r"priority (\d+)", m["head"]):
+        check.equal(p[1], split.priority, "split.priority")
+    if r := re.search(r"rank (\d+) of (\d+)", m["head"]):
+        check.equal(r[1], split.rank, "split.rank")
+        check.equal(r[2], len(records), "the count of split records")
+    if c := re.search(r"capped at its room (\d+)", m["tail"]):
+        check.equal(c[1], split.room, "split.room")
+    elif "room unknown" in m["tail"]:
+        assert split.room is None
+    if e := re.search(r"the excess (\d+)", m["tail"]):
+        check.equal(e[1], split.excess, "split.excess")
+    else:
+        assert not split.excess
+
+
+def _check_why(check: Checked, f: FederatedHPA, row: ClusterStatus) -> None:
+    line = check.line
+    share = row.split.max_share if row.split is not None else None
+    current, maximum = row.current_replicas, row.max_replicas
+    if m := re.match(r"room: (\d+) firm \+ (\d+) elastic", line):
+        assert row.capacity is not None
+        check.equal(m[1], row.capacity.firm, "capacity.firm")
+        check.equal(m[2], row.capacity.elastic or 0, "capacity.elastic")
+    elif m := re.match(r"Duplicated: every cluster gets the federated bounds, min (\d+) max (\d+)", line):
+        check.equal(m[1], f.spec.effective_min, "F.min")
+        check.equal(m[2], f.spec.max_replicas, "F.max")
+    elif m := re.match(r"keep what runs: the split's max (\d+) is raised to the (\d+) replicas", line):
+        check.equal(m[1], share, "split.maxShare")
+        check.equal(m[2], current, "currentReplicas")
+    elif m := re.match(r"its max is (\d+) (above|below) the split's (\d+)", line):
+        check.equal(m[3], share, "split.maxShare")
+        gap = (maximum or 0) - (share or 0)
+        check.equal(m[1], gap if m[2] == "above" else -gap, "maxReplicas - split.maxShare")
+    elif m := re.match(r"(\d+) of its max is headroom above the (\d+) replicas", line):
+        check.equal(m[1], (maximum or 0) - (current or 0), "maxReplicas - currentReplicas")
+        check.equal(m[2], current, "currentReplicas")
+    elif m := re.match(r"its max equals the (\d+) replicas it runs", line):
+        check.equal(m[1], current, "currentReplicas")
+        check.equal(m[1], maximum, "maxReplicas")
+    elif m := re.search(r"its max is held at (\d+)", line):
+        check.equal(m[1], maximum, "maxReplicas")
+    elif m := re.search(r"its member HPA's min is (\d+) \(assigned min (\d+)\)", line):
+        check.equal(m[1], row.pinned_min_replicas, "pinnedMinReplicas")
+        check.equal(m[2], row.min_replicas, "minReplicas")
+    elif m := re.match(r"(\d+) pods pend since .*autoscaleMultiClusterDelay (\d+)s", line):
+        check.equal(m[1], row.pending_replicas, "pendingReplicas")
+        check.equal(m[2], f.spec.effective_delay_seconds, "autoscaleMultiClusterDelay")
+
+
+def _check_header(check: Checked, row: ClusterStatus) -> None:
+    m = HEADER.match(check.line)
+    assert m is not None, check.line
+    check.equal(m["min"], row.min_replicas, "minReplicas")
+    check.equal(m["max"], row.max_replicas, "maxReplicas")
+    check.equal(m["current"], row.current_replicas, "currentReplicas")
+    check.equal(m["pending"], row.pending_replicas, "pendingReplicas")
+    if m["hpa_min"] is not None:
+        assert row.pinned_min_replicas is not None and row.min_replicas is not None
+        pin = min(max(row.pinned_min_replicas, row.min_replicas), row.max_replicas or 0)
+        check.equal(m["hpa_min"], pin, "pinnedMinReplicas within the bounds")
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.sampled_from(POLICIES), clusters, st.integers(1, 6), st.integers(0, 24), st.integers(0, 3))
+def test_every_number_explain_prints_is_the_status_field_it_names(
+    policy: str, fleet: list[tuple[int, tuple[int, int] | None, int]], low: int, extra: int, passes: int
+) -> None:
+    names = NAMES[: len(fleet)]
+    prefs = {n: p + 1 for n, (_, _, p) in zip(names, fleet, strict=True)}
+    f = fhpa(
+        policy,
+        low,
+        low + extra,
+        weights=prefs if policy == "StaticWeighted" else None,
+        priorities=prefs if policy == "Prioritized" else None,
+    )
+    observations = [_observation(n, c, room) for n, (c, room, _) in zip(names, fleet, strict=True)]
+    now = T0
+    for _ in range(passes + 1):
+        f, observations, _p = settle(f, observations, now)
+        now += timedelta(seconds=70)
+    status = f.status
+    assert status is not None
+    rows = {r.name: r for r in status.clusters or []}
+    records = {n: r.split for n, r in rows.items() if r.split is not None}
+    text = render(explain(f, [], now))
+    note(text)
+    current: ClusterStatus | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        check = Checked(line)
+        if (head := re.match(r"^([a-d]): ", raw)) is not None:
+            current = rows[head[1]]
+            _check_header(check, current)
+        elif current is not None and raw.startswith(("  why:  ", "  next: ")):
+            check = Checked(line[6:].strip())
+            if SPLIT.match(check.line) and not check.line.startswith("Duplicated"):
+                _check_split(check, f, current, records)
+            else:
+                _check_why(check, f, current)
+        elif m := re.match(r"^(\w+): F\.min (\d+), F\.max (\d+)", line):
+            check.equal(m[2], f.spec.effective_min, "F.min")
+            check.equal(m[3], f.spec.max_replicas, "F.max")
+        elif m := re.match(r"^replicas: (\d+) running, (\d+) wanted", line):
+            check.equal(m[1], status.current_replicas, "status.currentReplicas")
+            check.equal(m[2], status.desired_replicas, "status.desiredReplicas")
+        elif not raw.startswith("  why:  ") and not raw.startswith("  next: "):
+            continue  # conditions' and Events' own messages, quoted as the controller wrote them
+        assert not check.rest(), f"unchecked figures {check.rest()} in {check.line!r}"
