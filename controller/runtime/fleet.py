@@ -16,6 +16,12 @@ the informer has seen but the registry has not registered (its credentials still
 registration failed) makes the cluster unknown, not absent: FederatedHPA reconciles wait and retry
 rather than plan without it (which would move its share and lose the state kept in status).
 
+A standby replica (no Lease, or no shard) keeps the member-Secret informer, and so the registry and
+every member's watch-backed cache, synced from process start (``ManagerConfig.warm_standby``): a takeover
+then costs the Lease, not a list of every member. It only reads: the registry and the caches list and
+watch, member events are dropped while not leading, nothing is enqueued, and every write goes through the
+fence (controller.runtime.fence), which refuses it on a replica that does not hold the object's Lease.
+
 Member Secrets that need attention (``registry.problems()``: unusable; ``registry.warnings()``: an opt-in
 insecure setting in use) get a Warning Event (``MemberUnusable``, ``InsecureMemberCredentials``) on the
 member's Secret, since a member cluster has no object of its own on the management cluster: once per
@@ -203,6 +209,7 @@ class FleetManager(Manager):
                 self._on_secret,
                 label_selector=f"{MEMBER_LABEL}=true",
                 on_full=self._on_secret_data,
+                standby=True,  # a standby keeps the registry, and so the member caches, synced
             )
         )
         self.add_loop("member-probes", self._probe_loop)
@@ -309,7 +316,8 @@ class FleetManager(Manager):
         if change.changed:
             name = (secret.get("metadata") or {}).get("name")
             log.info("member cluster registry changed", extra={"cluster": name, "change": event_type.lower()})
-            self._enqueue_all(FEDERATED_HPA)
+            if self.leading:  # a standby has nothing to plan; taking over plans every object
+                self._enqueue_all(FEDERATED_HPA)
 
     # -- member probes ------------------------------------------------------------------------------
 
