@@ -251,8 +251,9 @@ class Run:
 
 
 @contextlib.contextmanager
-def world(args: argparse.Namespace, workdir: Path) -> Iterator[Run]:
-
+def fleet(args: argparse.Namespace, workdir: Path) -> Iterator[tuple[Run, Path]]:
+    """The member servers and the control plane, seeded (one member Secret per member, the
+    FederatedHPAs ``w-0`` .. ``w-{N-1}``), with the control plane's kubeconfig; no controller."""
     run = Run()
     try:
         names = [f"member{i}" for i in range(args.clusters)]
@@ -270,33 +271,42 @@ def world(args: argparse.Namespace, workdir: Path) -> Iterator[Run]:
             cp.call("create", resource=FHPA, object=fhpa_body(f"w-{i}", names, max(per_member, 1)))
         kubeconfig = workdir / "control-plane.kubeconfig"
         kubeconfig.write_text(json.dumps(cp.kubeconfig()))
-        controller_log = (workdir / "controller.log").open("wb")
-        cmd = [
-            sys.executable, "-m", "fhpa", "controller", "run",
-            "--kubeconfig", str(kubeconfig),
-            "--namespace", SYSTEM,
-            "--no-leader-elect",
-            "--metrics-bind", f"127.0.0.1:{free_port()}",
-            "--log-level", args.log_level,
-            *args.controller_arg,
-        ]  # fmt: skip
-        log("starting the controller: " + " ".join(cmd[1:]))
-        run.controller = subprocess.Popen(
-            cmd, stdout=controller_log, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True
-        )
-        yield run
+        yield run, kubeconfig
     finally:
-        if run.controller is not None and run.controller.poll() is None:
-            run.controller.send_signal(signal.SIGTERM)
-            try:
-                run.controller.wait(20)
-            except subprocess.TimeoutExpired:
-                run.controller.kill()
-                run.controller.wait(10)
         for m in run.members:
             m.stop()
         if run.control_plane is not None:
             run.control_plane.stop()
+
+
+@contextlib.contextmanager
+def world(args: argparse.Namespace, workdir: Path) -> Iterator[Run]:
+    """``fleet`` and one controller without leader election."""
+    with fleet(args, workdir) as (run, kubeconfig):
+        try:
+            controller_log = (workdir / "controller.log").open("wb")
+            cmd = [
+                sys.executable, "-m", "fhpa", "controller", "run",
+                "--kubeconfig", str(kubeconfig),
+                "--namespace", SYSTEM,
+                "--no-leader-elect",
+                "--metrics-bind", f"127.0.0.1:{free_port()}",
+                "--log-level", args.log_level,
+                *args.controller_arg,
+            ]  # fmt: skip
+            log("starting the controller: " + " ".join(cmd[1:]))
+            run.controller = subprocess.Popen(
+                cmd, stdout=controller_log, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True
+            )
+            yield run
+        finally:
+            if run.controller is not None and run.controller.poll() is None:
+                run.controller.send_signal(signal.SIGTERM)
+                try:
+                    run.controller.wait(20)
+                except subprocess.TimeoutExpired:
+                    run.controller.kill()
+                    run.controller.wait(10)
 
 
 def synced(cp: Member, clusters: int) -> int:
