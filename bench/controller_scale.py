@@ -477,13 +477,21 @@ def plan_cpu_seconds(fhpas: int, clusters: int) -> dict[str, float]:
 # --- main -----------------------------------------------------------------------------------------
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def fleet_arguments(p: argparse.ArgumentParser) -> None:
+    """The world's size, and what every benchmark on it takes (``fleet``, ``wait_initial_sync``)."""
     p.add_argument("--fhpas", type=int, default=20, help="FederatedHPAs (and Deployments per member)")
     p.add_argument("--clusters", type=int, default=3, help="member clusters, one server process each")
     p.add_argument("--pods", type=int, default=200, help="pods per member, spread over its Deployments")
-    p.add_argument("--steady-seconds", type=float, default=60.0, help="steady window after the initial sync")
     p.add_argument("--quiet-seconds", type=float, default=5.0, help="no member write for this long: synced")
+    p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    p.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
+    p.add_argument("--keep", action="store_true", help="keep the work directory (logs) and print its path")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    fleet_arguments(p)
+    p.add_argument("--steady-seconds", type=float, default=60.0, help="steady window after the initial sync")
     p.add_argument("--sync-timeout", type=float, default=600.0)
     p.add_argument("--reactions", type=int, default=5, help="pending-pod reactions timed")
     p.add_argument("--pending", type=int, default=2, help="pods made Unschedulable per reaction")
@@ -492,15 +500,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--reaction-timeout", type=float, default=120.0)
     p.add_argument("--plan-only", action="store_true", help="measure only plan_cpu_s")
-    p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
-    p.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
     p.add_argument(
         "--controller-arg",
         action="append",
         default=[],
         help="extra argument for `fhpa controller run` (repeat; e.g. --controller-arg=--workers=4)",
     )
-    p.add_argument("--keep", action="store_true", help="keep the work directory (logs) and print its path")
     return p.parse_args(argv)
 
 

@@ -10,46 +10,46 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from kubernetes import config as kube_config
 
+from controller.kube.clients import Timeouts
 from controller.kube.control_plane import KubeControlPlane
+from controller.kube.registry import MemberRegistry, default_factory
 from controller.planning.plan import ReplicaWrite
 from controller.ports import NotLeaderError
 from controller.runtime.fleet import FleetManager
 from controller.runtime.leader import LeaderConfig, LeaderElector, LeaseClient
 from controller.runtime.manager import ManagerConfig
 from tests.support.fakekube import FakeKube
-from tests.support.members import member_cluster, member_secret, registry
+from tests.support.members import member_cluster, member_secret
 
-from .test_manager import FHPA, SYSTEM, control_plane_fake, fhpa
+from .test_manager import FHPA, SYSTEM, control_plane_fake, fhpa, wait_for
 
 HPA = "horizontalpodautoscalers.autoscaling"
 LIST = re.compile(r"^/api/v1/(pods|nodes)$")
 
 
-def wait_for(check: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def lease(identity: str) -> LeaderConfig:
+    """Long enough that a busy machine does not take the Lease from either side; the hand-over is a
+    release, which the standby sees at its next retry."""
     return LeaderConfig(
         namespace=SYSTEM,
         name="federated-hpa-controller",
         identity=identity,
-        lease_duration_seconds=2.0,
-        renew_deadline_seconds=1.5,
+        lease_duration_seconds=30.0,
+        renew_deadline_seconds=20.0,
         retry_period_seconds=0.2,
     )
+
+
+def patient_registry() -> MemberRegistry:
+    """The real registry, with timeouts a loaded machine does not hit (a timed-out list is a relist)."""
+    timeouts = Timeouts(connect=5, read=15, probe=2)
+    return MemberRegistry(SYSTEM, timeouts, factory=default_factory(timeouts))
 
 
 def member_lists(fake: FakeKube) -> int:
@@ -81,10 +81,10 @@ def standby(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
     other = LeaderElector(LeaseClient(api), lease("other"))
     other_thread = threading.Thread(target=other.run, args=(other_stop,), daemon=True)
     other_thread.start()
-    wait_for(other.is_leader, what="the other replica leading")
+    wait_for(other.is_leader, timeout=60, what="the other replica leading")
     manager = FleetManager(
         KubeControlPlane(api, reporting_instance="test"),
-        registry(SYSTEM),
+        patient_registry(),
         ManagerConfig(
             namespace=SYSTEM,
             lease=lease("me"),
@@ -115,6 +115,7 @@ def test_a_standby_syncs_the_member_caches_writes_nothing_and_takes_over_without
     cp.store.create(FHPA, fhpa())
     wait_for(
         lambda: manager.caches_synced() == (True, "standby (not the leader): caches synced"),
+        timeout=60,
         what="the standby's caches synced",
     )
     assert not manager.leading
@@ -126,9 +127,10 @@ def test_a_standby_syncs_the_member_caches_writes_nothing_and_takes_over_without
     assert all(lists.values())
 
     standby["hand_over"].set()  # the other replica stops and releases the Lease
-    wait_for(lambda: manager.leading, what="the standby taking the Lease")
+    wait_for(lambda: manager.leading, timeout=60, what="the standby taking the Lease")
     found = wait_for(
         lambda: all(f.store.find(HPA, "default", "web") for f in members.values()),
+        timeout=60,
         what="the new leader's member writes",
     )
     assert found
@@ -138,7 +140,8 @@ def test_a_standby_syncs_the_member_caches_writes_nothing_and_takes_over_without
 @pytest.mark.parametrize("standby", [True], indirect=True)
 def test_the_fence_refuses_a_standbys_member_write(standby: dict[str, Any]) -> None:
     manager: FleetManager = standby["manager"]
-    wait_for(lambda: manager.registry.cache_state() == {"member1": True, "member2": True}, what="caches")
+    synced = {"member1": True, "member2": True}
+    wait_for(lambda: manager.registry.cache_state() == synced, timeout=60, what="caches")
     member = manager._members()["member1"]
     with pytest.raises(NotLeaderError):
         member.write(None, ReplicaWrite(cluster="member1", replicas=3, reason="test"))  # type: ignore[arg-type]
