@@ -142,13 +142,13 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
     targets = [f"w-{i}" for i in random.Random(5).sample(range(args.fhpas), 2)]
     started = time.monotonic()
     controllers: list[Controller] = []
-    try:
-        with fleet(args, workdir) as (run, kubeconfig):
+    with fleet(args, workdir) as (run, kubeconfig):
 
-            def start(name: str, *extra: str) -> Controller:
-                controllers.append(Controller(name, kubeconfig, workdir, [*extra], args.log_level))
-                return controllers[-1]
+        def start(name: str, *extra: str) -> Controller:
+            controllers.append(Controller(name, kubeconfig, workdir, [*extra], args.log_level))
+            return controllers[-1]
 
+        try:
             a = start("a")
             run.controller = a.proc
             wait_standby(a, "control-plane-api ok", args.sync_timeout, leading=True)  # before b starts
@@ -165,9 +165,9 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
             log("c (cold standby) up; stopping b")
             result["cold"] = take_over(run, b, c, targets[1], args)
             log(f"cold takeover: {result['cold']}")
-    finally:
-        for controller in controllers:
-            controller.stop(20)
+        finally:
+            for controller in controllers:  # before the member servers go
+                controller.stop(20)
     result["wall_s"] = round(time.monotonic() - started, 1)
     result["load_average"] = [round(x, 2) for x in os.getloadavg()]
     if args.keep:
