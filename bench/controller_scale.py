@@ -232,11 +232,11 @@ def total_writes(members: list[Member]) -> int:
 # --- the controller process -----------------------------------------------------------------------
 
 
-def peak_rss_mib(pid: int) -> float | None:
-    """VmHWM (peak resident set) of a live process, in MiB."""
+def peak_rss_mib(pid: int, field: str = "VmHWM") -> float | None:
+    """VmHWM (peak resident set) of a live process, in MiB; ``field="VmRSS"``: the resident set now."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
+            if line.startswith(f"{field}:"):
                 return round(int(line.split()[1]) / 1024, 1)
     except OSError:
         return None

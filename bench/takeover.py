@@ -46,7 +46,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from controller_scale import REPO, SYSTEM, Run, fleet, fleet_arguments, free_port, log, wait_initial_sync
+from controller_scale import (
+    REPO,
+    SYSTEM,
+    Run,
+    fleet,
+    fleet_arguments,
+    free_port,
+    log,
+    peak_rss_mib,
+    wait_initial_sync,
+)
 
 
 class Controller:
@@ -79,13 +89,7 @@ class Controller:
             return body().decode() if callable(body) else ""
 
     def rss_mib(self) -> float | None:
-        try:
-            for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    return round(int(line.split()[1]) / 1024, 1)
-        except OSError:
-            return None
-        return None
+        return peak_rss_mib(self.proc.pid, field="VmRSS")
 
     def stop(self, timeout: float = 60.0) -> float:
         """SIGTERM; the seconds until the process exited."""
