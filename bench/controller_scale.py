@@ -232,11 +232,11 @@ def total_writes(members: list[Member]) -> int:
 # --- the controller process -----------------------------------------------------------------------
 
 
-def peak_rss_mib(pid: int) -> float | None:
-    """VmHWM (peak resident set) of a live process, in MiB."""
+def peak_rss_mib(pid: int, field: str = "VmHWM") -> float | None:
+    """VmHWM (peak resident set) of a live process, in MiB; ``field="VmRSS"``: the resident set now."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
+            if line.startswith(f"{field}:"):
                 return round(int(line.split()[1]) / 1024, 1)
     except OSError:
         return None
@@ -251,8 +251,9 @@ class Run:
 
 
 @contextlib.contextmanager
-def world(args: argparse.Namespace, workdir: Path) -> Iterator[Run]:
-
+def fleet(args: argparse.Namespace, workdir: Path) -> Iterator[tuple[Run, Path]]:
+    """The member servers and the control plane, seeded (one member Secret per member, the
+    FederatedHPAs ``w-0`` .. ``w-{N-1}``), with the control plane's kubeconfig; no controller."""
     run = Run()
     try:
         names = [f"member{i}" for i in range(args.clusters)]
@@ -270,33 +271,42 @@ def world(args: argparse.Namespace, workdir: Path) -> Iterator[Run]:
             cp.call("create", resource=FHPA, object=fhpa_body(f"w-{i}", names, max(per_member, 1)))
         kubeconfig = workdir / "control-plane.kubeconfig"
         kubeconfig.write_text(json.dumps(cp.kubeconfig()))
-        controller_log = (workdir / "controller.log").open("wb")
-        cmd = [
-            sys.executable, "-m", "fhpa", "controller", "run",
-            "--kubeconfig", str(kubeconfig),
-            "--namespace", SYSTEM,
-            "--no-leader-elect",
-            "--metrics-bind", f"127.0.0.1:{free_port()}",
-            "--log-level", args.log_level,
-            *args.controller_arg,
-        ]  # fmt: skip
-        log("starting the controller: " + " ".join(cmd[1:]))
-        run.controller = subprocess.Popen(
-            cmd, stdout=controller_log, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True
-        )
-        yield run
+        yield run, kubeconfig
     finally:
-        if run.controller is not None and run.controller.poll() is None:
-            run.controller.send_signal(signal.SIGTERM)
-            try:
-                run.controller.wait(20)
-            except subprocess.TimeoutExpired:
-                run.controller.kill()
-                run.controller.wait(10)
         for m in run.members:
             m.stop()
         if run.control_plane is not None:
             run.control_plane.stop()
+
+
+@contextlib.contextmanager
+def world(args: argparse.Namespace, workdir: Path) -> Iterator[Run]:
+    """``fleet`` and one controller without leader election."""
+    with fleet(args, workdir) as (run, kubeconfig):
+        try:
+            controller_log = (workdir / "controller.log").open("wb")
+            cmd = [
+                sys.executable, "-m", "fhpa", "controller", "run",
+                "--kubeconfig", str(kubeconfig),
+                "--namespace", SYSTEM,
+                "--no-leader-elect",
+                "--metrics-bind", f"127.0.0.1:{free_port()}",
+                "--log-level", args.log_level,
+                *args.controller_arg,
+            ]  # fmt: skip
+            log("starting the controller: " + " ".join(cmd[1:]))
+            run.controller = subprocess.Popen(
+                cmd, stdout=controller_log, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True
+            )
+            yield run
+        finally:
+            if run.controller is not None and run.controller.poll() is None:
+                run.controller.send_signal(signal.SIGTERM)
+                try:
+                    run.controller.wait(20)
+                except subprocess.TimeoutExpired:
+                    run.controller.kill()
+                    run.controller.wait(10)
 
 
 def synced(cp: Member, clusters: int) -> int:
@@ -467,13 +477,21 @@ def plan_cpu_seconds(fhpas: int, clusters: int) -> dict[str, float]:
 # --- main -----------------------------------------------------------------------------------------
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def fleet_arguments(p: argparse.ArgumentParser) -> None:
+    """The world's size, and what every benchmark on it takes (``fleet``, ``wait_initial_sync``)."""
     p.add_argument("--fhpas", type=int, default=20, help="FederatedHPAs (and Deployments per member)")
     p.add_argument("--clusters", type=int, default=3, help="member clusters, one server process each")
     p.add_argument("--pods", type=int, default=200, help="pods per member, spread over its Deployments")
-    p.add_argument("--steady-seconds", type=float, default=60.0, help="steady window after the initial sync")
     p.add_argument("--quiet-seconds", type=float, default=5.0, help="no member write for this long: synced")
+    p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    p.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
+    p.add_argument("--keep", action="store_true", help="keep the work directory (logs) and print its path")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    fleet_arguments(p)
+    p.add_argument("--steady-seconds", type=float, default=60.0, help="steady window after the initial sync")
     p.add_argument("--sync-timeout", type=float, default=600.0)
     p.add_argument("--reactions", type=int, default=5, help="pending-pod reactions timed")
     p.add_argument("--pending", type=int, default=2, help="pods made Unschedulable per reaction")
@@ -482,15 +500,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--reaction-timeout", type=float, default=120.0)
     p.add_argument("--plan-only", action="store_true", help="measure only plan_cpu_s")
-    p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
-    p.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
     p.add_argument(
         "--controller-arg",
         action="append",
         default=[],
         help="extra argument for `fhpa controller run` (repeat; e.g. --controller-arg=--workers=4)",
     )
-    p.add_argument("--keep", action="store_true", help="keep the work directory (logs) and print its path")
     return p.parse_args(argv)
 
 

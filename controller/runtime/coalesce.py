@@ -40,13 +40,17 @@ class Coalescer:
 
     def _run_pending(self, key: Hashable, action: Callable[[], None]) -> None:
         with self._lock:
-            self._pending.pop(key, None)
+            if self._pending.get(key) is not threading.current_thread():
+                return  # cancelled after the timer fired and before it got the lock
+            del self._pending[key]
             self._last[key] = self._monotonic()
         action()
 
     def cancel(self) -> None:
-        """Drop the runs not yet due (the caller stopped leading, or is shutting down)."""
+        """Drop the runs not yet due, and forget what ran (the caller stopped leading, or is shutting
+        down): nothing runs for a term that ended, and the next term's first request runs at once."""
         with self._lock:
             for timer in self._pending.values():
                 timer.cancel()
             self._pending.clear()
+            self._last.clear()

@@ -16,6 +16,12 @@ the informer has seen but the registry has not registered (its credentials still
 registration failed) makes the cluster unknown, not absent: FederatedHPA reconciles wait and retry
 rather than plan without it (which would move its share and lose the state kept in status).
 
+A standby replica (no Lease, or no shard) keeps the member-Secret informer, and so the registry and
+every member's watch-backed cache, synced from process start (``ManagerConfig.warm_standby``): a takeover
+then costs the Lease, not a list of every member. It only reads: the registry and the caches list and
+watch, member events are dropped while not leading, nothing is enqueued, and every write goes through the
+fence (controller.runtime.fence), which refuses it on a replica that does not hold the object's Lease.
+
 Member Secrets that need attention (``registry.problems()``: unusable; ``registry.warnings()``: an opt-in
 insecure setting in use) get a Warning Event (``MemberUnusable``, ``InsecureMemberCredentials``) on the
 member's Secret, since a member cluster has no object of its own on the management cluster: once per
@@ -48,7 +54,7 @@ from controller.runtime.manager import (
     WatchEvent,
     release_heap,
 )
-from controller.runtime.member_events import ALL, TargetIndex, concerned, target_of
+from controller.runtime.member_events import ALL, ClusterSelection, TargetIndex, concerned, target_of
 from controller.runtime.metrics import Metrics, TimedMember
 from fhpa_api import CRON_FEDERATED_HPA, FEDERATED_HPA
 
@@ -174,6 +180,7 @@ class FleetManager(Manager):
         self._member_secrets: dict[str, SecretRef] = {}  # from the Secret informer: the Events' objects
         self._member_reported: dict[str, tuple[str, str]] = {}  # cluster -> (reason, message) sent
         self.targets = TargetIndex()  # workload -> the FederatedHPAs that scale it (member events)
+        self.selections = ClusterSelection()  # FederatedHPA -> its clusterAffinity (node changes)
         self._fhpa_seen: dict[tuple[str, str], Any] = {}  # what of each object a new event must change
         path = control_plane.collection_path
         self.register(
@@ -203,6 +210,7 @@ class FleetManager(Manager):
                 self._on_secret,
                 label_selector=f"{MEMBER_LABEL}=true",
                 on_full=self._on_secret_data,
+                standby=True,  # a standby keeps the registry, and so the member caches, synced
             )
         )
         self.add_loop("member-probes", self._probe_loop)
@@ -242,10 +250,12 @@ class FleetManager(Manager):
         (our own status write, coming back through the watch) is not a reason to plan it again."""
         if event.type == "DELETED":
             self.targets.remove(event.key)
+            self.selections.remove(event.key)
             self._fhpa_seen.pop(event.key, None)
             self.queue.add((FEDERATED_HPA, *event.key))
             return
         self.targets.update(event.key, target_of(event.obj))
+        self.selections.update(event.key, event.obj)
         meta = event.obj.get("metadata") or {}
         seen = (
             meta.get("generation"),
@@ -262,7 +272,7 @@ class FleetManager(Manager):
 
     def _on_member_change(self, cluster: str, change: Any) -> None:
         """A member cache saw a change: enqueue the FederatedHPAs it concerns (member_events)."""
-        if not self.leading:
+        if not self.leading or self._leading_stop.is_set():  # a standby, or a leader stopping
             return
         selecting = getattr(self.registry, "workloads_selecting", None)
 
@@ -273,11 +283,28 @@ class FleetManager(Manager):
         if not refs:
             return
         self.metrics.member_events.labels(resource=change.resource).inc()
-        if refs == set(ALL):  # a node: every plan on the member may change, none urgently
-            self._node_passes.request(cluster, lambda: self._enqueue_all(FEDERATED_HPA, low=True))
+        if refs == set(ALL):  # a node: every plan over the member may change, none urgently
+            self._node_passes.request(cluster, lambda: self._node_pass(cluster))
             return
         for namespace, name in refs:
             self.queue.add((FEDERATED_HPA, namespace, name))
+
+    def _node_pass(self, cluster: str) -> None:
+        """The FederatedHPAs whose clusterAffinity selects ``cluster``, in the low lane: the others'
+        plans never read its capacity (an unknown cluster: every one, as a new member would be)."""
+        if not self.leading or self._leading_stop.is_set():
+            return
+        member = self.registry.members().get(cluster)
+        for key in self.keys(FEDERATED_HPA):
+            if member is None or self.selections.selects(key, member.identity):
+                self.queue.add_low((FEDERATED_HPA, *key))
+
+    def _stop_leading(self) -> None:
+        """No node pass is asked for or run from here on (the member-change handler checks the stop):
+        a replica that lost its Lease, or is shutting down, enqueues nothing."""
+        self._leading_stop.set()
+        self._node_passes.cancel()
+        super()._stop_leading()
 
     def _on_secret_data(self, event_type: str, secret: Mapping[str, Any]) -> None:
         """A member Secret as read, kubeconfig included: the registry builds or rebuilds its client."""
@@ -309,7 +336,8 @@ class FleetManager(Manager):
         if change.changed:
             name = (secret.get("metadata") or {}).get("name")
             log.info("member cluster registry changed", extra={"cluster": name, "change": event_type.lower()})
-            self._enqueue_all(FEDERATED_HPA)
+            if self.leading:  # a standby has nothing to plan; taking over plans every object
+                self._enqueue_all(FEDERATED_HPA)
 
     # -- member probes ------------------------------------------------------------------------------
 

@@ -7,6 +7,9 @@ this project's kinds; a new kind is a reconciler plus one ``register`` line ther
 
 How the pieces fit (one process, a handful of threads):
 
+    from process start, leader or standby (warm standby): the informers registered as ``standby`` (the
+        member Secrets, and through them the registry's member caches); they only read, so a takeover
+        costs the Lease and not a sync of every member
     LeaderElector.run (main thread) ── on leading ──► start:
         one ListWatch per informer (controller.kube.listwatch), one thread each: every change calls the
             informer's handler, by default "enqueue the object's key" for the kind it feeds
@@ -99,6 +102,9 @@ class InformerSpec:
     handler: Callable[[WatchEvent], None] | None = None  # None: enqueue the key for the kind it feeds
     label_selector: str | None = None
     on_full: Callable[[str, Mapping[str, Any]], None] | None = None  # controller.kube.listwatch
+    # kept from process start, leader or standby (ManagerConfig.warm_standby): its handler must only
+    # read and keep state, since a standby may not write; informers that feed a kind never are
+    standby: bool = False
 
 
 _HEAP_LOCK = threading.Lock()
@@ -175,6 +181,9 @@ class ManagerConfig:
     # at start, how long workers wait for the member caches' first lists before planning without them
     member_sync_grace_seconds: float = 30.0
     shards: int = 1  # --shards: 1 is the single leader Lease; K > 1 shard Leases (docs/sharding.md)
+    # --warm-standby: the informers marked ``standby`` (and what they feed: the member caches) run from
+    # process start, so a standby that takes over finds them synced; False starts them with leading
+    warm_standby: bool = True
 
     def contact_window(self) -> float:
         """How long without an answer from the control-plane API before the process is not ready."""
@@ -213,7 +222,10 @@ class Manager:
         self.controllers: dict[str, Controller] = {}
         self._specs: list[tuple[InformerSpec, str | None]] = []  # (informer, the kind it feeds)
         self._loops: list[tuple[str, Callable[[threading.Event], None]]] = []
-        self.informers: dict[str, ListWatch] = {}  # by name, while leading
+        self.informers: dict[str, ListWatch] = {}  # by name: every one while leading, else the standing
+        self._standing: dict[str, ListWatch] = {}  # kept while a standby too (warm standby)
+        self._standing_stop = threading.Event()
+        self._standing_threads: list[threading.Thread] = []
         self._list_gate = list_gate(2)  # the control plane's own: no member's list can hold it
         self._sources: dict[str, str] = {}  # kind -> the name of the informer whose keys it reconciles
         self._leading_stop = threading.Event()
@@ -246,16 +258,58 @@ class Manager:
 
     def run(self, stop: threading.Event) -> int:
         """Block until ``stop``; 0 after a clean shutdown, 1 when the leader Lease was lost."""
-        if self.elector is None:
-            pinger = self._thread("api-contact", self._ping_loop, stop)
-            self._start_leading()
-            stop.wait()
-            self._stop_leading()
-            pinger.join(1.0)
-            self.heartbeats.forget("api-contact")
-            return 0
-        kept = self.elector.run(stop, on_lost=self._on_lease_lost)
-        return 0 if kept else 1
+        self._start_standing()
+        try:
+            if self.elector is None:
+                pinger = self._thread("api-contact", self._ping_loop, stop)
+                self._start_leading()
+                stop.wait()
+                self._stop_leading()
+                pinger.join(1.0)
+                self.heartbeats.forget("api-contact")
+                return 0
+            kept = self.elector.run(stop, on_lost=self._on_lease_lost)
+            return 0 if kept else 1
+        finally:
+            self._stop_standing()
+
+    def _start_standing(self) -> None:
+        """Start the informers a standby keeps (warm standby): a takeover then costs the Lease, not a
+        list of every member. They only read; the handlers they call keep state and never write."""
+        if not self.config.warm_standby:
+            return
+        self._standing_stop = threading.Event()
+        self._standing = {
+            spec.name: self._informer(spec, kind)
+            for spec, kind in self._specs
+            if spec.standby and kind is None
+        }
+        self.informers = dict(self._standing)
+        stop = self._standing_stop
+        self._standing_threads = [
+            self._thread(f"watch-{i.name}", i.run, stop) for i in self._standing.values()
+        ]
+        if self._standing:
+            self._standing_threads.append(self._thread("standby-heap", self._standby_heap_loop, stop))
+
+    def _stop_standing(self) -> None:
+        self._standing_stop.set()
+        for informer in self._standing.values():
+            informer.close()
+        for thread in self._standing_threads:
+            thread.join(0.5)
+        self._standing, self._standing_threads = {}, []
+
+    def _standby_heap_loop(self, stop: threading.Event) -> None:
+        """Settle the heap (``settle_heap``) once the standby's caches have synced, and at each resync
+        period after: the leader does it when its workers start, a standby has no workers."""
+        settled = False
+        while not stop.wait(0.5 if not settled else self.config.resync_seconds):
+            if self.leading:
+                continue
+            if settled or (all(i.synced.is_set() for i in self._standing.values()) and not self.warming_up()):
+                settle_heap()
+                settled = True
 
     def _elector(self, client: LeaseClient, lease: LeaderConfig, shards: int) -> Elector:
         if shards == 1:
@@ -287,9 +341,14 @@ class Manager:
         self.metrics.leader.set(1)
         self._leading_stop = threading.Event()
         self.queue = self._new_queue()
-        self.informers = {spec.name: self._informer(spec, kind) for spec, kind in self._specs}
+        started = {
+            spec.name: self._informer(spec, kind)
+            for spec, kind in self._specs
+            if spec.name not in self._standing
+        }
+        self.informers = {**self._standing, **started}
         stop = self._leading_stop
-        self._threads = [self._thread(f"watch-{i.name}", i.run, stop) for i in self.informers.values()]
+        self._threads = [self._thread(f"watch-{i.name}", i.run, stop) for i in started.values()]
         self._threads.append(self._thread("resync", self._resync_loop, stop))
         self._threads += [self._thread(name, loop, stop) for name, loop in self._loops]
         self._workers = [self._thread(f"worker-{i}", self._worker_loop) for i in range(self.config.workers)]
@@ -333,8 +392,9 @@ class Manager:
         log.info("stopping controllers", extra={"lease_lost": lost})
         self._leading_stop.set()
         self.queue.shut_down()
-        for informer in self.informers.values():
-            informer.close()  # never blocks (a socket shutdown), so an idle watch cannot hold up shutdown
+        for name, informer in self.informers.items():
+            if name not in self._standing:  # a standby keeps those (warm standby)
+                informer.close()  # never blocks (a socket shutdown), so an idle watch cannot hold up shutdown
         grace = 0.0 if lost else self.config.shutdown_grace_seconds
         deadline = time.monotonic() + grace
         for worker in self._workers:
@@ -343,6 +403,7 @@ class Manager:
             thread.join(0.5)
         for thread in (*self._workers, *self._threads):
             self.heartbeats.forget(thread.name)
+        self.informers = dict(self._standing)
         self.leading = False
         self.metrics.leader.set(0)
 
@@ -393,11 +454,22 @@ class Manager:
         return False
 
     def caches_synced(self) -> tuple[bool, str]:
-        """On the leader, every informer has listed once; a standby keeps no caches and passes."""
+        """On the leader, every informer has listed once. A standby passes whatever its caches are
+        doing (it is doing what it should), and says it: synced, or which caches are still syncing."""
         if not self.leading:
-            return True, "standby (not the leader)"
+            return True, self.standby_state()
         waiting = [name for name, i in self.informers.items() if not i.synced.is_set()]
         return (not waiting), ("caches synced" if not waiting else f"waiting for {', '.join(waiting)}")
+
+    def standby_state(self) -> str:
+        """What a standby's caches are doing, for ``/readyz``."""
+        if not self._standing:
+            return "standby (not the leader): keeps no caches"
+        waiting = [name for name, i in self._standing.items() if not i.synced.is_set()]
+        waiting += self.warming_up()
+        if waiting:
+            return f"standby (not the leader): syncing {', '.join(waiting)}"
+        return "standby (not the leader): caches synced"
 
     def api_contact_age(self) -> float:
         """Seconds since the control-plane API last answered us (inf: never)."""
@@ -414,10 +486,12 @@ class Manager:
             late = self.elector.loop_age() - allowed
             if late > 0:
                 problems.append(f"leader-election stuck for {late:.1f}s")
-        if self.leading and not self._leading_stop.is_set():
-            dead = [t.name for t in (*self._workers, *self._threads) if not t.is_alive()]
-            if dead:
-                problems.append(f"threads ended: {', '.join(dead)}")
+        threads = [*self._workers, *self._threads] if self.leading and not self._leading_stop.is_set() else []
+        if not self._standing_stop.is_set():
+            threads += self._standing_threads
+        dead = [t.name for t in threads if not t.is_alive()]
+        if dead:
+            problems.append(f"threads ended: {', '.join(dead)}")
         return (not problems), ("; ".join(sorted(problems)) or "ok")
 
     def _note_contact(self) -> None:

@@ -12,7 +12,8 @@ those FederatedHPAs (within a second of the change) and the resync stays a safet
   cluster presses for more, and by how much);
 - a targeted workload's replicas, selector or pod template change, or a quota starts or stops refusing
   its pods (the only status the cache keeps: a ReplicaFailure and the pod count with it);
-- a node appears, goes, or changes what the capacity estimate reads: every FederatedHPA on the member;
+- a node appears, goes, or changes what the capacity estimate reads: every FederatedHPA whose
+  clusterAffinity selects the member (``ClusterSelection``), since only their plans read its capacity;
 - a resource's first list completes (a member joined, or its cache started): every FederatedHPA, once,
   rather than once per object in the list.
 
@@ -27,10 +28,15 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from pydantic import ValidationError
+
 from controller.kube.member_cache import HPA, NODE, POD, WORKLOAD, Change, WorkloadKind
 from controller.kube.member_reads import pod_counts
+from controller.planning.affinity import affinity_matches
 from controller.planning.member_hpa import LABEL_OWNER_NAME, LABEL_OWNER_NAMESPACE
 from controller.planning.metric_ratio import metric_ratio
+from controller.ports import ClusterIdentity
+from fhpa_api.models import ClusterAffinity
 
 ObjectRef = tuple[str, str]  # (namespace, name) of a FederatedHPA
 Target = tuple[str, str, str, str]  # (namespace, API group, kind, name) of a workload
@@ -87,6 +93,40 @@ class TargetIndex:
     def targets_in(self, namespace: str) -> set[Target]:
         with self._lock:
             return {t for t in self._by_target if t[0] == namespace}
+
+
+_UNREADABLE = object()
+"""A clusterAffinity that does not parse: treated as selecting every cluster (never fewer than before)."""
+
+
+class ClusterSelection:
+    """FederatedHPA -> its clusterAffinity, kept from the FederatedHPA watch, so that a member's node
+    change asks for a pass over only the FederatedHPAs that plan over that member. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._affinity: dict[ObjectRef, Any] = {}
+
+    def update(self, ref: ObjectRef, fhpa: Mapping[str, Any]) -> None:
+        raw = (fhpa.get("spec") or {}).get("clusterAffinity")
+        try:
+            affinity: Any = None if raw is None else ClusterAffinity.model_validate(raw)
+        except ValidationError:
+            affinity = _UNREADABLE
+        with self._lock:
+            self._affinity[ref] = affinity
+
+    def remove(self, ref: ObjectRef) -> None:
+        with self._lock:
+            self._affinity.pop(ref, None)
+
+    def selects(self, ref: ObjectRef, cluster: ClusterIdentity) -> bool:
+        """Whether ``ref`` plans over ``cluster`` (True for an object not seen yet: the caller asked)."""
+        with self._lock:
+            affinity = self._affinity.get(ref)
+        if affinity is _UNREADABLE:
+            return True
+        return affinity_matches(affinity, cluster.observed())
 
 
 # --- what matters ---------------------------------------------------------------------------------

@@ -66,6 +66,14 @@ def register(subparsers: Any) -> None:
     le.add_argument("--renew-deadline", type=_positive, default=10.0, metavar="SECONDS")
     le.add_argument("--retry-period", type=_positive, default=2.0, metavar="SECONDS")
     le.add_argument(
+        "--warm-standby",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="a replica that does not lead keeps the member Secrets and member caches synced (read "
+        "only), so a takeover costs the Lease and not a sync of every member; it holds as much memory "
+        "as the leader (--no-warm-standby: a standby holds none and syncs when it takes over)",
+    )
+    le.add_argument(
         "--shards",
         type=_shard_count,
         default=1,
@@ -320,6 +328,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
         shutdown_grace_seconds=args.shutdown_grace,
         namespaces=namespaces,
         shards=args.shards,
+        warm_standby=args.warm_standby,
     )
     metrics = Metrics()
     control_plane = KubeControlPlane(api, namespace=args.watch_namespace, reporting_instance=identity)

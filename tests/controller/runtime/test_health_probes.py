@@ -126,6 +126,7 @@ def test_a_standby_that_never_reached_the_api_is_not_ready(
     cp: FakeKube, start: Callable[..., Running]
 ) -> None:
     cp.faults.add("GET", "leases", status=500, times=-1)  # the API answers, but only with errors
+    cp.faults.add("GET", "secrets", status=500, times=-1)  # (a warm standby lists the member Secrets)
     r = start(cp)
     wait_for(lambda: cp.faults.pending[0].hits >= 3, what="several lease attempts")
     code, body = get(r.port, "/readyz")

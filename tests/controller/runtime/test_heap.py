@@ -26,7 +26,7 @@ def test_ten_secret_rotations_leave_no_old_member_alive_under_a_frozen_heap() ->
         member.store.put("deployments", deployment("web", replicas=2))
         timeouts = Timeouts(connect=0.5, read=1.0, probe=0.5)
         registry = MemberRegistry(NS, timeouts, factory=default_factory(timeouts))
-        fleet: Any = SimpleNamespace(registry=registry, _enqueue_all=lambda kind: None)
+        fleet: Any = SimpleNamespace(registry=registry, leading=True, _enqueue_all=lambda kind: None)
         dropped: list[weakref.ref[Any]] = []
         try:
             for rotation in range(ROTATIONS + 1):

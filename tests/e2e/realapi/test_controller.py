@@ -116,6 +116,16 @@ class ControllerProcess:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    def readyz(self) -> str:
+        """The /readyz body, whatever its status ("" while the server is not up)."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/readyz", timeout=5) as r:
+                return str(r.read().decode())
+        except urllib.error.HTTPError as exc:
+            return str(exc.read().decode())
+        except OSError:
+            return ""
+
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
@@ -446,6 +456,7 @@ def test_a_kill_mid_reconcile_then_restart_ends_as_an_uninterrupted_run_and_only
         )
     world.create_fhpa("web")
     wait_for(lambda: stall.hits >= 1, 30, "the leader to reach the stalled write")
+    wait_for(lambda: "caches synced" in standby.readyz(), 30, "the standby's member caches synced")
     assert standby.writes() == [], "the standby wrote while the leader held the Lease"
     first.kill()
     killed_at = first.killed_at or time.monotonic()

@@ -164,3 +164,16 @@ def test_node_provision_seconds_reaches_the_planner(tmp_path: Path) -> None:
     for extra, expected in (([], None), (["--node-provision-seconds", "240"], 240.0)):
         manager, _ = build(parser.parse_args(base + extra))
         assert manager.config.planner.node_provision_seconds == expected
+
+
+def test_a_standby_is_warm_unless_told_otherwise(tmp_path: Path) -> None:
+    import argparse
+
+    from fhpa.commands.controller import build, register
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    base = ["controller", "run", "--kubeconfig", str(_kubeconfig(tmp_path)), "--metrics-bind", "127.0.0.1:0"]
+    for extra, expected in (([], True), (["--no-warm-standby"], False)):
+        manager, _ = build(parser.parse_args(base + extra))
+        assert manager.config.warm_standby is expected
