@@ -398,8 +398,9 @@ class ListWatch:
                     key = object_key(trimmed)
                     fresh[key] = trimmed
                     if self._budget is not None:
-                        size += object_size(trimmed) - sizes.get(key, 0)
-                        sizes[key] = object_size(trimmed)
+                        kept = object_size(trimmed)
+                        size += kept - sizes.get(key, 0)
+                        sizes[key] = kept
                 meta = body.get("metadata") or {}
                 del body, items  # the page's full objects go now, inside the gate
                 self._fits(len(fresh), size, pages)
