@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -172,41 +173,20 @@ def _budget_flags(group: Any) -> None:
     from controller.kube.member_budget import MIB, Caps
 
     caps = Caps()
-    group.add_argument(
-        "--member-page-mib",
-        type=_positive,
-        default=caps.page_bytes / MIB,
-        metavar="MIB",
-        help="a member's list page larger than this is dropped and the member is unknown",
-    )
-    group.add_argument(
-        "--member-line-mib",
-        type=_positive,
-        default=caps.line_bytes / MIB,
-        metavar="MIB",
-        help="a member's watch line longer than this without a newline is dropped, likewise",
-    )
-    group.add_argument(
-        "--member-response-timeout",
-        type=_positive,
-        default=caps.response_seconds,
-        metavar="SECONDS",
-        help="a member's list page must be read in full within this (not only each read)",
-    )
-    group.add_argument(
-        "--member-max-objects",
-        type=_count,
-        default=caps.objects,
-        metavar="N",
-        help="the most objects one member's caches hold (pods, nodes, HPAs, workloads)",
-    )
-    group.add_argument(
-        "--member-max-cache-mib",
-        type=_positive,
-        default=caps.store_bytes / MIB,
-        metavar="MIB",
-        help="the most bytes one member's cached objects take, as compact JSON after the trim",
-    )
+    flags: tuple[tuple[str, Callable[[str], Any], float, str, str], ...] = (
+        ("--member-page-mib", _positive, caps.page_bytes / MIB, "MIB", "a member's list page larger than "
+         "this is dropped and the member is unknown"),
+        ("--member-line-mib", _positive, caps.line_bytes / MIB, "MIB", "a member's watch line longer than "
+         "this without a newline is dropped, likewise"),
+        ("--member-response-timeout", _positive, caps.response_seconds, "SECONDS", "a member's list page "
+         "must be read in full within this (not only each read)"),
+        ("--member-max-objects", _count, caps.objects, "N", "the most objects one member's caches hold "
+         "(pods, nodes, HPAs, workloads)"),
+        ("--member-max-cache-mib", _positive, caps.store_bytes / MIB, "MIB", "the most bytes one member's "
+         "cached objects take, as compact JSON after the trim"),
+    )  # fmt: skip
+    for flag, kind, default, metavar, words in flags:
+        group.add_argument(flag, type=kind, default=default, metavar=metavar, help=words)
 
 
 def member_caps(args: argparse.Namespace) -> Any:

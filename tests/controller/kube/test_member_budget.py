@@ -12,6 +12,7 @@ import pytest
 from controller.kube.bounded_read import Reaper, capped_lines
 from controller.kube.listwatch import DROPPED, ListWatch
 from controller.kube.member_budget import BudgetExceededError, Caps, MemberBudget, object_size
+from tests.controller.kube.test_member_bulkheads import _Lines
 from tests.controller.kube.test_member_cache import FAST, StubTransport, named, wait_for
 
 
@@ -64,21 +65,7 @@ class _Flood(StubTransport):
             f'{{"type":"ADDED","object":{{"metadata":{{"name":"f{i}","resourceVersion":"9"}}}}}}'
             for i in range(50)
         ]
-        return _Stream(lines)
-
-
-class _Stream:
-    def __init__(self, lines: list[str]) -> None:
-        self._lines = lines
-
-    def lines(self) -> Any:
-        return iter(self._lines)
-
-    def close(self) -> None:
-        pass
-
-    def release(self) -> None:
-        pass
+        return _Lines(lines)
 
 
 def test_a_watch_over_the_object_cap_gives_its_store_up_quietly_and_says_why() -> None:
