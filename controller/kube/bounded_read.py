@@ -25,6 +25,7 @@ from typing import Any
 from controller.kube.member_budget import MemberBudget, ResponseDeadlineError
 
 PIECE = 64 * 1024
+COMPACT_AT = 4096
 
 
 class Deadline:
@@ -52,6 +53,9 @@ class Reaper:
     def arm(self, seconds: float, action: Callable[[], None]) -> Deadline:
         deadline = Deadline(time.monotonic() + seconds, action)
         with self._cond:
+            if len(self._heap) >= COMPACT_AT:  # cancelled deadlines far off wait for their time: drop them
+                self._heap = [e for e in self._heap if e[2].action is not None]
+                heapq.heapify(self._heap)
             heapq.heappush(self._heap, (deadline.at, next(self._order), deadline))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="response-deadlines", daemon=True)

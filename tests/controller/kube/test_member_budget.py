@@ -101,3 +101,12 @@ def test_a_watch_over_the_object_cap_gives_its_store_up_quietly_and_says_why() -
 
 def test_the_byte_cap_counts_objects_as_kept() -> None:
     assert object_size({"metadata": {"name": "a"}}) == len('{"metadata":{"name":"a"}}')
+
+
+def test_cancelled_deadlines_far_off_do_not_pile_up() -> None:
+    from controller.kube.bounded_read import COMPACT_AT
+
+    reaper = Reaper()
+    for _ in range(COMPACT_AT + 10):
+        reaper.arm(86_400, lambda: None).cancel()
+    assert len(reaper._heap) < COMPACT_AT
