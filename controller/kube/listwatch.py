@@ -33,7 +33,8 @@ sets in chunks):
 - with a ``budget`` (a member's: controller.kube.member_budget) every kept object is counted against
   the member's caps, a list in progress included; a member over them makes the loop give its store
   up (``unusable`` says why, each object goes to the handler as DROPPED, ``synced`` clears) and list
-  again only after ``denied_retry_seconds``.
+  again only after ``denied_retry_seconds``; an answer cut at its whole-response deadline sets ``late``
+  until a watch carries a line or ends in time again (a trickling member is unknown, not quiet).
 
 The transport is a small protocol (``Transport``) so the loop is tested against a stub as well as over
 HTTP; ``controller.kube.watch_transport.KubeTransport`` is the real one, on a ``KubeClient``.
@@ -53,7 +54,12 @@ from controller.backoff import ExponentialBackoff
 from controller.errors import GoneError, PortError
 from controller.executor import public_text
 from controller.kube.api_errors import STATUS_MESSAGE_LIMIT, AccessDeniedError
-from controller.kube.member_budget import BudgetExceededError, MemberBudget, object_size
+from controller.kube.member_budget import (
+    BudgetExceededError,
+    MemberBudget,
+    ResponseDeadlineError,
+    object_size,
+)
 
 log = logging.getLogger(__name__)
 
@@ -181,6 +187,7 @@ class ListWatch:
         self._sizes: dict[ObjectKey, int] = {}  # what each kept object counts against the budget
         self._bytes = 0
         self.unusable: str | None = None  # why the store was given up (over budget), until a list fits
+        self.late: str | None = None  # an answer cut at its deadline, until one comes whole again
         # after a 410, until the new list completes: the store holds what was, deletions may be missing
         self.relisting = False
         self.path = path
@@ -294,6 +301,8 @@ class ListWatch:
                 self.failures += 1
                 self.failing = True
                 self.last_error = _describe(exc)
+                if isinstance(exc, ResponseDeadlineError):  # unknown until an answer comes whole again
+                    self.late = self.last_error
                 delay = self.pacing.backoff.delay(failures)
                 log.warning(
                     "list/watch failed; retrying",
@@ -418,7 +427,7 @@ class ListWatch:
         if self._budget is not None:
             self._budget.hold(self.name, len(fresh), size)
         self.relisting = False
-        self.unusable = None
+        self.unusable = self.late = None
         self.lists += 1
         self.denied.clear()
         first = not self.synced.is_set()
@@ -471,10 +480,12 @@ class ListWatch:
                 if line:
                     lines += 1
                     self._contact()
+                    self.late = None
                     self._handle_line(line)
         finally:
             self._stream = None
             stream.release()
+        self.late = None  # ended in time
         return lines
 
     def _handle_line(self, line: str) -> None:

@@ -472,6 +472,9 @@ class MemberCache:
         if failing:
             lw = failing[0]
             raise ClusterUnreachableError(self.cluster, f"watch {lw.name} failing: {lw.last_error}")
+        late = [lw for lw in self.watches if lw.late]
+        if late:  # it trickles its answers: what the store holds may be long past
+            raise ClusterUnreachableError(self.cluster, f"watch {late[0].name} cut off: {late[0].late}")
         relisting = [lw.name for lw in self.watches if lw.relisting]
         if relisting:  # its watch expired: the old store may still hold what was deleted meanwhile
             raise CacheNotSyncedError(self.cluster, f"member cache relisting {', '.join(relisting)}")

@@ -5,6 +5,7 @@ It serves what a member cache lists and watches (pods, nodes, autoscaling/v2 HPA
 
 - ``honest``: a few pods; watches send a bookmark every ``beat`` seconds until their timeout;
 - ``trickle``: the pods list answers one byte every ``beat`` seconds (Content-Length of the whole body);
+- ``trickle_watch``: the pods watch sends one byte every ``beat`` seconds, never a whole line;
 - ``giant_page``: the pods list ignores ``limit`` and answers ``count`` pods in one page;
 - ``endless_continue``: every pods page has ``limit`` new pods and another ``continue`` token;
 - ``long_line``: the pods watch sends one line that never ends;
@@ -28,7 +29,16 @@ from urllib.parse import parse_qs, urlsplit
 
 from controller.kube.clients import KubeClient, Timeouts, build_api_client
 
-MODES = ("honest", "trickle", "giant_page", "endless_continue", "long_line", "flood", "garbage")
+MODES = (
+    "honest",
+    "trickle",
+    "trickle_watch",
+    "giant_page",
+    "endless_continue",
+    "long_line",
+    "flood",
+    "garbage",
+)
 PATHS = {
     "/api/v1/pods": "pods",
     "/api/v1/nodes": "nodes",
@@ -117,6 +127,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _watch(self, query: dict[str, str], hostile: bool) -> None:
         member = self.server.member
         mode = member.mode if hostile else "honest"
+        if mode == "trickle_watch":
+            self._stream(iter(lambda: b" " if not member.stopping.wait(member.beat) else b"", b""))
+            return
         if mode == "long_line":
             self._stream(iter(lambda: b'{"type":"ADDED","object":{"metadata":{"name":"' + b"x" * 65536, b""))
             return

@@ -69,6 +69,17 @@ def test_nine_members_serve_within_5s_while_a_tenth_trickles_and_is_cut_at_its_d
     assert not slow.synced
 
 
+def test_a_watch_trickling_bytes_is_cut_at_its_whole_response_deadline(stack: ExitStack) -> None:
+    """Synced, then a watch that sends a byte every 0.2 s and never a line: a per-read timeout would
+    never fire; the watch's own deadline (timeoutSeconds 1 + slack 1) cuts it, and the member is unknown."""
+    hostile = stack.enter_context(HostileMember("trickle_watch", beat=0.2))
+    cache = started(stack, hostile, "slow", Caps(), timeout_seconds=1, read_slack_seconds=1.0)
+    wait_for(lambda: "still open past its deadline" in unknown_because(cache), "the watch cut off", WAIT)
+    for _ in range(10):  # and it stays unknown while it trickles, not only between two watches
+        assert "past its deadline" in unknown_because(cache)
+        time.sleep(0.1)
+
+
 def test_a_member_streaming_garbage_costs_no_more_memory_than_its_page_cap(stack: ExitStack) -> None:
     caps = Caps(page_bytes=4 * MIB)
     hostile = stack.enter_context(HostileMember("garbage", max_bytes=64 * MIB))
