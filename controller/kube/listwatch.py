@@ -315,6 +315,7 @@ class ListWatch:
         """Over the member's budget: keep nothing (each object goes to the handler as DROPPED) and be
         unknown, saying why, until a later list fits."""
         self.failures += 1
+        self.failing = False  # not a failure a probe's success should end early: it would send as much
         self.unusable = self.last_error = reason
         log.warning("member over its budget: cache given up", extra={"watch": self.name, "error": reason})
         with self._lock:

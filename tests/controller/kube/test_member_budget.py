@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from controller.errors import ClusterUnreachableError
 from controller.kube.listwatch import DROPPED, ListWatch
 from controller.kube.member_budget import BudgetExceededError, Caps, MemberBudget, object_size
 from tests.controller.kube.test_member_bulkheads import _Lines
@@ -75,3 +76,36 @@ def test_a_watch_over_the_object_cap_gives_its_store_up_quietly_and_says_why() -
 
 def test_the_byte_cap_counts_objects_as_kept() -> None:
     assert object_size({"metadata": {"name": "a"}}) == len('{"metadata":{"name":"a"}}')
+
+
+class _FailsThenTooLarge(StubTransport):
+    """The first list fails (the member is away), the next answers a page over the cap."""
+
+    def __init__(self) -> None:
+        super().__init__(1, named)
+        self.calls = 0
+
+    def list_page(self, path: str, query: Mapping[str, Any]) -> Mapping[str, Any]:
+        self.calls += 1
+        if self.calls == 1:
+            raise ClusterUnreachableError("m1", "connection refused")
+        raise MemberBudget("m1", Caps(page_bytes=1024)).page_too_large(4096)
+
+
+def test_a_member_given_up_is_not_retried_early_by_a_probe_that_answers() -> None:
+    """A probe's success ends the backoff of failing watches (retry_failing); a member over its budget
+    is not failing but unusable, or each probe would have it send its oversize answer again."""
+    lw = ListWatch(
+        _FailsThenTooLarge(), "/api/v1/pods", dict, name="m1/pods", backoff=FAST, denied_retry_seconds=60
+    )
+    stop = threading.Event()
+    thread = threading.Thread(target=lw.run, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: lw.unusable is not None, "the page refused")
+        assert "list page over its cap of 1 KiB" in (lw.unusable or "")
+        assert not lw.failing
+    finally:
+        stop.set()
+        lw.close()
+        thread.join(5)
