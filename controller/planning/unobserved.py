@@ -25,6 +25,8 @@ from fhpa_api.models import Condition
 
 CONDITION = "MembersObserved"
 UNOBSERVED = "MemberUnobserved"
+NAMED = 10
+"""The most clusters a message names (each with its reason): status stays small on a large fleet."""
 
 
 def unobserved(selected: list[ClusterObservation]) -> list[ClusterObservation]:
@@ -55,7 +57,7 @@ def observed_conditions(
             return own
         seen = condition(previous, CONDITION, "True", "AllObserved", "every selected cluster observed", now)
         return [*own, seen]
-    names = "; ".join(why(o) for o in blind)
+    names = _listed([why(o) for o in blind], "; ")
     observed = condition(previous, CONDITION, "False", UNOBSERVED, f"cannot observe {names}", now)
     needed = [o for o in blind if (h := health.get(o.name)) is not None and h.candidate]
     return [*(_unknown(c, needed, previous, now) for c in own), observed]
@@ -66,7 +68,7 @@ def _unknown(
 ) -> Condition:
     if ready.type != "Ready" or ready.status != "True" or not needed:
         return ready
-    names = ", ".join(o.name for o in needed)
+    names = _listed([o.name for o in needed], ", ")
     hold = "which holds" if len(needed) == 1 else "which hold"
     return condition(
         previous,
@@ -77,3 +79,8 @@ def _unknown(
         f"failed over); {ready.message}",
         now,
     )
+
+
+def _listed(items: list[str], sep: str) -> str:
+    more = len(items) - NAMED
+    return sep.join(items[:NAMED]) + (f"{sep}and {more} more" if more > 0 else "")

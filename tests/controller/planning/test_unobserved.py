@@ -61,3 +61,16 @@ class _Relisting:
 def test_the_observation_of_a_member_that_cannot_be_observed_carries_why() -> None:
     (seen,) = observe_all(fhpa("Duplicated", 1, 2), {"m2": _Relisting()})  # type: ignore[dict-item]
     assert not seen.healthy and seen.unobserved == "member cache relisting m2/pods"
+
+
+def test_a_large_fleet_that_cannot_be_observed_is_named_in_a_bounded_message() -> None:
+    names = [f"m{i:02d}" for i in range(12)]
+    f = fhpa("StaticWeighted", 12, 24, weights=dict.fromkeys(names, 1))
+    f, fleet, _ = settle(f, [obs(n, 1) for n in names])
+    blind = [o.model_copy(update={"healthy": False, "unobserved": "x" * 300}) for o in fleet]
+    f, _, _ = settle(f, blind, T0 + timedelta(seconds=5))
+    observed, ready = conditions(f)["MembersObserved"], conditions(f)["Ready"]
+    assert (observed.message or "").count("m0") + (observed.message or "").count("m1") == 10
+    assert (observed.message or "").endswith("; and 2 more")
+    assert "x" * 257 not in (observed.message or "")  # each reason cut
+    assert ready.status != "True"
