@@ -313,10 +313,9 @@ class ListWatch:
 
     def _give_up(self, reason: str) -> None:
         """Over the member's budget: keep nothing (each object goes to the handler as DROPPED) and be
-        unknown, saying why, until a later list fits."""
+        unknown, saying why, until a later list fits. The reason is set once all is let go."""
         self.failures += 1
         self.failing = False  # not a failure a probe's success should end early: it would send as much
-        self.unusable = self.last_error = reason
         log.warning("member over its budget: cache given up", extra={"watch": self.name, "error": reason})
         with self._lock:
             old, self._store = self._store, {}
@@ -329,6 +328,7 @@ class ListWatch:
         for key, item in old.items():
             self._emit(DROPPED, key, item, None)
         del old
+        self.unusable = self.last_error = reason
         if self._hooks.on_given_up is not None:
             try:
                 self._hooks.on_given_up()

@@ -247,7 +247,7 @@ class HostileMember:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def client(self, name: str, read: float = 5.0) -> KubeClient:
+    def client(self, name: str, read: float = 30.0) -> KubeClient:
         """A client of this member over plain HTTP (no credential: one would be refused over HTTP)."""
         config = {
             "apiVersion": "v1",
