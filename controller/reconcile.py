@@ -39,7 +39,7 @@ def observe_all(fhpa: FederatedHPA, members: Mapping[str, MemberCluster]) -> lis
             ident = member.identity
             detail = exc.detail if isinstance(exc, ClusterUnreachableError) else str(exc)
             log.info("cluster not observable", extra={"cluster": name, "error": detail})
-            observations.append(ident.observed(healthy=False))
+            observations.append(ident.observed(healthy=False, unobserved=detail))
     return observations
 
 

@@ -34,7 +34,7 @@ from pydantic import ValidationError
 from controller.errors import ConflictError, NotFoundError, PortError
 from controller.event_series import series_key
 from controller.kube.clients import MERGE_PATCH, KubeClient, Timeouts
-from controller.kube.listwatch import KubeTransport
+from controller.kube.watch_transport import KubeTransport
 from controller.planning.member_hpa import FIELD_MANAGER
 from fhpa_api import GROUP, VERSION
 from fhpa_api.models import (

@@ -29,34 +29,37 @@ sets in chunks):
   the member's RBAC is fixed later;
 - ``last_contact`` (monotonic) is when the server last answered (a page, a watch opened, a line read)
   and ``streaming`` whether a watch is open now: the member registry counts a member whose watches are
-  open and answering as healthy without a probe of its own. The HTTP transport turns TCP keepalive on
-  for watch sockets, so a member that vanishes without closing the connection is noticed in about
-  ``KEEPALIVE_IDLE + KEEPALIVE_INTERVAL * KEEPALIVE_COUNT`` seconds, not at the read timeout.
+  open and answering as healthy without a probe of its own;
+- with a ``budget`` (a member's: controller.kube.member_budget) every kept object is counted against
+  the member's caps, a list in progress included; a member over them makes the loop give its store
+  up (``unusable`` says why, each object goes to the handler as DROPPED, ``synced`` clears) and list
+  again only after ``denied_retry_seconds``; an answer cut at its whole-response deadline sets ``late``
+  until a watch carries a line or ends in time again (a trickling member is unknown, not quiet).
 
 The transport is a small protocol (``Transport``) so the loop is tested against a stub as well as over
-HTTP; ``KubeTransport`` is the real one, on a ``KubeClient``.
+HTTP; ``controller.kube.watch_transport.KubeTransport`` is the real one, on a ``KubeClient``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
-
-from kubernetes.client.exceptions import ApiException
-from kubernetes.watch.watch import iter_resp_lines
 
 from controller.backoff import ExponentialBackoff
 from controller.errors import GoneError, PortError
 from controller.executor import public_text
-from controller.kube.api_errors import STATUS_MESSAGE_LIMIT, AccessDeniedError, map_error
-from controller.kube.clients import KubeClient
+from controller.kube.api_errors import STATUS_MESSAGE_LIMIT, AccessDeniedError
+from controller.kube.member_budget import (
+    BudgetExceededError,
+    MemberBudget,
+    ResponseDeadlineError,
+    object_size,
+)
 
 log = logging.getLogger(__name__)
 
@@ -81,9 +84,9 @@ DEFAULT_DENIED_RETRY_SECONDS = 300.0
 HTTP_GONE = 410
 SYNC = "SYNC"
 """The handler's event type for an object of the first list (an ADDED that reports no change)."""
-KEEPALIVE_IDLE = 10
-KEEPALIVE_INTERVAL = 5
-KEEPALIVE_COUNT = 3
+DROPPED = "DROPPED"
+"""The handler's event type for an object let go because the store was given up (its member went over
+its budget): the handler unindexes it, and it is not news (the member is unknown now, not emptied)."""
 
 
 class WatchError(PortError):
@@ -138,12 +141,14 @@ class Pacing:
 @dataclass(frozen=True)
 class Hooks:
     """Who hears from the loop: ``handler`` each change of a trimmed object, ``on_synced`` the first
-    complete list, ``on_relist`` each later one, ``on_full`` each object whole, before its trim."""
+    complete list, ``on_relist`` each later one, ``on_full`` each object whole, before its trim,
+    ``on_given_up`` the store given up over its member's budget."""
 
     handler: Handler | None
     on_synced: Callable[[], None] | None
     on_relist: Callable[[], None] | None
     on_full: Callable[[str, Mapping[str, Any]], None] | None
+    on_given_up: Callable[[], None] | None = None
 
 
 class ListWatch:
@@ -173,9 +178,16 @@ class ListWatch:
         on_full: Callable[[str, Mapping[str, Any]], None] | None = None,
         label_selector: str | None = None,
         gate: threading.BoundedSemaphore | None = None,
+        budget: MemberBudget | None = None,
+        on_given_up: Callable[[], None] | None = None,
     ) -> None:
         self.name = name
         self._gate = gate or list_gate()
+        self._budget = budget  # None: nothing counted (the control plane's own objects)
+        self._sizes: dict[ObjectKey, int] = {}  # what each kept object counts against the budget
+        self._bytes = 0
+        self.unusable: str | None = None  # why the store was given up (over budget), until a list fits
+        self.late: str | None = None  # an answer cut at its deadline, until one comes whole again
         # after a 410, until the new list completes: the store holds what was, deletions may be missing
         self.relisting = False
         self.path = path
@@ -190,7 +202,7 @@ class ListWatch:
             min_watch_interval=min_watch_interval,
             denied_retry_seconds=denied_retry_seconds,
         )
-        self._hooks = Hooks(handler=handler, on_synced=on_synced, on_relist=on_relist, on_full=on_full)
+        self._hooks = Hooks(handler, on_synced, on_relist, on_full, on_given_up)
         self._lock = threading.Lock()
         self._store: dict[ObjectKey, dict[str, Any]] = {}
         self._resource_version: str | None = None
@@ -259,6 +271,12 @@ class ListWatch:
                 short = self.pacing.min_watch_interval - (time.monotonic() - started)
                 if not lines and short > 0:
                     stop.wait(short)
+            except BudgetExceededError as exc:
+                if stop.is_set() or self._closing.is_set():
+                    break
+                need_list = True
+                self._give_up(exc.detail)
+                self._pause(stop, self.pacing.denied_retry_seconds)  # it would send as much again at once
             except GoneError:
                 log.info("watch expired; listing again", extra={"watch": self.name})
                 need_list = True
@@ -283,6 +301,8 @@ class ListWatch:
                 self.failures += 1
                 self.failing = True
                 self.last_error = _describe(exc)
+                if isinstance(exc, ResponseDeadlineError):  # unknown until an answer comes whole again
+                    self.late = self.last_error
                 delay = self.pacing.backoff.delay(failures)
                 log.warning(
                     "list/watch failed; retrying",
@@ -290,6 +310,49 @@ class ListWatch:
                 )
                 self._pause(stop, delay)
         self.close()
+
+    def _give_up(self, reason: str) -> None:
+        """Over the member's budget: keep nothing (each object goes to the handler as DROPPED) and be
+        unknown, saying why, until a later list fits. The reason is set once all is let go."""
+        self.failures += 1
+        self.failing = False  # not a failure a probe's success should end early: it would send as much
+        log.warning("member over its budget: cache given up", extra={"watch": self.name, "error": reason})
+        with self._lock:
+            old, self._store = self._store, {}
+            self._sizes, self._bytes = {}, 0
+            self._resource_version = None
+        self.synced.clear()
+        self.relisting = False
+        if self._budget is not None:
+            self._budget.release(self.name)
+        for key, item in old.items():
+            self._emit(DROPPED, key, item, None)
+        del old
+        self.unusable = self.last_error = reason
+        if self._hooks.on_given_up is not None:
+            try:
+                self._hooks.on_given_up()
+            except Exception:
+                log.exception("list/watch on_given_up failed", extra={"watch": self.name})
+
+    def _fits(self, objects: int, size: int, pages: int = 0) -> None:
+        """Raise BudgetExceededError when holding ``objects`` of ``size`` bytes (or listing for
+        ``pages`` pages) breaks the member's budget."""
+        budget = self._budget
+        if budget is None:
+            return
+        if pages > budget.caps.max_pages(self.pacing.page_size):
+            raise BudgetExceededError(budget.cluster, f"{self.name}: a list continuing past {pages} pages")
+        budget.check(self.name, objects, size)
+
+    def _resize(self, key: ObjectKey, size: int | None) -> None:
+        """Under ``_lock``: ``key`` now counts ``size`` bytes (None: gone)."""
+        if self._budget is None:
+            return
+        self._bytes -= self._sizes.pop(key, 0)
+        if size is not None:
+            self._sizes[key] = size
+            self._bytes += size
 
     def _pause(self, stop: threading.Event, seconds: float) -> None:
         """Back off ``seconds``, or less when ``retry_now()`` or ``close()`` is called meanwhile."""
@@ -313,6 +376,8 @@ class ListWatch:
 
     def _list(self, stop: threading.Event) -> None:
         fresh: dict[ObjectKey, dict[str, Any]] = {}
+        sizes: dict[ObjectKey, int] = {}
+        size = pages = 0
         token: str | None = None
         version: str | None = None
         while True:
@@ -331,17 +396,24 @@ class ListWatch:
                     log.info(
                         "list continue token expired; listing from the start", extra={"watch": self.name}
                     )
-                    fresh, token = {}, None
+                    fresh, sizes, token, size, pages = {}, {}, None, 0, 0
                     continue
                 self.pages += 1
+                pages += 1
                 self._contact()
                 items = body.get("items") or ()
                 for item in items:
                     self._full("ADDED", item)
                     trimmed = self._trim(item)
-                    fresh[object_key(trimmed)] = trimmed
+                    key = object_key(trimmed)
+                    fresh[key] = trimmed
+                    if self._budget is not None:
+                        kept = object_size(trimmed)
+                        size += kept - sizes.get(key, 0)
+                        sizes[key] = kept
                 meta = body.get("metadata") or {}
                 del body, items  # the page's full objects go now, inside the gate
+                self._fits(len(fresh), size, pages)
             version = str(meta.get("resourceVersion") or "") or None
             token = meta.get("continue") or None
             if not token:
@@ -351,8 +423,12 @@ class ListWatch:
         with self._lock:
             old = self._store
             self._store = fresh
+            self._sizes, self._bytes = sizes, size
             self._resource_version = version
+        if self._budget is not None:
+            self._budget.hold(self.name, len(fresh), size)
         self.relisting = False
+        self.unusable = self.late = None
         self.lists += 1
         self.denied.clear()
         first = not self.synced.is_set()
@@ -405,10 +481,12 @@ class ListWatch:
                 if line:
                     lines += 1
                     self._contact()
+                    self.late = None
                     self._handle_line(line)
         finally:
             self._stream = None
             stream.release()
+        self.late = None  # ended in time
         return lines
 
     def _handle_line(self, line: str) -> None:
@@ -436,14 +514,21 @@ class ListWatch:
         self._full(kind, obj)
         trimmed = self._trim(obj)
         key = object_key(trimmed)
+        size = object_size(trimmed) if self._budget is not None and kind != "DELETED" else None
+        if size is not None:
+            grows = key not in self._sizes
+            self._fits(len(self._sizes) + grows, self._bytes - self._sizes.get(key, 0) + size)
         with self._lock:
             before = self._store.get(key)
             if kind == "DELETED":
                 self._store.pop(key, None)
             else:
                 self._store[key] = trimmed
+            self._resize(key, size)
             if rv:
                 self._resource_version = str(rv)
+        if self._budget is not None:
+            self._budget.hold(self.name, len(self._sizes), self._bytes)
         if kind == "DELETED":
             if before is not None:
                 self._emit("DELETED", key, before, None)
@@ -469,6 +554,9 @@ class ListWatch:
                 self._store.pop(key, None)
             else:
                 self._store[key] = trimmed
+            self._resize(key, object_size(trimmed) if trimmed is not None and self._budget else None)
+        if self._budget is not None:  # our own write: counted, never refused
+            self._budget.hold(self.name, len(self._sizes), self._bytes)
         if trimmed is None:
             if before is not None:
                 self._emit("DELETED", key, before, None)
@@ -494,105 +582,6 @@ class ListWatch:
             self._hooks.handler(kind, key, old, new)
         except Exception:
             log.exception("list/watch handler failed", extra={"watch": self.name, "object": "/".join(key)})
-
-
-# --- the HTTP transport -------------------------------------------------------------------------------
-
-
-class _HTTPWatchStream:
-    def __init__(self, resp: Any) -> None:
-        self._resp = resp  # a streaming urllib3 response
-        self._closed = False
-
-    def lines(self) -> Iterator[str]:
-        return iter_resp_lines(self._resp)
-
-    def close(self) -> None:
-        self._closed = True
-        _shutdown_socket(self._resp)
-
-    def release(self) -> None:
-        with contextlib.suppress(Exception):
-            if self._closed:
-                self._resp.close()  # a shut-down socket must not go back to the pool
-            else:
-                self._resp.release_conn()
-
-
-class KubeTransport:
-    """Lists through ``KubeClient.request`` (errors mapped to controller.errors); watches as a stream."""
-
-    def __init__(self, client: KubeClient) -> None:
-        self.client = client
-
-    def list_page(self, path: str, query: Mapping[str, Any]) -> Mapping[str, Any]:
-        body = self.client.request("GET", path, query)
-        if not isinstance(body, Mapping):
-            raise WatchError(f"list of {path} answered something other than a JSON object")
-        return body
-
-    def open_watch(self, path: str, query: Mapping[str, Any], read_timeout: float) -> WatchStream:
-        client = self.client
-        what = f"WATCH {path}"
-        started = time.monotonic()
-        outcome = "ok"
-        try:
-            params = [
-                (k, "true" if v is True else "false" if v is False else str(v)) for k, v in query.items()
-            ]
-            serialized = client.api.param_serialize(
-                "GET",
-                path,
-                query_params=params,
-                header_params={"Accept": "application/json"},
-                auth_settings=["BearerToken"],
-            )
-            resp = client.api.call_api(*serialized, _request_timeout=(client.timeouts.connect, read_timeout))
-            raw: Any = getattr(resp, "response", resp)
-            if not 200 <= resp.status <= 299:
-                data = resp.read()
-                with contextlib.suppress(Exception):
-                    raw.release_conn()
-                raise ApiException(status=resp.status, reason=resp.reason, body=data.decode(errors="replace"))
-            _keepalive(raw)
-            return _HTTPWatchStream(raw)
-        except Exception as exc:
-            outcome = type(exc).__name__
-            raise map_error(client.cluster, exc, what) from None
-        finally:
-            if client.observer is not None:
-                client.observer(client.cluster, "WATCH", time.monotonic() - started, outcome)
-
-
-def _socket_of(resp: Any) -> socket.socket | None:
-    sock = getattr(getattr(resp, "_connection", None), "sock", None)
-    if sock is None:  # the connection may already be detached: reach the socket through the reader
-        raw = getattr(getattr(getattr(resp, "_fp", None), "fp", None), "raw", None)
-        sock = getattr(raw, "_sock", None)
-    return sock
-
-
-def _keepalive(resp: Any) -> None:
-    """TCP keepalive on a watch's socket: a peer gone without a FIN or RST is noticed in seconds."""
-    sock = _socket_of(resp)
-    if sock is None:
-        return
-    with contextlib.suppress(OSError, AttributeError):
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, KEEPALIVE_IDLE)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, KEEPALIVE_INTERVAL)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT, KEEPALIVE_COUNT)
-
-
-def _shutdown_socket(resp: Any) -> None:
-    """Shut down the socket under a streaming urllib3 response, so a read blocked on it returns."""
-    sock = _socket_of(resp)
-    if sock is None:
-        with contextlib.suppress(Exception):
-            resp.close()
-        return
-    with contextlib.suppress(OSError):
-        sock.shutdown(socket.SHUT_RDWR)
 
 
 def _describe(exc: BaseException) -> str:

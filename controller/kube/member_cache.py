@@ -34,13 +34,14 @@ from controller.kube.clients import KubeClient
 from controller.kube.listwatch import (
     DEFAULT_PAGE_SIZE,
     DEFAULT_WATCH_TIMEOUT_SECONDS,
+    DROPPED,
     SYNC,
-    KubeTransport,
     ListWatch,
     ObjectKey,
     Transport,
     list_gate,
 )
+from controller.kube.member_budget import Caps, MemberBudget
 from controller.kube.member_trim import AlreadyTrimmed, Interner, trim_hpa, trim_node, trim_pod, trim_workload
 from controller.kube.member_watches import (
     HPA,
@@ -53,10 +54,15 @@ from controller.kube.member_watches import (
     WatchFamily,
     WorkloadKind,
 )
+from controller.kube.watch_transport import KubeTransport
 from controller.planning import capacity
 from controller.planning.selectors import Requirement, parse_selector, selector_matches
 
 log = logging.getLogger(__name__)
+
+
+QUIET = (SYNC, DROPPED)
+"""Handler event types that index or unindex an object without news for the listeners."""
 
 
 class CacheNotSyncedError(ClusterUnreachableError):
@@ -89,9 +95,11 @@ class MemberCache:
         denied_retry_seconds: float = 300.0,
         capacity_ttl_seconds: float = 2.0,
         on_change: ChangeListener | None = None,
+        budget: MemberBudget | None = None,
     ) -> None:
         self.cluster = cluster
         self.transport = transport
+        self.budget = budget or MemberBudget(cluster)
         self.options: dict[str, Any] = {
             "page_size": page_size,
             "timeout_seconds": timeout_seconds,
@@ -100,6 +108,7 @@ class MemberCache:
             "min_watch_interval": min_watch_interval,
             "denied_retry_seconds": denied_retry_seconds,
             "gate": list_gate(),  # this member's resources list in turn; other members are not held
+            "budget": self.budget,  # what this member's caches may hold together
         }
         self.capacity_ttl_seconds = capacity_ttl_seconds
         self._listeners: list[ChangeListener] = [on_change] if on_change is not None else []
@@ -155,8 +164,10 @@ class MemberCache:
         self._families = [self._pods, self._nodes, self._hpas]
 
     @classmethod
-    def for_client(cls, client: KubeClient, **kwargs: Any) -> MemberCache:
-        return cls(client.cluster, KubeTransport(client), **kwargs)
+    def for_client(cls, client: KubeClient, *, caps: Caps | None = None, **kwargs: Any) -> MemberCache:
+        """A cache of ``client``'s cluster whose requests and store keep within ``caps``."""
+        budget = MemberBudget(client.cluster, caps)
+        return cls(client.cluster, KubeTransport(client, budget), budget=budget, **kwargs)
 
     # -- lifecycle ------------------------------------------------------------------------------------
 
@@ -303,7 +314,7 @@ class MemberCache:
         with self._lock:
             self._generation += 1
             self._node_infos = None
-        if _type != SYNC:
+        if _type not in QUIET:
             self.fire(Change(NODE, key, old, new))
 
     def _hpa_changed(self, _type: str, key: ObjectKey, old: Any, new: Any) -> None:
@@ -318,14 +329,14 @@ class MemberCache:
                         del self._hpas_by_target[target]
             if new is not None:
                 self._hpas_by_target.setdefault(_hpa_target(namespace, new), set()).add(name)
-        if _type != SYNC:
+        if _type not in QUIET:
             self.fire(Change(HPA, key, old, new))
 
     def _workload_handler(self, kind: WorkloadKind) -> Callable[[str, ObjectKey, Any, Any], None]:
         def handler(_type: str, key: ObjectKey, old: Any, new: Any) -> None:
             with self._lock:
                 self._index_selector(kind, key, new)
-            if _type != SYNC:
+            if _type not in QUIET:
                 self.fire(Change(WORKLOAD, key, old, new, kind))
 
         return handler
@@ -389,7 +400,7 @@ class MemberCache:
                 for k, v in (new["metadata"].get("labels") or {}).items():
                     self._pods_by_label.setdefault((namespace, k, v), set()).add(name)
             self._rebind(key, new)
-        if _type != SYNC:
+        if _type not in QUIET:
             self.fire(Change(POD, key, old, new))
 
     def _rebind(self, key: ObjectKey, pod: dict[str, Any] | None) -> None:
@@ -450,6 +461,9 @@ class MemberCache:
         """Answer only from a store that is whole and current: not before the first lists, not while a
         watch is failing (the member went away: what the store holds is the past, not the present), and
         not while one lists again after its watch expired (deletions meanwhile are not in the store)."""
+        over = [lw for lw in self.watches if lw.unusable]
+        if over:  # it sent more than its budget: what it held was given up
+            raise CacheNotSyncedError(self.cluster, f"member over its budget: {over[0].unusable}")
         failing = [lw for lw in self.watches if lw.failing and not lw.denied.is_set()]
         if not self.synced:
             waiting = ", ".join(f.name for f in (self._pods, self._nodes, self._hpas) if f.waiting(None))
@@ -458,6 +472,9 @@ class MemberCache:
         if failing:
             lw = failing[0]
             raise ClusterUnreachableError(self.cluster, f"watch {lw.name} failing: {lw.last_error}")
+        late = [lw for lw in self.watches if lw.late]
+        if late:  # it trickles its answers: what the store holds may be long past
+            raise ClusterUnreachableError(self.cluster, f"watch {late[0].name} cut off: {late[0].late}")
         relisting = [lw.name for lw in self.watches if lw.relisting]
         if relisting:  # its watch expired: the old store may still hold what was deleted meanwhile
             raise CacheNotSyncedError(self.cluster, f"member cache relisting {', '.join(relisting)}")

@@ -35,7 +35,9 @@ class Change:
     old: dict[str, Any] | None
     new: dict[str, Any] | None
     kind: WorkloadKind | None = None  # for WORKLOAD: which kind
-    synced: bool = False  # the resource's first list just completed (key is ("", ""), old/new None)
+    # the resource's first list just completed, or its store was given up over the member's budget:
+    # news to every plan on the member (key is ("", ""), old/new None)
+    synced: bool = False
 
 
 ChangeListener = Callable[[Change], None]
@@ -77,6 +79,7 @@ class WatchFamily:
             name=label,
             handler=self._handler,
             on_synced=synced,
+            on_given_up=synced,  # what it held is unknown now: every plan on the member looks again
             **self.cache.options,
         )
 

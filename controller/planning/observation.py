@@ -88,6 +88,7 @@ class ClusterObservation(ClusterFacts):
     """One member cluster, as observed for one FederatedHPA."""
 
     healthy: bool = True
+    unobserved: str | None = None  # not healthy: why the controller could not observe it this pass
     # False: no longer in the registry (its Secret deleted), planned from its last status row
     registered: bool = True
     workload_found: bool = True

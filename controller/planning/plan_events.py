@@ -15,6 +15,7 @@ from controller.planning.member_health import METRICS_UNAVAILABLE, blind_message
 from controller.planning.observation import ClusterObservation
 from controller.planning.plan import EventRecord, HPAAction, ReplicaWrite
 from controller.planning.policies import policy_of
+from fhpa_api.limits import HISTORY_MESSAGE_MAX_CHARS as DETAIL_MAX
 from fhpa_api.models import ClusterStatus, Condition
 from fhpa_api.pause import is_paused
 
@@ -46,7 +47,7 @@ def transition_events(
                 EventRecord(type="Warning", reason=METRICS_UNAVAILABLE, message=blind_message(cluster))
             )
         if h.role == Role.HELD and not had_reason(before, "Unhealthy"):
-            events.append(_warning(cluster.name, "Unhealthy", _held_text(fleet)))
+            events.append(_warning(cluster.name, "Unhealthy", _held_text(fleet, cluster.unobserved)))
         if h.failed_now:
             events.append(_warning(cluster.name, "FailedOver", _failed_over_text(fleet, h)))
         if h.rejoined_now:
@@ -60,10 +61,13 @@ def transition_events(
     return events
 
 
-def _held_text(fleet: Fleet) -> str:
+def _held_text(fleet: Fleet, why: str | None) -> str:
+    """The Warning when a cluster stops being observable, with the reason the observation failed (an
+    outage, or a member over its budget: the operator acts differently on each)."""
+    what = f"unreachable ({why[:DETAIL_MAX]})" if why else "unreachable"
     if is_paused(fleet.fhpa.metadata.annotations):
-        return "unreachable; its bounds are frozen while paused, failed over after the resume if still down"
-    return "unreachable; failed over if it stays so"
+        return f"{what}; its bounds are frozen while paused, failed over after the resume if still down"
+    return f"{what}; failed over if it stays so"
 
 
 def object_events(before: list[Condition] | None, after: list[Condition] | None) -> list[EventRecord]:

@@ -32,6 +32,7 @@ from controller.planning.plan_events import action_events, object_events, transi
 from controller.planning.policies import policy_of
 from controller.planning.removal import removal_events, removed_clusters
 from controller.planning.status_report import planned_status
+from controller.planning.unobserved import observed_conditions
 from controller.planning.wording import count
 from fhpa_api.models import ClusterStatus, FederatedHPA, FederatedHPAStatus
 from fhpa_api.pause import is_paused
@@ -116,6 +117,7 @@ def plan(
         shares=shares,
     )
     status.conditions = pause.paused_conditions(status.conditions, previous.conditions, paused, fleet)
+    status.conditions = observed_conditions(status.conditions, previous.conditions, selected, health, now)
     events = pause.pause_events(previous.conditions, paused, fleet)
     events += removal_events(removed, rows)
     events += transition_events(fleet, selected, rows, health, conflicting) + fleet.events

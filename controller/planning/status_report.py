@@ -357,8 +357,9 @@ def _cluster_conditions(
     elif cluster.healthy:
         healthy = condition(previous, "Healthy", "True", "Healthy", "the member API server answers", now)
     else:
+        detail = f"cannot be observed: {cluster.unobserved}" if cluster.unobserved else None
         healthy = condition(
-            previous, "Healthy", "False", "Unhealthy", "the member API server does not answer", now
+            previous, "Healthy", "False", "Unhealthy", detail or "the member API server does not answer", now
         )
     result = [assigned, healthy]
     if cluster.healthy:

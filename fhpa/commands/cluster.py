@@ -130,7 +130,8 @@ def _register_join(actions: argparse._SubParsersAction) -> None:
         "--namespaces",
         metavar="A,B",
         help="grant access in these namespaces only (Roles; run the controller with the same "
-        "--allow-namespaces); default: every namespace (a ClusterRole)",
+        "--allow-namespaces); default: every namespace, kube-system included (a ClusterRole: see "
+        "docs/design.md, Member clusters)",
     )
     join.add_argument(
         "--token-timeout",
@@ -306,7 +307,17 @@ def _join(args: argparse.Namespace) -> int:
     check_kubeconfig(secret)
     report.add("management", access.describe(secret), apply_secret(management, secret))
     print("\n".join(report.lines))
+    if namespaces is None:
+        print(CLUSTER_WIDE_NOTE, file=sys.stderr)
     return 0
+
+
+CLUSTER_WIDE_NOTE = (
+    "note: the member identity may write HPAs and Scales in every namespace, kube-system included; the "
+    "controller acts in kube-* namespaces only if its --deny-namespaces allows it. To narrow this grant, "
+    "join with --namespaces A,B (the list of --allow-namespaces)"
+)
+"""Said on stderr after a cluster-wide join: what was granted, what guards it, and how to narrow it."""
 
 
 def render_dry_run(plan: MemberAccess, secret: Mapping[str, Any], server: str) -> str:

@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +142,9 @@ def register(subparsers: Any) -> None:
     pl.add_argument("--workers", type=int, default=2, help="objects reconciled in parallel")
     pl.add_argument("--cleanup-timeout", type=_positive, default=300.0, metavar="SECONDS")
     pl.add_argument("--shutdown-grace", type=_positive, default=30.0, metavar="SECONDS")
+    _budget_flags(
+        run.add_argument_group("member budget (each member alone; one over it is unknown, not the fleet)")
+    )
     ops = run.add_argument_group("operations")
     ops.add_argument(
         "--metrics-bind",
@@ -162,6 +166,40 @@ def register(subparsers: Any) -> None:
             action.help = f"{action.help + '; ' if action.help else ''}default: %(default)s"
     run.set_defaults(func=run_command)
     parser.set_defaults(func=lambda args: _usage(parser))
+
+
+def _budget_flags(group: Any) -> None:
+    """What one member may cost the controller (controller.kube.member_budget); defaults from Caps."""
+    from controller.kube.member_budget import MIB, Caps
+
+    caps = Caps()
+    flags: tuple[tuple[str, Callable[[str], Any], float, str, str], ...] = (
+        ("--member-page-mib", _positive, caps.page_bytes / MIB, "MIB", "a member's list page larger than "
+         "this is dropped and the member is unknown"),
+        ("--member-line-mib", _positive, caps.line_bytes / MIB, "MIB", "a member's watch line longer than "
+         "this without a newline is dropped, likewise"),
+        ("--member-response-timeout", _positive, caps.response_seconds, "SECONDS", "a member's list page "
+         "must be read in full within this (not only each read)"),
+        ("--member-max-objects", _count, caps.objects, "N", "the most objects one member's caches hold "
+         "(pods, nodes, HPAs, workloads)"),
+        ("--member-max-cache-mib", _positive, caps.store_bytes / MIB, "MIB", "the most bytes one member's "
+         "cached objects take, as compact JSON after the trim"),
+    )  # fmt: skip
+    for flag, kind, default, metavar, words in flags:
+        group.add_argument(flag, type=kind, default=default, metavar=metavar, help=words)
+
+
+def member_caps(args: argparse.Namespace) -> Any:
+    """The member budget from the flags."""
+    from controller.kube.member_budget import MIB, Caps
+
+    return Caps(
+        page_bytes=int(args.member_page_mib * MIB),
+        line_bytes=int(args.member_line_mib * MIB),
+        response_seconds=args.member_response_timeout,
+        objects=args.member_max_objects,
+        store_bytes=int(args.member_max_cache_mib * MIB),
+    )
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:
@@ -199,6 +237,13 @@ def _non_negative(text: str) -> float:
     value = _number(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return value
+
+
+def _count(text: str) -> int:
+    value = int(_number(text, int))
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
     return value
 
 
@@ -289,6 +334,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
     if args.kubeconfig and not os.path.exists(args.kubeconfig):
         raise ValueError(f"--kubeconfig: no such file: {args.kubeconfig}")
     namespaces = NamespacePolicy.from_flags(args.allow_namespaces, args.deny_namespaces)
+    caps = member_caps(args)
     namespace = _namespace(args)
     try:
         api = _api_client(args)
@@ -334,7 +380,7 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
     control_plane = KubeControlPlane(api, namespace=args.watch_namespace, reporting_instance=identity)
     manager = FleetManager(
         control_plane,
-        _registry(namespace, args.probe_period, args.quiet_probe_period),
+        _registry(namespace, args.probe_period, args.quiet_probe_period, caps),
         config,
         metrics=metrics,
         lease_client=LeaseClient(api) if args.leader_elect else None,
@@ -359,14 +405,20 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
     return manager, health
 
 
-def _registry(namespace: str, probe_seconds: float = 10.0, quiet_probe_seconds: float = 60.0) -> Any:
-    """Members watch-backed; one whose watches carried a line within a probe period is not probed, and a
-    quiet one (watches open, nothing on them) only every ``quiet_probe_seconds``."""
+def _registry(
+    namespace: str, probe_seconds: float = 10.0, quiet_probe_seconds: float = 60.0, caps: Any = None
+) -> Any:
+    """Members watch-backed, each within its budget (``caps``); one whose watches carried a line within
+    a probe period is not probed, and a quiet one (watches open, nothing on them) only every
+    ``quiet_probe_seconds``."""
     from controller.kube.clients import Timeouts
     from controller.kube.registry import MemberRegistry, default_factory
 
     timeouts = Timeouts()
     factory = default_factory(
-        timeouts, live_window_seconds=probe_seconds, quiet_probe_seconds=quiet_probe_seconds
+        timeouts,
+        cache_options={"caps": caps} if caps is not None else None,
+        live_window_seconds=probe_seconds,
+        quiet_probe_seconds=quiet_probe_seconds,
     )
     return MemberRegistry(namespace, timeouts, factory=factory)

@@ -72,6 +72,15 @@ def test_federatedhpa_ready_is_healthy_and_names_clusters_away() -> None:
     )
 
 
+def test_federatedhpa_that_cannot_observe_a_member_it_needs_is_progressing_with_the_reason() -> None:
+    blind = cond("Ready", "Unknown", "MemberUnobserved", "cannot observe m2, which holds part of the bounds")
+    status = {"observedGeneration": 2, "conditions": [blind, FLOOR]}
+    assert health("FederatedHPA", fhpa(status)) == (
+        "Progressing",
+        "cannot observe m2, which holds part of the bounds",
+    )
+
+
 @pytest.mark.parametrize(
     ("conditions", "expected"),
     [

@@ -163,6 +163,14 @@ def test_a_role_that_drifted_is_brought_back_to_the_manifest(
     assert member1.store.get(f"clusterroles.{RBAC}", None, "federated-hpa-member")["rules"] == wanted["rules"]
 
 
+def test_a_cluster_wide_join_says_what_it_granted_and_how_to_narrow_it(
+    cli: Cli, member1: FakeKube, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = cli.join(capsys, "member1", member1)
+    assert code == 0
+    assert "kube-system included" in err and "--deny-namespaces" in err and "--namespaces A,B" in err
+
+
 def test_namespaced_join_grants_roles_in_those_namespaces_only(
     cli: Cli, management: FakeKube, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -171,6 +179,8 @@ def test_namespaced_join_grants_roles_in_those_namespaces_only(
         with token_controller(fake):
             code, _, err = cli.join(capsys, "member2", fake, "--namespaces", "shop,team-b")
         assert code == 0, err
+        assert "kube-system included" not in err
+        assert fake.store.find(f"roles.{RBAC}", "kube-system", "federated-hpa-member") is None
         template = next(d for d in docs("role-namespaced.yaml") if d["kind"] == "Role")
         for namespace in ("shop", "team-b"):
             role = fake.store.get(f"roles.{RBAC}", namespace, template["metadata"]["name"])

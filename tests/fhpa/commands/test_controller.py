@@ -177,3 +177,36 @@ def test_a_standby_is_warm_unless_told_otherwise(tmp_path: Path) -> None:
     for extra, expected in (([], True), (["--no-warm-standby"], False)):
         manager, _ = build(parser.parse_args(base + extra))
         assert manager.config.warm_standby is expected
+
+
+def test_the_member_budget_flags_reach_every_member_cache(tmp_path: Path) -> None:
+    """--member-* become the Caps each member's cache is built with (the defaults: Caps())."""
+    import argparse
+
+    from controller.kube.clients import CredentialPolicy
+    from controller.kube.member_budget import MIB, Caps
+    from controller.ports import ClusterIdentity
+    from fhpa.commands.controller import _registry, member_caps, register
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    base = ["controller", "run", "--kubeconfig", str(_kubeconfig(tmp_path))]
+    assert member_caps(parser.parse_args(base)) == Caps()
+    flags = ["--member-page-mib", "8", "--member-line-mib", "1", "--member-response-timeout", "20"]
+    flags += ["--member-max-objects", "5000", "--member-max-cache-mib", "64"]
+    caps = member_caps(parser.parse_args(base + flags))
+    assert caps == Caps(
+        page_bytes=8 * MIB, line_bytes=MIB, response_seconds=20, objects=5000, store_bytes=64 * MIB
+    )
+    config = {
+        "apiVersion": "v1",
+        "clusters": [{"name": "c", "cluster": {"server": "http://127.0.0.1:1"}}],
+        "users": [{"name": "u", "user": {}}],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+        "current-context": "x",
+    }
+    member = _registry("ns", caps=caps)._factory(ClusterIdentity(name="m1"), config, None, CredentialPolicy())
+    try:
+        assert member.cache.budget.caps == caps
+    finally:
+        member.close()

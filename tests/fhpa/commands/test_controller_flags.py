@@ -34,3 +34,9 @@ def test_an_empty_host_still_means_every_address() -> None:
     from fhpa.commands.controller import _host_port
 
     assert _host_port(":8080") == ":8080" and _host_port("0.0.0.0:0") == "0.0.0.0:0"
+
+
+def test_a_member_object_cap_below_one_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["controller", "run", "--member-max-objects", "0"])
+    assert exit_.value.code == 2 and "must be at least 1, got 0" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 --   Progressing: the controller has not yet written status for the current spec (observedGeneration).
 --   Degraded:    Ready=False (no healthy cluster matches clusterAffinity, or the namespace is refused),
 --                or FloorHeld=False (the reachable clusters cannot hold minReplicas).
+--   Progressing: Ready=Unknown (a member that holds part of the bounds cannot be observed now).
 --   Suspended:   annotated autoscaling.karmada.io/paused: "true".
 --   Healthy:     Ready=True; the message names the clusters that are unhealthy or failed over, if any.
 local hs = {}
