@@ -313,6 +313,8 @@ def _resume(
             trend_since=row.max_trend_time,
             drained_at=row.drained_at,
             assist_until=row.assist_held_until,
+            woken_at=row.woken_at,
+            idle_since=zero.idle_since(cluster, row.idle_since, fleet.now),
         )
 
 

@@ -256,6 +256,8 @@ def _row(
         else (row.max_moved_by if row else None),
         drained_at=slot.drained_at if slot is not None else (row.drained_at if row is not None else None),
         assist_held_until=slot.assist_until if slot is not None else None,
+        woken_at=_woken_at(slot, seen, row, now),
+        idle_since=slot.idle_since if slot is not None else None,
         decision_key=_decision_key(cluster, row),
         preference=_preference(fleet, cluster, row),
         capacity=_capacity(seen, row),
@@ -271,6 +273,16 @@ def _split(slot: Slot | None, row: ClusterStatus | None) -> SplitStatus | None:
     if slot.split is not None:
         return slot.split
     return row.split if row is not None else None
+
+
+def _woken_at(
+    slot: Slot | None, seen: ClusterObservation, row: ClusterStatus | None, now: datetime
+) -> datetime | None:
+    """When the controller last raised the cluster from 0 replicas: this pass, if it writes replicas to a
+    workload at 0, else what the row recorded (scaling to zero waits an hour after it)."""
+    if slot is not None and slot.replicas and seen.current_replicas == 0:
+        return now
+    return row.woken_at if row is not None else None
 
 
 def _grace(health: Health | None) -> int | None:

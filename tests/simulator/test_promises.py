@@ -95,6 +95,9 @@ def test_a_fleet_that_keeps_every_promise_reports_nothing():
         "unmanaged_replica_seconds": 0.0,
         "over_max_seconds": 0.0,
         "max_reversals": 0,
+        "zero_flips": 0,
+        "replica_writes": 0,
+        "turns_after_change": 0,
     }
 
 
