@@ -29,7 +29,10 @@ tolerance, and then it is reported once, at the episode's first step, however lo
    counts as max 0) at most 4 times within any hour of flat demand. A reversal counts in a window when
    the demand stays flat from the move it reverses to the last reversal of the window; flat means
    max(demand) - min(demand) <= 10% of max(demand) (all zero is flat). So reversals while the demand
-   changes never count.
+   changes never count. Within any such hour, too, a cluster's workload switches between 0 and running
+   at most twice and the controller writes its replicas at most 4 times; and after a change of the
+   candidate set (a cluster down or back, selected or de-selected) each max turns at most once (away and
+   back) before the next change, if the demand stayed flat since the change.
 
 The controller's outages: while the controller is down nothing can act, so those steps are not
 measured; an episode open when it stops ends there, and the clock of a breach starts again at the

@@ -123,3 +123,41 @@ def test_write_png_writes_a_png(tmp_path):
     path = tmp_path / "timeline.png"
     write_png(run(), path)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@cache
+def crowded() -> RunResult:
+    """One cluster with room for 4 pods under a load that asks for about 10: the rest pend."""
+    doc: dict[str, Any] = {
+        "name": "crowded",
+        "duration": "10m",
+        "clusters": [{"name": "alpha", "capacity": 4, "podStartup": "30s", "replicas": 2}],
+        "load": {"podCapacity": 100, "trace": [{"at": "0m", "rps": 800}]},
+        "federatedHPA": {
+            "apiVersion": "autoscaling.karmada.io/v1alpha1",
+            "kind": "FederatedHPA",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "minReplicas": 2,
+                "maxReplicas": 20,
+                "federatedHPAAssignment": {"federatedHPAAssignmentType": "Aggregated"},
+            },
+        },
+    }
+    return simulate(parse_scenario(doc, "test"))
+
+
+def test_the_fleet_panel_stacks_scheduled_replicas_and_draws_pending_apart():
+    result = crowded()
+    last = result.steps[-1].clusters["alpha"]
+    assert last.pending > 0 and last.ready + last.starting == 4  # the scenario does crowd
+    figure = draw_timeline(result)
+    try:
+        collections = {c.get_label(): c for c in figure.axes[0].collections}
+        stacked = max(y for _, y in collections["alpha"].get_paths()[0].vertices)
+        assert stacked == 4.0  # what is scheduled, not spec.replicas
+        pending = max(y for _, y in collections["pending (not scheduled)"].get_paths()[0].vertices)
+        assert pending == float(max(s.clusters["alpha"].replicas for s in result.steps))
+    finally:
+        plt.close(figure)
