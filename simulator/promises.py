@@ -18,7 +18,8 @@ tolerance, and then it is reported once, at the episode's first step, however lo
    assignment re-runs). An elastic cluster's room still to come (its node group below its max) counts
    too; in a run where any has such room, the slowest node group's provisioning time is added to the
    tolerance: nodes cannot come faster.
-2. ``unmanaged-replicas``, per cluster: a selected, reachable cluster runs replicas with no member HPA
+2. ``unmanaged-replicas``, per cluster: a reachable cluster that is selected, or was earlier in the run
+   (one that left the selection is drained, not abandoned), runs replicas with no member HPA
    of this FederatedHPA (and no other HPA on the workload: a ConflictingHPA cluster's replicas are under
    the user's HPA). Tolerance: one optimization period. A drain the controller writes is not a breach
    while it lasts: from the first step of the episode in which the controller wrote the cluster's
@@ -325,12 +326,14 @@ def _cluster_names(steps: Sequence[StepSample]) -> list[str]:
     return sorted({n for s in steps for n in s.clusters})
 
 
-def _unmanaged_now(s: StepSample, name: str) -> bool:
+def _unmanaged_now(s: StepSample, name: str, was_selected: bool) -> bool:
+    """Replicas with no HPA in a reachable cluster that is selected, or was earlier in the run (one that
+    left the selection must be drained, not abandoned with its replicas running)."""
     c = s.clusters.get(name)
     return (
         c is not None
         and s.controller_up
-        and c.selected
+        and (c.selected or was_selected)
         and not c.down
         and c.replicas > 0
         and c.hpa_max is None
@@ -361,8 +364,11 @@ def _unmanaged(steps: Sequence[StepSample], terms: PromiseTerms) -> tuple[list[V
         episode: _Episode | None = None
         drain_start: float | None = None
         drained_s = 0.0
+        was_selected = False
         for s in steps:
-            if not _unmanaged_now(s, name):
+            c = s.clusters.get(name)
+            was_selected = was_selected or (c is not None and c.selected)
+            if not _unmanaged_now(s, name, was_selected):
                 close(name, episode, drained_s)
                 episode, drain_start, drained_s = None, None, 0.0
                 continue

@@ -20,7 +20,16 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, Field
 
-from controller.planning import burst, external_share, optimization, pause, pending, priority, zero
+from controller.planning import (
+    burst,
+    deselection,
+    external_share,
+    optimization,
+    pause,
+    pending,
+    priority,
+    zero,
+)
 from controller.planning.affinity import affinity_matches
 from controller.planning.assignment import initial_assignment
 from controller.planning.failover import Health, HealthPolicy, Role, assess, due_at
@@ -99,10 +108,15 @@ def plan(
         last_optimization = _adjust(fleet, last_optimization, config, replacing=lost)
     if not paused:
         normalize(fleet)
+    leaving = [] if paused else _drain_deselected(fleet, registered, selected, rows, config)
     review = not paused and (last_optimization == now or _writes_replicas(fleet) or _maxes_moved(fleet, rows))
     shares = _metric_shares(fleet, rows, review)
     hpa_actions = _hpa_actions(fleet, registered, health, conflicting, shares, frozen=paused)
-    replica_writes = _replica_writes(fleet)
+    replica_writes = _replica_writes(fleet) + [
+        ReplicaWrite(cluster=d.cluster.name, replicas=0, reason="drained: no longer selected")
+        for d in leaving
+        if d.drain
+    ]
     status = planned_status(
         fleet,
         previous,
@@ -114,13 +128,16 @@ def plan(
         assigned_at=now if reassign else previous.last_assignment_time,
         optimized_at=last_optimization,
         shares=shares,
+        leaving=leaving,
     )
     status.conditions = pause.paused_conditions(status.conditions, previous.conditions, paused, fleet)
     events = pause.pause_events(previous.conditions, paused, fleet)
     events += removal_events(removed, rows)
     events += transition_events(fleet, selected, rows, health, conflicting) + fleet.events
     events += object_events(previous.conditions, status.conditions)
-    events += action_events(hpa_actions, replica_writes, fleet)
+    events += action_events(
+        hpa_actions, replica_writes, fleet, {d.cluster.name: d.cluster.current_replicas for d in leaving}
+    )
     # paused, nothing becomes due by time alone: removing the annotation is a watch event
     requeue = None if paused else _requeue(fleet, health, health_policy, last_optimization, config)
     return Plan(
@@ -373,6 +390,18 @@ def _adjust(
         optimization.redistribute_min(fleet)
         zero.settle_started(started, "floor: the running clusters cannot hold F.min")
     return last_optimization
+
+
+def _drain_deselected(
+    fleet: Fleet,
+    registered: list[ClusterObservation],
+    selected: list[ClusterObservation],
+    rows: Mapping[str, ClusterStatus],
+    config: PlannerConfig,
+) -> list[deselection.Deselected]:
+    """Clusters that left the selection while running replicas: handed over, then drained (promise 2)."""
+    leaving = deselection.deselected_clusters(registered, selected, rows)
+    return deselection.drain(fleet, leaving, rows, config.optimization_period_seconds)
 
 
 def _writes_replicas(fleet: Fleet) -> bool:

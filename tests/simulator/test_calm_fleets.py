@@ -25,3 +25,14 @@ def test_a_cluster_the_load_needs_is_not_flipped_to_zero_and_back() -> None:
     assert s["violations"] == []
     assert s["zero_flips"] <= 2 and s["replica_writes"] <= 2  # one trip to 0 and back within the hour
     assert s["served_fraction"] >= 0.995  # each trip costs one pass of the peer's overload
+
+
+def test_a_cluster_that_leaves_the_selection_is_handed_over_and_drained() -> None:
+    result = simulate(load_scenario(CALM / "de-selected-cluster.yaml"))
+    s = summarize(result)
+    assert s["violations"] == [] and s["unmanaged_replica_seconds"] == 0
+    assert s["events_by_reason"].get("ClusterDeselected") == 1  # a Warning, once
+    left = [step for step in result.steps if not step.clusters["old"].selected]
+    # drained within one optimization period of leaving, its replicas running on the others by then
+    assert all(step.clusters["old"].replicas == 0 for step in left if step.t >= left[0].t + 60)
+    assert s["served_fraction"] >= 0.999

@@ -241,6 +241,14 @@ def test_these_are_not_unmanaged_replicas(b):
     assert kinds(steps(*[{"a": cluster(4, hpa=(1, 20)), "b": b}] * 20)) == []
 
 
+def test_a_cluster_that_left_the_selection_still_owes_every_replica_an_hpa():
+    was = {"a": cluster(4, hpa=(1, 10)), "b": cluster(3, hpa=(1, 10))}
+    left = {"a": cluster(4, hpa=(1, 20)), "b": cluster(3, hpa=None, selected=False)}
+    report = measure(steps(*[was] * 2, *[left] * 6), TERMS)  # 90 s of b's replicas with no HPA
+    assert [v.kind for v in report.violations] == [UNMANAGED]
+    assert report.violations[0].detail.startswith("b: 3 replicas running with no member HPA")
+
+
 def drain(replicas: list[int], written: int) -> list[StepSample]:
     """b has no HPA while the controller writes its replicas down at the first ``written`` steps."""
     fleets = [
