@@ -110,7 +110,7 @@ def plan(
         normalize(fleet)
     leaving = [] if paused else _drain_deselected(fleet, registered, selected, rows, config)
     review = not paused and (last_optimization == now or _writes_replicas(fleet) or _maxes_moved(fleet, rows))
-    shares = _metric_shares(fleet, rows, review)
+    shares = _metric_shares(fleet, rows, review, config.blip_tolerance_seconds / 2)
     hpa_actions = _hpa_actions(fleet, registered, health, conflicting, shares, frozen=paused)
     replica_writes = _replica_writes(fleet) + [
         ReplicaWrite(cluster=d.cluster.name, replicas=0, reason="drained: no longer selected")
@@ -417,11 +417,19 @@ def _maxes_moved(fleet: Fleet, rows: Mapping[str, ClusterStatus]) -> bool:
     )
 
 
-def _metric_shares(fleet: Fleet, rows: Mapping[str, ClusterStatus], review: bool) -> dict[str, int]:
+def _metric_shares(
+    fleet: Fleet, rows: Mapping[str, ClusterStatus], review: bool, blip_seconds: float
+) -> dict[str, int]:
     """Each member HPA's share of External/Object AverageValue metrics (controller.planning.external_share),
-    over the clusters that hold an HPA after this pass; an Event when they are rewritten."""
+    over the clusters that hold an HPA after this pass (a held one past ``blip_seconds`` lends its share);
+    an Event when they are rewritten."""
     holders = [
-        external_share.Holder(cluster=s.cluster, current=s.current, max_replicas=s.max_replicas)
+        external_share.Holder(
+            cluster=s.cluster,
+            current=s.current,
+            max_replicas=s.max_replicas,
+            lent=optimization.lends(fleet, s, blip_seconds),
+        )
         for s in fleet.ordered()
         if s.max_replicas > 0
     ]
