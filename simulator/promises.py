@@ -18,8 +18,9 @@ tolerance, and then it is reported once, at the episode's first step, however lo
    assignment re-runs). An elastic cluster's room still to come (its node group below its max) counts
    too; in a run where any has such room, the slowest node group's provisioning time is added to the
    tolerance: nodes cannot come faster.
-2. ``unmanaged-replicas``, per cluster: a reachable cluster that is selected, or was earlier in the run
-   (one that left the selection is drained, not abandoned), runs replicas with no member HPA
+2. ``unmanaged-replicas``, per cluster: a reachable cluster that is selected, or was while the controller
+   ran earlier in the run (one that left the selection is drained, not abandoned), runs replicas with no
+   member HPA
    of this FederatedHPA (and no other HPA on the workload: a ConflictingHPA cluster's replicas are under
    the user's HPA). Tolerance: one optimization period. A drain the controller writes is not a breach
    while it lasts: from the first step of the episode in which the controller wrote the cluster's
@@ -327,8 +328,9 @@ def _cluster_names(steps: Sequence[StepSample]) -> list[str]:
 
 
 def _unmanaged_now(s: StepSample, name: str, was_selected: bool) -> bool:
-    """Replicas with no HPA in a reachable cluster that is selected, or was earlier in the run (one that
-    left the selection must be drained, not abandoned with its replicas running)."""
+    """Replicas with no HPA in a reachable cluster that is selected, or was at a step the controller ran
+    earlier in the run (one that left the selection must be drained, not abandoned with its replicas
+    running; one de-selected before the controller ever saw it was never its to drain)."""
     c = s.clusters.get(name)
     return (
         c is not None
@@ -367,7 +369,7 @@ def _unmanaged(steps: Sequence[StepSample], terms: PromiseTerms) -> tuple[list[V
         was_selected = False
         for s in steps:
             c = s.clusters.get(name)
-            was_selected = was_selected or (c is not None and c.selected)
+            was_selected = was_selected or (c is not None and c.selected and s.controller_up)
             if not _unmanaged_now(s, name, was_selected):
                 close(name, episode, drained_s)
                 episode, drain_start, drained_s = None, None, 0.0

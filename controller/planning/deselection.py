@@ -37,8 +37,8 @@ def deselected_clusters(
     selected: list[ClusterObservation],
     rows: Mapping[str, ClusterStatus],
 ) -> list[ClusterObservation]:
-    """Reachable clusters outside the selection that ran under our bounds (their row held a max, or is
-    already draining) and still run replicas."""
+    """Reachable clusters outside the selection that were in it when the controller last looked (they
+    have a status row: selected then, or draining since) and still run replicas."""
     chosen = {o.name for o in selected}
     return [
         o
@@ -48,7 +48,6 @@ def deselected_clusters(
         and o.workload_found
         and o.current_replicas > 0
         and o.name in rows
-        and ((rows[o.name].max_replicas or 0) > 0 or rows[o.name].state == DESELECTED)
     ]
 
 

@@ -118,7 +118,8 @@ def start_for_floor(fleet: Fleet, reason: str) -> list[Slot]:
     A held cluster (unhealthy within its grace) still counts as running: a blip wakes nobody, and the
     floor allows the grace (DESIGN §4 promise 1). Not past the flag's grace, though: a flapper's grace
     grows, and the floor does not wait for it (as its min stops counting in ``normalize``). Each
-    started cluster runs at least its min and, together with the others, F.min.
+    started cluster runs at least its min and, together with the others, F.min; a cluster known to
+    hold nothing is not started.
     Returns the started slots (see :func:`settle_started` for their final count).
     """
     if not fleet.fhpa.spec.effective_scaling_to_zero:
@@ -131,7 +132,9 @@ def start_for_floor(fleet: Fleet, reason: str) -> list[Slot]:
     ]
     holding = sum(_can_hold(s) for s in holders)
     short = federated_min - sum(s.current for s in holders)
-    zeros = [s for s in _zero_slots(fleet) if s.cluster.workload_found]
+    # a cluster known to hold nothing (no room now, none to come) is not started: its pods would only
+    # pend, and the next reassignment would send it back to 0 (a flip for nothing, promise 4)
+    zeros = [s for s in _zero_slots(fleet) if s.cluster.workload_found and s.cluster.available_replicas != 0]
     started: list[Slot] = []
     for name in preference_order(fleet.fhpa, [s.cluster for s in zeros]):
         if holding >= federated_min:

@@ -318,3 +318,14 @@ def test_a_woken_cluster_is_not_sent_back_to_zero_within_the_hour() -> None:
     assert row(run(f, fleet, T0 + 3599 * S), "b").woken_at == T0 + S
     assert writes(run(f, fleet, T0 + 3599 * S)) == {}
     assert writes(run(f, fleet, T0 + 3601 * S)) != {}
+
+
+def test_the_floor_starts_no_cluster_known_to_hold_nothing() -> None:
+    # its pod would only pend, and the next reassignment would send it back to 0: a flip for nothing
+    f = fhpa("Aggregated", 6, 20, scalingToZero=True)
+    slots = {
+        "full": Slot(cluster=obs("full", 0, 0), min_replicas=2, max_replicas=8),
+        "room": Slot(cluster=obs("room", 0, 10), min_replicas=2, max_replicas=12),
+    }
+    started = zero.start_for_floor(Fleet(fhpa=f, now=T0, slots=slots), "floor")
+    assert [s.name for s in started] == ["room"]
