@@ -53,3 +53,11 @@ def test_it_is_drained_after_one_optimization_period_even_if_the_others_are_slow
     slow = update(update(fleet, "a", ready_replicas=12), "b", ready_replicas=12)
     assert writes(run(f, slow, T0 + 60 * S)) == {}
     assert writes(run(f, slow, T0 + 61 * S)) == {"c": 0}
+
+
+def test_a_paused_federated_hpa_drains_nothing_and_keeps_the_hpa() -> None:
+    f, fleet = leaving_fleet()
+    f.metadata.annotations = {"autoscaling.karmada.io/paused": "true"}
+    p = run(f, fleet, T0 + S)
+    assert writes(p) == {} and "ClusterDeselected" not in reasons(p)
+    assert "c" not in {a.cluster for a in p.hpa_actions if a.op == "delete"}
