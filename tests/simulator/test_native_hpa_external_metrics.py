@@ -243,51 +243,26 @@ def test_the_same_scenario_gives_the_same_run() -> None:
 
 def queue_doc(backlog: bool) -> dict[str, Any]:
     """One cluster with room for 5 pods of 100 rps under 800 rps: 300 rps a step it cannot serve."""
-    load: dict[str, Any] = {
-        "podCapacity": 100,
-        "trace": [{"at": 0, "rps": 800}, {"at": 600, "rps": 800}, {"at": 615, "rps": 0}],
-        "external": {"queue_messages": [{"at": 0, "value": 100}]},
-    }
+    doc = scenario_doc()
+    doc["federatedHPA"]["spec"].update(minReplicas=5, maxReplicas=5)
+    doc["clusters"] = [{"name": "a", "capacity": 5, "podStartup": "0s", "replicas": 5}]
+    doc["load"]["trace"] = [{"at": 0, "rps": 800}, {"at": 600, "rps": 800}, {"at": 615, "rps": 0}]
+    doc["load"]["external"] = {"queue": [{"at": 0, "value": 100}]}
     if backlog:
-        load["backlog"] = ["queue_messages"]
-    return {
-        "name": "queue",
-        "duration": "15m",
-        "clusters": [{"name": "a", "capacity": 5, "podStartup": "0s", "replicas": 5}],
-        "load": load,
-        "federatedHPA": {
-            "apiVersion": "autoscaling.karmada.io/v1alpha1",
-            "kind": "FederatedHPA",
-            "metadata": {"name": "worker", "namespace": "default"},
-            "spec": {
-                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "worker"},
-                "minReplicas": 5,
-                "maxReplicas": 5,
-                "metrics": [
-                    {
-                        "type": "External",
-                        "external": {
-                            "metric": {"name": "queue_messages"},
-                            "target": {"type": "AverageValue", "averageValue": "100"},
-                        },
-                    }
-                ],
-                "federatedHPAAssignment": {"federatedHPAAssignmentType": "Duplicated"},
-            },
-        },
-    }
+        doc["load"]["backlog"] = ["queue"]
+    return doc
 
 
 def test_a_backlog_queue_grows_by_what_is_not_served_and_drains_with_spare_capacity() -> None:
     sim = Simulation(parse_scenario(queue_doc(backlog=True), "test"))
     for _ in range(4):
         sim.step()
-    assert sim.backlog["queue_messages"] == 4 * 300 * 15  # 300 rps unserved, 15 s a step
+    assert sim.backlog["queue"] == 4 * 300 * 15  # 300 rps unserved, 15 s a step
     while sim.steps[-1].t < 615:
         sim.step()
-    grown = sim.backlog["queue_messages"]
+    grown = sim.backlog["queue"]
     sim.step()  # no more demand: 5 pods of 100 rps work 7,500 messages off in a step
-    assert sim.backlog["queue_messages"] == max(0.0, grown - 5 * 100 * 15)
+    assert sim.backlog["queue"] == max(0.0, grown - 5 * 100 * 15)
     fixed = Simulation(parse_scenario(queue_doc(backlog=False), "test"))
     fixed.step()
     assert fixed.backlog == {}  # without load.backlog the metric is the trace, as written
