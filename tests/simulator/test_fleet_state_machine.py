@@ -682,7 +682,7 @@ class FleetMachine(RuleBasedStateMachine):
         self.advance(then)
 
     @precondition(lambda self: PROFILE.spec_changes)
-    @rule(pods=st.integers(1, 5), then=st.integers(20, 60))
+    @rule(pods=st.integers(1, 5), then=st.integers(16, 40))
     def tiny_max_scaling_to_zero(self, pods: int, then: int) -> None:
         """F.min 1 and F.max one replica per cluster, scalingToZero, at a flat load of a few pods: a
         cluster the load needs must not go to 0 and wake again and again."""
