@@ -368,6 +368,10 @@ class ClusterStatus(ApiModel):
     drained_at: datetime | None = None  # when its max was last lowered below what it ran (a drain)
     # until when its member HPA's minReplicas holds the replicas a burst assist started (pinnedMinReplicas)
     assist_held_until: datetime | None = None
+    # scaling to zero's hysteresis: when the controller last raised it from 0 replicas, and since when its
+    # HPA has sat at its min wanting fewer (reset by any other wish)
+    woken_at: datetime | None = None
+    idle_since: datetime | None = None
     # the decision key (annotation autoscaling.karmada.io/decision) of the member HPA as last applied by a
     # write of this controller or observed on it: the idempotence record of member writes
     decision_key: str | None = None

@@ -135,6 +135,7 @@ class Simulation:
             name: Trace.from_points([(p.at, p.value) for p in points])
             for name, points in spec.load.external.items()
         }
+        self.backlog = dict.fromkeys(spec.load.backlog, 0.0)  # messages waiting beyond the trace's value
         self._fhpa_reconciler = FederatedHPAReconciler(
             self.control_plane,
             lambda: self.clusters,
@@ -237,12 +238,13 @@ class Simulation:
             self._reconcile(t)
         demand = self.load.demand(t)
         share = self.load.share(demand, self._serving())
-        external = {name: trace.at(t) for name, trace in self.external.items()}
+        external = {name: trace.at(t) + self.backlog.get(name, 0.0) for name, trace in self.external.items()}
         desired = {}
         for name, cluster in self.clusters.items():
             for result in cluster.sync_hpas(now, share.usage_per_pod_milli, external):
                 desired[name] = result.replicas
         after = self.load.share(demand, self._serving())
+        self._queue(demand, after.served_rps, step)
         self._replicas_before = {n: c.replicas for n, c in self.clusters.items()}
         if controller_up:
             if not self._controller_was_up:
@@ -306,6 +308,17 @@ class Simulation:
     def _update_outages(self, t: float) -> None:
         for spec in self.scenario.file.clusters:
             self.clusters[spec.name].set_down(spec.down_at(t))
+
+    def _queue(self, demand: float, served: float, step: float) -> None:
+        """A queue's backlog over one step: what the fleet did not serve piles up (one message per
+        request), and the Ready pods' capacity beyond the demand works it off. It only raises the metric
+        the member HPAs read: served stays what was served as it arrived."""
+        if not self.backlog:
+            return
+        spare = max(0.0, sum(self._serving().values()) * self.load.pod_capacity - demand)
+        change = (max(0.0, demand - served) - spare) * step
+        for name, waiting in self.backlog.items():
+            self.backlog[name] = max(0.0, waiting + change)
 
     def _serving(self) -> dict[str, int]:
         """Ready pods per cluster that takes traffic (a cluster in an outage takes none)."""

@@ -18,7 +18,9 @@ tolerance, and then it is reported once, at the episode's first step, however lo
    assignment re-runs). An elastic cluster's room still to come (its node group below its max) counts
    too; in a run where any has such room, the slowest node group's provisioning time is added to the
    tolerance: nodes cannot come faster.
-2. ``unmanaged-replicas``, per cluster: a selected, reachable cluster runs replicas with no member HPA
+2. ``unmanaged-replicas``, per cluster: a reachable cluster that is selected, or was while the controller
+   ran earlier in the run (one that left the selection is drained, not abandoned), runs replicas with no
+   member HPA
    of this FederatedHPA (and no other HPA on the workload: a ConflictingHPA cluster's replicas are under
    the user's HPA). Tolerance: one optimization period. A drain the controller writes is not a breach
    while it lasts: from the first step of the episode in which the controller wrote the cluster's
@@ -29,7 +31,10 @@ tolerance, and then it is reported once, at the episode's first step, however lo
    counts as max 0) at most 4 times within any hour of flat demand. A reversal counts in a window when
    the demand stays flat from the move it reverses to the last reversal of the window; flat means
    max(demand) - min(demand) <= 10% of max(demand) (all zero is flat). So reversals while the demand
-   changes never count.
+   changes never count. Within any such hour, too, a cluster's workload switches between 0 and running
+   at most twice and the controller writes its replicas at most 4 times; and after a change of the
+   candidate set (a cluster down or back, selected or de-selected) each max turns at most once (away and
+   back) before the next change, if the demand stayed flat since the change.
 
 The controller's outages: while the controller is down nothing can act, so those steps are not
 measured; an episode open when it stops ends there, and the clock of a breach starts again at the
@@ -65,6 +70,11 @@ CALM_WINDOW_S = 3600.0
 """Reversals are counted within any window shorter than this (an hour)."""
 CALM_MAX_REVERSALS = 4
 """At most this many reversals of one member max within an hour of flat demand."""
+CALM_MAX_ZERO_FLIPS = 2
+"""At most this many switches of one cluster between 0 and running within an hour of flat demand: one
+trip to 0 and back (scaling to zero waits an hour after a wake)."""
+CALM_MAX_REPLICA_WRITES = 4
+"""At most this many replica writes of the controller to one cluster within an hour of flat demand."""
 FLAT_BAND = 0.10
 """Demand is flat over a span when max - min is at most this fraction of max."""
 _EPS = 1e-9
@@ -125,6 +135,9 @@ class PromiseReport:
     unmanaged_replica_seconds: float
     over_max_seconds: float
     max_reversals: int
+    zero_flips: int = 0
+    replica_writes: int = 0
+    turns_after_change: int = 0
 
     def figures(self) -> dict[str, float | int]:
         return {
@@ -132,6 +145,9 @@ class PromiseReport:
             "unmanaged_replica_seconds": self.unmanaged_replica_seconds,
             "over_max_seconds": self.over_max_seconds,
             "max_reversals": self.max_reversals,
+            "zero_flips": self.zero_flips,
+            "replica_writes": self.replica_writes,
+            "turns_after_change": self.turns_after_change,
         }
 
 
@@ -141,7 +157,7 @@ def measure(steps: Sequence[StepSample], terms: PromiseTerms) -> PromiseReport:
     floor_v, floor_s = _floor(steps, terms)
     unmanaged_v, unmanaged_rs = _unmanaged(steps, terms)
     ceiling_v, over_s = _ceiling(steps, terms)
-    churn_v, reversals = _churn(steps)
+    churn_v, calm = _churn(steps)
     below_v = _max_sum_below(steps, dt)
     promised = terms.promised
     violations = [v for v in floor_v + unmanaged_v + ceiling_v + churn_v if v.kind in promised]
@@ -154,7 +170,10 @@ def measure(steps: Sequence[StepSample], terms: PromiseTerms) -> PromiseReport:
         floor_breach_seconds=floor_s,
         unmanaged_replica_seconds=unmanaged_rs,
         over_max_seconds=over_s,
-        max_reversals=reversals,
+        max_reversals=calm["max_reversals"],
+        zero_flips=calm["zero_flips"],
+        replica_writes=calm["replica_writes"],
+        turns_after_change=calm["turns_after_change"],
     )
 
 
@@ -308,12 +327,15 @@ def _cluster_names(steps: Sequence[StepSample]) -> list[str]:
     return sorted({n for s in steps for n in s.clusters})
 
 
-def _unmanaged_now(s: StepSample, name: str) -> bool:
+def _unmanaged_now(s: StepSample, name: str, was_selected: bool) -> bool:
+    """Replicas with no HPA in a reachable cluster that is selected, or was at a step the controller ran
+    earlier in the run (one that left the selection must be drained, not abandoned with its replicas
+    running; one de-selected before the controller ever saw it was never its to drain)."""
     c = s.clusters.get(name)
     return (
         c is not None
         and s.controller_up
-        and c.selected
+        and (c.selected or was_selected)
         and not c.down
         and c.replicas > 0
         and c.hpa_max is None
@@ -344,8 +366,11 @@ def _unmanaged(steps: Sequence[StepSample], terms: PromiseTerms) -> tuple[list[V
         episode: _Episode | None = None
         drain_start: float | None = None
         drained_s = 0.0
+        was_selected = False
         for s in steps:
-            if not _unmanaged_now(s, name):
+            c = s.clusters.get(name)
+            was_selected = was_selected or (c is not None and c.selected and s.controller_up)
+            if not _unmanaged_now(s, name, was_selected):
                 close(name, episode, drained_s)
                 episode, drain_start, drained_s = None, None, 0.0
                 continue
@@ -411,81 +436,175 @@ def is_flat(demand: Sequence[float]) -> bool:
 
 
 @dataclass(frozen=True)
-class _Reversal:
-    at: int  # the step of the move that reversed direction
-    reversed_move: int  # the step of the move it reversed
+class _Counted:
+    """One counted event of a cluster: a reversal, a 0 <-> running flip, a replica write or a repeated
+    move after a candidate change. Demand must be flat from ``since`` (for a reversal, the move it
+    reverses) to the last event of a window for the events of that window to count."""
+
+    at: int  # the step of the event
+    since: int
 
 
-def _reversals(steps: Sequence[StepSample], name: str) -> list[_Reversal]:
-    out: list[_Reversal] = []
+@dataclass(frozen=True)
+class _Measure:
+    """One of the calm promise's counts: which events, and how many an hour of flat demand allows."""
+
+    what: str  # completes "{cluster}: {what} N times from ..."
+    limit: int
+    figure: str  # its key in PromiseReport.figures()
+    events: Callable[[Sequence[StepSample], str], list[_Counted]]
+
+
+def _max_of(s: StepSample, name: str) -> int:
+    c = s.clusters.get(name)
+    return (c.hpa_max or 0) if c is not None else 0
+
+
+def _reversals(steps: Sequence[StepSample], name: str) -> list[_Counted]:
+    out: list[_Counted] = []
     last_move: tuple[int, int] | None = None  # (step, direction)
     previous: int | None = None
     for i, s in enumerate(steps):
-        c = s.clusters.get(name)
-        current = (c.hpa_max or 0) if c is not None else 0
+        current = _max_of(s, name)
         if previous is not None and current != previous:
             direction = 1 if current > previous else -1
             if last_move is not None and last_move[1] != direction:
-                out.append(_Reversal(i, last_move[0]))
+                out.append(_Counted(i, last_move[0]))
             last_move = (i, direction)
         previous = current
     return out
 
 
-def _churn(steps: Sequence[StepSample]) -> tuple[list[Violation], int]:
+def _flips(steps: Sequence[StepSample], name: str) -> list[_Counted]:
+    """Steps at which the cluster's workload went from 0 replicas to running, or back."""
+    out: list[_Counted] = []
+    previous: bool | None = None
+    for i, s in enumerate(steps):
+        c = s.clusters.get(name)
+        running = c is not None and c.replicas > 0
+        if previous is not None and running != previous:
+            out.append(_Counted(i, i))
+        previous = running
+    return out
+
+
+def _replica_writes(steps: Sequence[StepSample], name: str) -> list[_Counted]:
+    """Steps at which the controller wrote the cluster's replicas."""
+    return [_Counted(i, i) for i, s in enumerate(steps) if f"scale/{name}" in s.actions]
+
+
+def _candidates(s: StepSample) -> frozenset[str]:
+    return frozenset(n for n, c in s.clusters.items() if _eligible(c))
+
+
+def _turns_after_change(steps: Sequence[StepSample], name: str) -> list[_Counted]:
+    """Turns of the cluster's max beyond the first after a change of the candidate set (a failover, a
+    rejoin, a cluster selected or de-selected). Such a change may move each max away and back once;
+    turning again before the next change means the max was placed, taken back and placed again."""
+    out: list[_Counted] = []
+    change: int | None = None
+    last_direction, turns = 0, 0
+    for i in range(1, len(steps)):
+        if _candidates(steps[i]) != _candidates(steps[i - 1]):
+            change, last_direction, turns = i, 0, 0
+        before, now = _max_of(steps[i - 1], name), _max_of(steps[i], name)
+        if now == before or change is None:
+            continue
+        direction = 1 if now > before else -1
+        if last_direction and direction != last_direction:
+            turns += 1
+            if turns > 1:
+                out.append(_Counted(i, change))
+        last_direction = direction
+    return out
+
+
+CALM_MEASURES = (
+    _Measure("member max reversed direction", CALM_MAX_REVERSALS, "max_reversals", _reversals),
+    _Measure("workload switched between 0 and running", CALM_MAX_ZERO_FLIPS, "zero_flips", _flips),
+    _Measure("controller wrote the replicas", CALM_MAX_REPLICA_WRITES, "replica_writes", _replica_writes),
+    _Measure(
+        "member max turned again after a candidate change", 0, "turns_after_change", _turns_after_change
+    ),
+)
+
+
+def _churn(steps: Sequence[StepSample]) -> tuple[list[Violation], dict[str, int]]:
+    """Every calm count, per cluster: violations, and the most events of each within a flat hour."""
+    violations: list[Violation] = []
+    most: dict[str, int] = {}
+    for m in CALM_MEASURES:
+        found, most[m.figure] = _counted(steps, m)
+        violations += found
+    return violations, most
+
+
+def _counted(steps: Sequence[StepSample], m: _Measure) -> tuple[list[Violation], int]:
     demand = [s.demand_rps for s in steps]
     violations: list[Violation] = []
     most = 0
     for name in _cluster_names(steps):
-        reversals = _reversals(steps, name)
+        events = m.events(steps, name)
         episode: _ChurnEpisode | None = None
-        for k, last in enumerate(reversals):
-            first: int | None = None  # the earliest reversal of the flat window under an hour ending here
+        for k, last in enumerate(events):
+            first: int | None = None  # the earliest event of the flat window under an hour ending here
             for j in range(k, -1, -1):
-                r = reversals[j]
+                r = events[j]
                 if steps[last.at].t - steps[r.at].t >= CALM_WINDOW_S - _EPS:
                     break
-                if not is_flat(demand[r.reversed_move : last.at + 1]):
+                if not is_flat(demand[r.since : last.at + 1]):
                     break
                 first = j
             count = 0 if first is None else k - first + 1
             most = max(most, count)
-            if first is None or count <= CALM_MAX_REVERSALS:
+            if first is None or count <= m.limit:
                 if episode is not None:
-                    violations.append(episode.violation(steps, name, reversals))
+                    violations.append(episode.violation(steps, name, events, m))
                 episode = None
             elif episode is None:
                 episode = _ChurnEpisode(first=first, last=k, worst=count)
             else:
                 episode.last, episode.worst = k, max(episode.worst, count)
         if episode is not None:
-            violations.append(episode.violation(steps, name, reversals))
+            violations.append(episode.violation(steps, name, events, m))
     return violations, most
 
 
 @dataclass
 class _ChurnEpisode:
-    """Reversals ``first``..``last`` of one member max, each past the limit within its flat hour."""
+    """Events ``first``..``last`` of one cluster, each past the limit within its flat hour."""
 
     first: int
     last: int
-    worst: int  # the most reversals within one hour of flat demand
+    worst: int  # the most events within one hour of flat demand
 
-    def violation(self, steps: Sequence[StepSample], name: str, reversals: list[_Reversal]) -> Violation:
-        first, last = reversals[self.first], reversals[self.last]
-        values: list[int] = []
-        for s in steps[max(first.reversed_move - 1, 0) : last.at + 1]:
-            c = s.clusters.get(name)
-            m = (c.hpa_max or 0) if c is not None else 0
-            if not values or values[-1] != m:
-                values.append(m)
-        shown = "->".join(str(v) for v in values[:8]) + ("->..." if len(values) > 8 else "")
-        demand = [s.demand_rps for s in steps[first.reversed_move : last.at + 1]]
+    def violation(
+        self, steps: Sequence[StepSample], name: str, events: list[_Counted], m: _Measure
+    ) -> Violation:
+        first, last = events[self.first], events[self.last]
+        span = steps[max(first.since - 1, 0) : last.at + 1]
+        demand = [s.demand_rps for s in steps[first.since : last.at + 1]]
         t0, t1 = steps[first.at].t, steps[last.at].t
         return Violation(
             t0,
             CHURN,
-            f"{name}: member max reversed direction {self.last - self.first + 1} times from t={t0:.0f}s "
+            f"{name}: {m.what} {self.last - self.first + 1} times from t={t0:.0f}s "
             f"to {t1:.0f}s of flat demand ({min(demand):.0f}-{max(demand):.0f} rps), at most {self.worst} "
-            f"within an hour (allowed {CALM_MAX_REVERSALS}): max {shown}",
+            f"within an hour (allowed {m.limit}): max {_shown(span, name, _max_of)}, "
+            f"replicas {_shown(span, name, _replicas_of)}",
         )
+
+
+def _replicas_of(s: StepSample, name: str) -> int:
+    c = s.clusters.get(name)
+    return c.replicas if c is not None else 0
+
+
+def _shown(span: Sequence[StepSample], name: str, value: Callable[[StepSample, str], int]) -> str:
+    """The values a cluster went through over ``span``, repeats collapsed, the first eight."""
+    values: list[int] = []
+    for s in span:
+        v = value(s, name)
+        if not values or values[-1] != v:
+            values.append(v)
+    return "->".join(str(v) for v in values[:8]) + ("->..." if len(values) > 8 else "")

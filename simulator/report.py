@@ -21,7 +21,7 @@ from typing import Any
 from controller.planning.policies import policy_named
 from simulator.engine import RunResult
 from simulator.promises import PROMISES
-from simulator.samples import StepSample
+from simulator.samples import ClusterSample, StepSample
 
 ABSORBED_FRACTION = 0.99
 ABSORB_SUSTAIN_S = 300.0  # how long served must stay back at 99% of demand to end a shortfall
@@ -51,6 +51,7 @@ def summarize(result: RunResult) -> dict[str, Any]:
         "unserved_rps_seconds": demanded - served,
         "replica_seconds": replica_seconds,
         "replica_seconds_total": sum(replica_seconds.values()),
+        **replica_seconds_split(steps, dt, names),
         "cost_total": sum(c.cost_per_hour for s in steps for c in s.clusters.values()) * dt / 3600,
         "cost": {n: sum(s.clusters[n].cost_per_hour for s in steps) * dt / 3600 for n in names},
         "node_seconds": {n: sum(s.clusters[n].nodes for s in steps) * dt for n in names},
@@ -70,6 +71,32 @@ def summarize(result: RunResult) -> dict[str, Any]:
         "violations": [{"t_s": v.t, "kind": v.kind, "detail": v.detail} for v in result.violations],
         "violation_count": len(result.violations),
     }
+
+
+REPLICA_STATES = ("scheduled", "pending", "unreachable")
+
+
+def _replica_state(c: ClusterSample) -> dict[str, int]:
+    """A cluster's spec.replicas in one step, split by what they were doing: scheduled (Ready or
+    starting) and pending (asked for, not scheduled: unschedulable or refused by a quota) where it is
+    reachable; every replica of an unreachable cluster is unreachable, whatever its pods do there."""
+    if c.down:
+        return {"scheduled": 0, "pending": 0, "unreachable": c.replicas}
+    scheduled = min(c.ready + c.starting, c.replicas)
+    return {"scheduled": scheduled, "pending": c.replicas - scheduled, "unreachable": 0}
+
+
+def replica_seconds_split(steps: list[StepSample], dt: float, names: list[str]) -> dict[str, Any]:
+    """``replica_seconds`` (spec.replicas, per cluster) split three ways: per state, the fleet's totals
+    (``replica_seconds_scheduled`` + ``_pending`` + ``_unreachable`` = ``replica_seconds_total``) and,
+    under ``replica_seconds_split``, each cluster's."""
+    per = {n: dict.fromkeys(REPLICA_STATES, 0.0) for n in names}
+    for s in steps:
+        for n in names:
+            for state, count in _replica_state(s.clusters[n]).items():
+                per[n][state] += count * dt
+    totals = {f"replica_seconds_{state}": sum(p[state] for p in per.values()) for state in REPLICA_STATES}
+    return {**totals, "replica_seconds_split": per}
 
 
 def time_to_absorb(steps: list[StepSample], sustain_s: float = ABSORB_SUSTAIN_S) -> float | None:
@@ -251,8 +278,10 @@ def draw_timeline(result: RunResult) -> Any:
     ax_fleet, ax_load, cluster_axes = axes[0], axes[1], list(axes[2:])
     legend_right = {"loc": "upper left", "bbox_to_anchor": (1.005, 1.0), "fontsize": 8, "borderaxespad": 0}
 
-    # fleet: replicas of reachable clusters only, against F.min and F.max
-    reachable = [[0 if s.clusters[n].down else s.clusters[n].replicas for s in steps] for n in names]
+    # fleet: scheduled replicas (ready + starting) of reachable clusters, stacked against F.min and F.max;
+    # their pending pods drawn apart on top, since they serve nothing and hold no node
+    states = [[_replica_state(s.clusters[n]) for s in steps] for n in names]
+    reachable = [[state["scheduled"] for state in row] for row in states]
     ax_fleet.stackplot(
         x,
         [_extend([float(v) for v in row]) for row in reachable],
@@ -261,11 +290,24 @@ def draw_timeline(result: RunResult) -> Any:
         step="post",
         alpha=0.85,
     )
+    scheduled_total = [float(sum(col)) for col in zip(*reachable, strict=True)]
+    pending_top = [t + sum(row[i]["pending"] for row in states) for i, t in enumerate(scheduled_total)]
+    ax_fleet.fill_between(
+        x,
+        _extend(scheduled_total),
+        _extend(pending_top),
+        step="post",
+        facecolor="none",
+        edgecolor="tab:red",
+        hatch="xx",
+        lw=0,
+        label="pending (not scheduled)",
+    )
     f_max = _extend([float(s.fhpa_max) for s in steps])
     f_min = _extend([float(s.fhpa_min) for s in steps])
     ax_fleet.step(x, f_max, where="post", color="black", ls="--", lw=1.4, label="F.max")
     ax_fleet.step(x, f_min, where="post", color="black", ls=":", lw=1.6, label="F.min")
-    top = max([*f_max, *(sum(col) for col in zip(*reachable, strict=True)), 1.0])
+    top = max([*f_max, *pending_top, 1.0])
     if policy_named(spec.assignment_type).divides_bounds:  # else every member max is F.max by design
         max_sum = [
             float(sum(c.hpa_max for c in s.clusters.values() if not c.down and c.hpa_max is not None))
@@ -281,7 +323,7 @@ def draw_timeline(result: RunResult) -> Any:
         )
         top = max([top, *max_sum])
     ax_fleet.set_ylim(0, top * 1.12)
-    ax_fleet.set_ylabel("replicas in reachable\nclusters (stacked)")
+    ax_fleet.set_ylabel("scheduled replicas in\nreachable clusters (stacked)")
     zero = " + scalingToZero" if spec.effective_scaling_to_zero else ""
     assist = "" if spec.effective_scale_assist else ", no scaleAssist"
     ax_fleet.set_title(

@@ -14,7 +14,15 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from fhpa_api.models import CronFederatedHPA, FederatedHPA
@@ -160,6 +168,9 @@ class LoadSpec(_Model):
     # External metrics by name (a queue's length...): the whole fleet's value, which every member HPA
     # with an External (or Object) metric of that name reads; linear in between, flat before and after
     external: dict[str, list[MetricPoint]] = Field(default_factory=dict)
+    # External metrics that are queues fed by the trace: what the fleet does not serve piles up in them
+    # (one message per request) and Ready pods' spare capacity works it off (simulator.engine)
+    backlog: list[str] = Field(default_factory=list)
 
     @field_validator("trace")
     @classmethod
@@ -177,6 +188,13 @@ class LoadSpec(_Model):
                 raise ValueError(f"external metric {name!r}: needs at least one point")
             _strictly_increasing([p.at for p in points], f"external metric {name!r}: points")
         return external
+
+    @model_validator(mode="after")
+    def _backlog_of_known_metrics(self) -> LoadSpec:
+        unknown = sorted(set(self.backlog) - set(self.external))
+        if unknown:
+            raise ValueError(f"backlog: {', '.join(unknown)} not among the external metrics")
+        return self
 
 
 class Change(_Model):

@@ -14,7 +14,8 @@ capped at the cluster's part of what the holders can run (min(max, available)), 
 others; Prioritized by the replicas each cluster runs, so the preferred cluster keeps taking the queue
 first (the controller's spills and drains move replicas, and the shares follow). A cluster at 0
 replicas or without the workload takes no share: its HPA does not scale, so a share there would be a
-part of the queue nobody serves.
+part of the queue nobody serves. Nor does a cluster unreachable past the blip tolerance: its share is
+lent to the others until it answers.
 
 Shares are counted in thousandths of the fleet (``SHARE_UNITS``) and always sum to exactly 1000, so the
 targets are exact integers of milli-units (never floats). They are written only when they matter, so
@@ -69,6 +70,7 @@ class Holder:
     cluster: ClusterObservation
     current: int  # the workload's replicas after this pass's writes (held: as last known)
     max_replicas: int
+    lent: bool = False  # unreachable past the blip tolerance: its part of the queue goes to the others
 
     @property
     def name(self) -> str:
@@ -212,9 +214,14 @@ def weight(fhpa: FederatedHPA, holder: Holder) -> int:
 
     What a cluster runs counts up to its max: a max lowered under it in this pass (a drain) brings its
     replicas down to it at the HPA's next sync, and a share for the replicas it had would leave its HPA
-    pressing against the new max for load it no longer takes."""
+    pressing against the new max for load it no longer takes.
+
+    A cluster held unreachable past the blip tolerance lends its share, as it lends its unused max
+    (``optimization.lend_held_slack``): its consumers have likely stopped, and a queue-driven HPA never
+    presses for more while its share of the queue stays where nobody serves it. It takes it back at
+    once when it answers (a change in who shares rewrites every share)."""
     runs = min(holder.current, holder.max_replicas)
-    if runs <= 0 or not holder.cluster.workload_found:
+    if runs <= 0 or holder.lent or not holder.cluster.workload_found:
         return 0
     return policy_of(fhpa).share_weight(fhpa, holder.cluster, runs)
 

@@ -44,6 +44,8 @@ class Slot:
     trend_since: datetime | None = None
     drained_at: datetime | None = None  # when a drain last lowered its max below what it ran
     assist_until: datetime | None = None  # its pin holds a burst assist's replicas until then
+    woken_at: datetime | None = None  # when the controller last raised it from 0 (status row)
+    idle_since: datetime | None = None  # its HPA has sat at its min wanting fewer since then
     replica_reason: str = ""
     split: SplitStatus | None = None  # what this pass's assignment split read and gave it (None: resumed)
 

@@ -282,6 +282,14 @@ def _room(slot: Slot) -> int:
     return slot.max_replicas if amount is None else min(slot.max_replicas, max(amount, 0))
 
 
+def lends(fleet: Fleet, slot: Slot, blip_seconds: float) -> bool:
+    """Held (unreachable within its grace) for at least ``blip_seconds``: what it cannot use now, its
+    unused max and its part of a shared External metric, goes to the others until it answers."""
+    if not slot.held or slot.held_since is None:
+        return False
+    return (fleet.now - slot.held_since).total_seconds() >= blip_seconds
+
+
 def lend_held_slack(fleet: Fleet, blip_seconds: float = 0.0) -> bool:
     """A held cluster's max above what it ran goes to the clusters that press for more (any policy).
 
@@ -304,14 +312,7 @@ def lend_held_slack(fleet: Fleet, blip_seconds: float = 0.0) -> bool:
         for s in fleet.ordered()
         if s.can_receive and not s.saturated and not _lowered_lately(fleet, s) and fleet.presses_for_more(s)
     ]
-    lenders = [
-        s
-        for s in fleet.ordered()
-        if s.held
-        and s.max_replicas > floor_of(s)
-        and s.held_since is not None
-        and (fleet.now - s.held_since).total_seconds() >= blip_seconds
-    ]
+    lenders = [s for s in fleet.ordered() if lends(fleet, s, blip_seconds) and s.max_replicas > floor_of(s)]
     if not pressing or not lenders:
         return False
     rooms = [available(s.cluster) for s in pressing]

@@ -92,8 +92,15 @@ def _warning(cluster: str, reason: str, what: str) -> EventRecord:
     return EventRecord(type="Warning", reason=reason, message=f"{cluster}: {what}")
 
 
-def action_events(actions: list[HPAAction], writes: list[ReplicaWrite], fleet: Fleet) -> list[EventRecord]:
-    """One Event per member HPA created, updated or deleted and per replica write."""
+def action_events(
+    actions: list[HPAAction],
+    writes: list[ReplicaWrite],
+    fleet: Fleet,
+    outside: Mapping[str, int] | None = None,
+) -> list[EventRecord]:
+    """One Event per member HPA created, updated or deleted and per replica write. ``outside``: the
+    replicas of clusters written outside the fleet (de-selected ones being drained)."""
+    outside = outside or {}
     events = []
     for action in actions:
         if action.op == "delete":
@@ -115,7 +122,8 @@ def action_events(actions: list[HPAAction], writes: list[ReplicaWrite], fleet: F
                 )
             )
     for write in writes:
-        before = fleet.slots[write.cluster].cluster.current_replicas
+        slot = fleet.slots.get(write.cluster)
+        before = slot.cluster.current_replicas if slot is not None else outside.get(write.cluster, 0)
         events.append(
             EventRecord(
                 reason="ReplicasSet",

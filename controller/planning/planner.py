@@ -20,7 +20,16 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, Field
 
-from controller.planning import burst, external_share, optimization, pause, pending, priority, zero
+from controller.planning import (
+    burst,
+    deselection,
+    external_share,
+    optimization,
+    pause,
+    pending,
+    priority,
+    zero,
+)
 from controller.planning.affinity import affinity_matches
 from controller.planning.assignment import initial_assignment
 from controller.planning.failover import Health, HealthPolicy, Role, assess, due_at
@@ -100,10 +109,15 @@ def plan(
         last_optimization = _adjust(fleet, last_optimization, config, replacing=lost)
     if not paused:
         normalize(fleet)
+    leaving = [] if paused else _drain_deselected(fleet, registered, selected, rows, config)
     review = not paused and (last_optimization == now or _writes_replicas(fleet) or _maxes_moved(fleet, rows))
-    shares = _metric_shares(fleet, rows, review)
+    shares = _metric_shares(fleet, rows, review, config.blip_tolerance_seconds / 2)
     hpa_actions = _hpa_actions(fleet, registered, health, conflicting, shares, frozen=paused)
-    replica_writes = _replica_writes(fleet)
+    replica_writes = _replica_writes(fleet) + [
+        ReplicaWrite(cluster=d.cluster.name, replicas=0, reason="drained: no longer selected")
+        for d in leaving
+        if d.drain
+    ]
     status = planned_status(
         fleet,
         previous,
@@ -115,6 +129,7 @@ def plan(
         assigned_at=now if reassign else previous.last_assignment_time,
         optimized_at=last_optimization,
         shares=shares,
+        leaving=leaving,
     )
     status.conditions = pause.paused_conditions(status.conditions, previous.conditions, paused, fleet)
     status.conditions = observed_conditions(status.conditions, previous.conditions, selected, health, now)
@@ -122,7 +137,9 @@ def plan(
     events += removal_events(removed, rows)
     events += transition_events(fleet, selected, rows, health, conflicting) + fleet.events
     events += object_events(previous.conditions, status.conditions)
-    events += action_events(hpa_actions, replica_writes, fleet)
+    events += action_events(
+        hpa_actions, replica_writes, fleet, {d.cluster.name: d.cluster.current_replicas for d in leaving}
+    )
     # paused, nothing becomes due by time alone: removing the annotation is a watch event
     requeue = None if paused else _requeue(fleet, health, health_policy, last_optimization, config)
     return Plan(
@@ -315,6 +332,8 @@ def _resume(
             trend_since=row.max_trend_time,
             drained_at=row.drained_at,
             assist_until=row.assist_held_until,
+            woken_at=row.woken_at,
+            idle_since=zero.idle_since(cluster, row.idle_since, fleet.now),
         )
 
 
@@ -375,6 +394,18 @@ def _adjust(
     return last_optimization
 
 
+def _drain_deselected(
+    fleet: Fleet,
+    registered: list[ClusterObservation],
+    selected: list[ClusterObservation],
+    rows: Mapping[str, ClusterStatus],
+    config: PlannerConfig,
+) -> list[deselection.Deselected]:
+    """Clusters that left the selection while running replicas: handed over, then drained (promise 2)."""
+    leaving = deselection.deselected_clusters(registered, selected, rows)
+    return deselection.drain(fleet, leaving, rows, config.optimization_period_seconds)
+
+
 def _writes_replicas(fleet: Fleet) -> bool:
     return any(s.replicas is not None for s in fleet.slots.values())
 
@@ -388,11 +419,19 @@ def _maxes_moved(fleet: Fleet, rows: Mapping[str, ClusterStatus]) -> bool:
     )
 
 
-def _metric_shares(fleet: Fleet, rows: Mapping[str, ClusterStatus], review: bool) -> dict[str, int]:
+def _metric_shares(
+    fleet: Fleet, rows: Mapping[str, ClusterStatus], review: bool, blip_seconds: float
+) -> dict[str, int]:
     """Each member HPA's share of External/Object AverageValue metrics (controller.planning.external_share),
-    over the clusters that hold an HPA after this pass; an Event when they are rewritten."""
+    over the clusters that hold an HPA after this pass (a held one past ``blip_seconds`` lends its share);
+    an Event when they are rewritten."""
     holders = [
-        external_share.Holder(cluster=s.cluster, current=s.current, max_replicas=s.max_replicas)
+        external_share.Holder(
+            cluster=s.cluster,
+            current=s.current,
+            max_replicas=s.max_replicas,
+            lent=optimization.lends(fleet, s, blip_seconds),
+        )
         for s in fleet.ordered()
         if s.max_replicas > 0
     ]

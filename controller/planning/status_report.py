@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 
 from controller.planning.affinity import affinity_matches
 from controller.planning.conditions import condition
+from controller.planning.deselection import DESELECTED, Deselected
 from controller.planning.external_share import format_share, member_targets
 from controller.planning.failover import Health, Role
 from controller.planning.fleet import FAILED_OVER, SATURATED, Fleet, Slot
@@ -38,6 +39,7 @@ def planned_status(
     assigned_at: datetime | None,
     optimized_at: datetime | None,
     shares: Mapping[str, int] | None = None,
+    leaving: list[Deselected] | None = None,
 ) -> FederatedHPAStatus:
     """The FederatedHPA status after this pass: selected clusters, plus any other holding our HPA.
 
@@ -46,7 +48,12 @@ def planned_status(
     shares = shares or {}
     rows = {r.name: r for r in previous.clusters or []}
     selected_names = {o.name for o in selected}
-    reported = selected + [o for o in registered if o.name not in selected_names and o.hpa and o.hpa.owned]
+    draining = {d.cluster.name: d for d in leaving or []}
+    reported = selected + [
+        o
+        for o in registered
+        if o.name not in selected_names and ((o.hpa and o.hpa.owned) or o.name in draining)
+    ]
     table = [
         _with_share(
             fleet,
@@ -62,6 +69,7 @@ def planned_status(
         )
         for o in sorted(reported, key=lambda o: o.name)
     ]
+    table = [_leaving(r, draining[r.name]) if r.name in draining else r for r in table]
     slots = fleet.ordered()
     current = sum(s.cluster.current_replicas for s in slots)  # as observed, like the rows
     desired = sum(
@@ -256,6 +264,8 @@ def _row(
         else (row.max_moved_by if row else None),
         drained_at=slot.drained_at if slot is not None else (row.drained_at if row is not None else None),
         assist_held_until=slot.assist_until if slot is not None else None,
+        woken_at=_woken_at(slot, seen, row, now),
+        idle_since=slot.idle_since if slot is not None else None,
         decision_key=_decision_key(cluster, row),
         preference=_preference(fleet, cluster, row),
         capacity=_capacity(seen, row),
@@ -271,6 +281,28 @@ def _split(slot: Slot | None, row: ClusterStatus | None) -> SplitStatus | None:
     if slot.split is not None:
         return slot.split
     return row.split if row is not None else None
+
+
+def _woken_at(
+    slot: Slot | None, seen: ClusterObservation, row: ClusterStatus | None, now: datetime
+) -> datetime | None:
+    """When the controller last raised the cluster from 0 replicas: this pass, if it writes replicas to a
+    workload at 0, else what the row recorded (scaling to zero waits an hour after it)."""
+    if slot is not None and slot.replicas and seen.current_replicas == 0:
+        return now
+    return row.woken_at if row is not None else None
+
+
+def _leaving(row: ClusterStatus, leaving: Deselected) -> ClusterStatus:
+    """A de-selected cluster's row while it is drained: when its replicas were handed over, and what is
+    left of them (after this pass's write)."""
+    return row.model_copy(
+        update={
+            "state": DESELECTED,
+            "drained_at": leaving.handed_at,
+            "current_replicas": 0 if leaving.drain else leaving.cluster.current_replicas,
+        }
+    )
 
 
 def _grace(health: Health | None) -> int | None:

@@ -13,9 +13,17 @@ can, each with its min once the mins are raised (:func:`start_for_floor`, :func:
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from controller.planning.fleet import Fleet, Slot
+from controller.planning.observation import ClusterObservation
+from controller.planning.optimization import scale_down_window
 from controller.planning.policies import policy_of
 from controller.planning.policy import least_preferred, preference_order
+
+WAKE_QUIET_SECONDS = 3600.0
+"""After a wake, a cluster is not sent to 0 again for this long: at a load that needs it, zeroing it
+again would only wake it again (DESIGN §4, promise 4: at most two switches an hour)."""
 
 
 def _wants_fewer(slot: Slot, periodic: bool) -> bool:
@@ -34,6 +42,31 @@ def _wants_fewer(slot: Slot, periodic: bool) -> bool:
     return periodic or (
         limited is not None and limited.status == "True" and limited.reason in (None, "TooFewReplicas")
     )
+
+
+def idle_since(cluster: ClusterObservation, recorded: datetime | None, now: datetime) -> datetime | None:
+    """Since when the cluster's HPA has sat at its min wanting no more (``recorded`` carried over from
+    status, else now), or None while it wants more, is not ours, or its pods are not all ready. A
+    restarted controller reads the same clock, so it zeroes the cluster when its predecessor would."""
+    hpa = cluster.hpa
+    if hpa is None or not hpa.owned or cluster.current_replicas <= 0:
+        return None
+    if cluster.ready_replicas < cluster.current_replicas or hpa.desired_replicas > hpa.min_replicas:
+        return None
+    if cluster.current_replicas > hpa.min_replicas:
+        return None
+    return recorded or now
+
+
+def _calm_enough(fleet: Fleet, slot: Slot) -> bool:
+    """Scaling to zero's hysteresis: the cluster's HPA has wanted fewer for a full scale-down
+    stabilization window (a native HPA would not have scaled down sooner either), and it was not woken
+    within the last hour."""
+    if slot.idle_since is None:
+        return False
+    if (fleet.now - slot.idle_since).total_seconds() < scale_down_window(fleet):
+        return False
+    return slot.woken_at is None or (fleet.now - slot.woken_at).total_seconds() >= WAKE_QUIET_SECONDS
 
 
 def _zero_slots(fleet: Fleet) -> list[Slot]:
@@ -85,7 +118,8 @@ def start_for_floor(fleet: Fleet, reason: str) -> list[Slot]:
     A held cluster (unhealthy within its grace) still counts as running: a blip wakes nobody, and the
     floor allows the grace (DESIGN §4 promise 1). Not past the flag's grace, though: a flapper's grace
     grows, and the floor does not wait for it (as its min stops counting in ``normalize``). Each
-    started cluster runs at least its min and, together with the others, F.min.
+    started cluster runs at least its min and, together with the others, F.min; a cluster known to
+    hold nothing is not started.
     Returns the started slots (see :func:`settle_started` for their final count).
     """
     if not fleet.fhpa.spec.effective_scaling_to_zero:
@@ -98,7 +132,9 @@ def start_for_floor(fleet: Fleet, reason: str) -> list[Slot]:
     ]
     holding = sum(_can_hold(s) for s in holders)
     short = federated_min - sum(s.current for s in holders)
-    zeros = [s for s in _zero_slots(fleet) if s.cluster.workload_found]
+    # a cluster known to hold nothing (no room now, none to come) is not started: its pods would only
+    # pend, and the next reassignment would send it back to 0 (a flip for nothing, promise 4)
+    zeros = [s for s in _zero_slots(fleet) if s.cluster.workload_found and s.cluster.available_replicas != 0]
     started: list[Slot] = []
     for name in preference_order(fleet.fhpa, [s.cluster for s in zeros]):
         if holding >= federated_min:
@@ -185,6 +221,8 @@ def scale_to_zero(fleet: Fleet, periodic: bool = False, settle_seconds: float = 
     if any(s.current != s.hpa_min or not _wants_fewer(s, periodic) for s in running):
         return False
     if sum(s.max_replicas for s in running if s is not victim) < federated_min:
+        return False
+    if not _calm_enough(fleet, victim):
         return False
     fleet.write_replicas(victim, 0, "scaling to zero")
     fleet.event(

@@ -138,6 +138,7 @@ class Spec:
     delay_s: int = 0
     weights: tuple[int, ...] = ()  # StaticWeighted, per cluster in NAMES order
     priorities: tuple[int, ...] = ()  # Prioritized, per cluster in NAMES order
+    excluded: tuple[str, ...] = ()  # clusterAffinity.exclude: clusters taken out of the selection
 
     def manifest(self, names: list[str]) -> dict[str, Any]:
         assignment: dict[str, Any] = {"federatedHPAAssignmentType": self.policy}
@@ -151,18 +152,21 @@ class Spec:
                 {"targetCluster": {"clusterNames": [n]}, "priority": p}
                 for n, p in zip(names, self.priorities, strict=False)
             ]
+        spec: dict[str, Any] = {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "app"},
+            "minReplicas": self.fmin,
+            "maxReplicas": self.fmax,
+            "scalingToZero": self.scaling_to_zero,
+            "autoscaleMultiClusterDelay": self.delay_s,
+            "federatedHPAAssignment": assignment,
+        }
+        if self.excluded:
+            spec["clusterAffinity"] = {"exclude": list(self.excluded)}
         return {
             "apiVersion": "autoscaling.karmada.io/v1alpha1",
             "kind": "FederatedHPA",
             "metadata": {"name": "app", "namespace": "default"},
-            "spec": {
-                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "app"},
-                "minReplicas": self.fmin,
-                "maxReplicas": self.fmax,
-                "scalingToZero": self.scaling_to_zero,
-                "autoscaleMultiClusterDelay": self.delay_s,
-                "federatedHPAAssignment": assignment,
-            },
+            "spec": spec,
         }
 
     def describe(self) -> str:
@@ -172,7 +176,8 @@ class Spec:
         elif self.policy == "Prioritized":
             prefs = f" priorities {list(self.priorities)}"
         zero = " scalingToZero" if self.scaling_to_zero else ""
-        return f"{self.policy}{prefs} F {self.fmin}..{self.fmax}{zero} delay {self.delay_s}s"
+        excluded = f" excluding {','.join(self.excluded)}" if self.excluded else ""
+        return f"{self.policy}{prefs} F {self.fmin}..{self.fmax}{zero} delay {self.delay_s}s{excluded}"
 
 
 @dataclass(frozen=True)
@@ -436,12 +441,20 @@ class FleetMachine(RuleBasedStateMachine):
         assert self.spec is not None
         sim = self.simulation
         plane = sim.control_plane
-        if (spec.policy, spec.scaling_to_zero, spec.delay_s, spec.weights, spec.priorities) == (
+        if (
+            spec.policy,
+            spec.scaling_to_zero,
+            spec.delay_s,
+            spec.weights,
+            spec.priorities,
+            spec.excluded,
+        ) == (
             self.spec.policy,
             self.spec.scaling_to_zero,
             self.spec.delay_s,
             self.spec.weights,
             self.spec.priorities,
+            self.spec.excluded,
         ):
             plane.patch_federated_hpa_bounds(*sim.fhpa_key, spec.fmin, spec.fmax)
         else:
@@ -653,6 +666,34 @@ class FleetMachine(RuleBasedStateMachine):
         )
         self.advance(then)
 
+    # --- calm: clusters leaving and rejoining the selection, and F.max as small as the fleet ----------
+
+    @precondition(lambda self: PROFILE.spec_changes and len(self.names) > 1)
+    @rule(which=st.integers(0, 4), then=st.integers(1, 20))
+    def edit_affinity(self, which: int, then: int) -> None:
+        """The user takes a cluster out of the clusterAffinity, or puts it back (at least one stays)."""
+        self.ran("edit_affinity")
+        assert self.spec is not None
+        name = self.names[which % len(self.names)]
+        excluded = set(self.spec.excluded) ^ {name}
+        if len(excluded) >= len(self.names):
+            excluded.discard(name)
+        self.set_spec(replace(self.spec, excluded=tuple(n for n in self.names if n in excluded)))
+        self.advance(then)
+
+    @precondition(lambda self: PROFILE.spec_changes)
+    @rule(pods=st.integers(1, 5), then=st.integers(16, 40))
+    def tiny_max_scaling_to_zero(self, pods: int, then: int) -> None:
+        """F.min 1 and F.max one replica per cluster, scalingToZero, at a flat load of a few pods: a
+        cluster the load needs must not go to 0 and wake again and again."""
+        self.ran("tiny_max_scaling_to_zero")
+        assert self.spec is not None
+        policy = self.spec.policy if self.spec.policy != "Duplicated" else "StaticWeighted"
+        tiny = replace(self.spec, policy=policy, fmin=1, fmax=len(self.names), scaling_to_zero=True)
+        self.set_spec(tiny)
+        self.set_demand(min(pods, len(self.names)), 0)
+        self.advance(then)
+
     @invariant()
     def promises_hold(self) -> None:
         if self.sim is None:
@@ -758,6 +799,13 @@ def test_the_machine_drives_the_simulator(policy: str) -> None:
     assert machine.steps[-1].demand_rps == 8 * RPS_PER_POD
     machine.capacity_change(0, 4, 1)
     assert machine.steps[-1].clusters["m1"].capacity == 4
+    machine.edit_affinity(1, 2)
+    assert not machine.steps[-1].clusters["m2"].selected and machine.steps[-1].clusters["m1"].selected
+    machine.edit_affinity(1, 1)
+    assert machine.steps[-1].clusters["m2"].selected
+    machine.tiny_max_scaling_to_zero(1, 20)
+    assert (machine.steps[-1].fhpa_min, machine.steps[-1].fhpa_max) == (1, 2)
+    assert machine.steps[-1].demand_rps == RPS_PER_POD
     assert machine.t == len(machine.steps) * STEP_S
     assert isinstance(machine.breaches(), list)  # measured; the promises themselves: the test above
 

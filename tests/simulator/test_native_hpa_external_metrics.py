@@ -239,3 +239,37 @@ def test_the_same_scenario_gives_the_same_run() -> None:
     again = summarize(simulate(parse_scenario(doc)))
     assert first == again
     assert timedelta(seconds=first["duration_s"]) == timedelta(minutes=20)
+
+
+def queue_doc(backlog: bool) -> dict[str, Any]:
+    """One cluster with room for 5 pods of 100 rps under 800 rps: 300 rps a step it cannot serve."""
+    doc = scenario_doc()
+    doc["federatedHPA"]["spec"].update(minReplicas=5, maxReplicas=5)
+    doc["clusters"] = [{"name": "a", "capacity": 5, "podStartup": "0s", "replicas": 5}]
+    doc["load"]["trace"] = [{"at": 0, "rps": 800}, {"at": 600, "rps": 800}, {"at": 615, "rps": 0}]
+    doc["load"]["external"] = {"queue": [{"at": 0, "value": 100}]}
+    if backlog:
+        doc["load"]["backlog"] = ["queue"]
+    return doc
+
+
+def test_a_backlog_queue_grows_by_what_is_not_served_and_drains_with_spare_capacity() -> None:
+    sim = Simulation(parse_scenario(queue_doc(backlog=True), "test"))
+    for _ in range(4):
+        sim.step()
+    assert sim.backlog["queue"] == 4 * 300 * 15  # 300 rps unserved, 15 s a step
+    while sim.steps[-1].t < 615:
+        sim.step()
+    grown = sim.backlog["queue"]
+    sim.step()  # no more demand: 5 pods of 100 rps work 7,500 messages off in a step
+    assert sim.backlog["queue"] == max(0.0, grown - 5 * 100 * 15)
+    fixed = Simulation(parse_scenario(queue_doc(backlog=False), "test"))
+    fixed.step()
+    assert fixed.backlog == {}  # without load.backlog the metric is the trace, as written
+
+
+def test_a_backlog_must_name_an_external_metric() -> None:
+    doc = queue_doc(backlog=True)
+    doc["load"]["backlog"] = ["orders"]
+    with pytest.raises(ScenarioError, match="backlog: orders not among the external metrics"):
+        parse_scenario(doc, "test")

@@ -95,6 +95,9 @@ def test_a_fleet_that_keeps_every_promise_reports_nothing():
         "unmanaged_replica_seconds": 0.0,
         "over_max_seconds": 0.0,
         "max_reversals": 0,
+        "zero_flips": 0,
+        "replica_writes": 0,
+        "turns_after_change": 0,
     }
 
 
@@ -236,6 +239,14 @@ def test_replicas_without_an_hpa_for_one_optimization_period_are_no_violation():
 )
 def test_these_are_not_unmanaged_replicas(b):
     assert kinds(steps(*[{"a": cluster(4, hpa=(1, 20)), "b": b}] * 20)) == []
+
+
+def test_a_cluster_that_left_the_selection_still_owes_every_replica_an_hpa():
+    was = {"a": cluster(4, hpa=(1, 10)), "b": cluster(3, hpa=(1, 10))}
+    left = {"a": cluster(4, hpa=(1, 20)), "b": cluster(3, hpa=None, selected=False)}
+    report = measure(steps(*[was] * 2, *[left] * 6), TERMS)  # 90 s of b's replicas with no HPA
+    assert [v.kind for v in report.violations] == [UNMANAGED]
+    assert report.violations[0].detail.startswith("b: 3 replicas running with no member HPA")
 
 
 def drain(replicas: list[int], written: int) -> list[StepSample]:

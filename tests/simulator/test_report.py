@@ -8,8 +8,14 @@ from functools import cache
 
 from simulator.builtin import builtin_document, builtin_scenario
 from simulator.engine import RunResult, simulate
-from simulator.report import ABSORB_SUSTAIN_S, CSV_COLUMNS, time_to_absorb, write_csv
-from simulator.samples import StepSample
+from simulator.report import (
+    ABSORB_SUSTAIN_S,
+    CSV_COLUMNS,
+    replica_seconds_split,
+    time_to_absorb,
+    write_csv,
+)
+from simulator.samples import ClusterSample, StepSample
 from simulator.scenario import parse_scenario
 
 STEP = 15.0
@@ -120,3 +126,31 @@ def test_timeline_csv_keeps_its_documented_columns_and_appends_the_promise_facts
         ("idc", "1", "1", "0"),
         ("cloud", "1", "1", "0"),
     }
+
+
+def test_replica_seconds_split_into_scheduled_pending_and_unreachable() -> None:
+    def sample(replicas: int, ready: int, starting: int, pending: int, down: bool = False) -> ClusterSample:
+        return ClusterSample(
+            replicas=replicas,
+            ready=ready,
+            starting=starting,
+            pending=pending,
+            capacity=10,
+            down=down,
+            hpa_min=1,
+            hpa_max=10,
+            hpa_desired=replicas,
+            utilization=50.0,
+            served_rps=0.0,
+        )
+
+    steps = run([1.0, 1.0])
+    for s in steps:
+        s.clusters = {"up": sample(6, 3, 1, 2), "down": sample(4, 4, 0, 0, down=True)}
+    split = replica_seconds_split(steps, STEP, ["up", "down"])
+    assert split["replica_seconds_split"] == {
+        "up": {"scheduled": 8 * STEP, "pending": 4 * STEP, "unreachable": 0.0},
+        "down": {"scheduled": 0.0, "pending": 0.0, "unreachable": 8 * STEP},
+    }
+    totals = [split[f"replica_seconds_{k}"] for k in ("scheduled", "pending", "unreachable")]
+    assert totals == [8 * STEP, 4 * STEP, 8 * STEP] and sum(totals) == 20 * STEP  # = replica_seconds

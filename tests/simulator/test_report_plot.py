@@ -22,40 +22,47 @@ NAMES = ("alpha", "beta", "gamma")
 DOWN = (10.0, 18.0)  # gamma's outage, in minutes
 
 
-@cache
-def run() -> RunResult:
-    doc: dict[str, Any] = {
-        "name": "plot-me",
-        "duration": "30m",
-        "clusters": [
-            {"name": "alpha", "capacity": 40, "podStartup": "30s", "replicas": 6},
-            {"name": "beta", "capacity": 40, "podStartup": "30s", "replicas": 6},
-            {
-                "name": "gamma",
-                "capacity": 40,
-                "podStartup": "30s",
-                "replicas": 6,
-                "outages": [{"at": "10m", "for": "8m"}],
-            },
-        ],
-        "load": {"podCapacity": 100, "trace": [{"at": "0m", "rps": 1500}]},
+def fleet_doc(
+    name: str, duration: str, clusters: list[dict[str, Any]], rps: int, **spec: Any
+) -> dict[str, Any]:
+    """A scenario of one FederatedHPA ``web`` over ``clusters`` at a flat ``rps``."""
+    return {
+        "name": name,
+        "duration": duration,
+        "clusters": clusters,
+        "load": {"podCapacity": 100, "trace": [{"at": "0m", "rps": rps}]},
         "federatedHPA": {
             "apiVersion": "autoscaling.karmada.io/v1alpha1",
             "kind": "FederatedHPA",
             "metadata": {"name": "web", "namespace": "default"},
             "spec": {
                 "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                "minReplicas": 3,
-                "maxReplicas": 45,
-                "federatedHPAAssignment": {
-                    "federatedHPAAssignmentType": "StaticWeighted",
-                    "clusterAutoscalingPreference": [
-                        {"targetCluster": {"clusterNames": list(NAMES)}, "staticWeight": 1}
-                    ],
-                },
+                **spec,
             },
         },
     }
+
+
+@cache
+def run() -> RunResult:
+    clusters: list[dict[str, Any]] = [
+        {"name": "alpha", "capacity": 40, "podStartup": "30s", "replicas": 6},
+        {"name": "beta", "capacity": 40, "podStartup": "30s", "replicas": 6},
+        {
+            "name": "gamma",
+            "capacity": 40,
+            "podStartup": "30s",
+            "replicas": 6,
+            "outages": [{"at": "10m", "for": "8m"}],
+        },
+    ]
+    assignment = {
+        "federatedHPAAssignmentType": "StaticWeighted",
+        "clusterAutoscalingPreference": [{"targetCluster": {"clusterNames": list(NAMES)}, "staticWeight": 1}],
+    }
+    doc = fleet_doc(
+        "plot-me", "30m", clusters, 1500, minReplicas=3, maxReplicas=45, federatedHPAAssignment=assignment
+    )
     return simulate(parse_scenario(doc, "test"))
 
 
@@ -123,3 +130,29 @@ def test_write_png_writes_a_png(tmp_path):
     path = tmp_path / "timeline.png"
     write_png(run(), path)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@cache
+def crowded() -> RunResult:
+    """One cluster with room for 4 pods under a load that asks for about 10: the rest pend."""
+    clusters = [{"name": "alpha", "capacity": 4, "podStartup": "30s", "replicas": 2}]
+    assignment = {"federatedHPAAssignmentType": "Aggregated"}
+    doc = fleet_doc(
+        "crowded", "10m", clusters, 800, minReplicas=2, maxReplicas=20, federatedHPAAssignment=assignment
+    )
+    return simulate(parse_scenario(doc, "test"))
+
+
+def test_the_fleet_panel_stacks_scheduled_replicas_and_draws_pending_apart():
+    result = crowded()
+    last = result.steps[-1].clusters["alpha"]
+    assert last.pending > 0 and last.ready + last.starting == 4  # the scenario does crowd
+    figure = draw_timeline(result)
+    try:
+        collections = {c.get_label(): c for c in figure.axes[0].collections}
+        stacked = max(y for _, y in collections["alpha"].get_paths()[0].vertices)
+        assert stacked == 4.0  # what is scheduled, not spec.replicas
+        pending = max(y for _, y in collections["pending (not scheduled)"].get_paths()[0].vertices)
+        assert pending == float(max(s.clusters["alpha"].replicas for s in result.steps))
+    finally:
+        plt.close(figure)

@@ -422,3 +422,24 @@ def test_a_pass_that_moves_a_max_reviews_the_shares_before_the_period() -> None:
     shares = {n: parse_share(r.metric_share) for n, r in rows(later).items()}
     assert shares["a"] is not None and shares["a"] < 300
     assert sum(s or 0 for s in shares.values()) == SHARE_UNITS
+
+
+def test_a_cluster_held_past_the_blip_tolerance_lends_its_share_and_takes_it_back_when_it_answers() -> None:
+    f = queue_fhpa("StaticWeighted", max_replicas=60, weights={"a": 1, "b": 1, "c": 1})
+    o = [obs("a", 10, available=60), obs("b", 10, available=60), obs("c", 10, available=60)]
+    p = plan(f, o, T0, CONFIG)
+    f = f.model_copy(update={"status": p.status})
+    o = observed_after(p, o)
+    assert rows(p)["c"].metric_share == "333m"
+    gone = [x if x.name != "c" else x.model_copy(update={"healthy": False}) for x in o]
+    blip = CONFIG.blip_tolerance_seconds / 2
+    p = plan(f, gone, T0 + timedelta(seconds=15), CONFIG)  # unreachable since now: a blip so far
+    assert rows(p)["c"].metric_share == "333m"
+    f = f.model_copy(update={"status": p.status})
+    p = plan(f, gone, T0 + timedelta(seconds=15 + blip), CONFIG)
+    lent = {n: parse_share(rows(p)[n].metric_share) for n in "abc"}
+    assert lent["c"] == 0 and lent["a"] + lent["b"] == 1000 and min(lent["a"], lent["b"]) >= 499
+    assert {a.cluster for a in p.hpa_actions} == {"a", "b"}  # c cannot be written while it is away
+    f = f.model_copy(update={"status": p.status})
+    p = plan(f, observed_after(p, o), T0 + timedelta(seconds=30 + blip), CONFIG)  # c answers
+    assert 333 <= (parse_share(rows(p)["c"].metric_share) or 0) <= 334  # its third back at once

@@ -6,9 +6,12 @@ from datetime import timedelta
 
 from controller.planning import zero
 from controller.planning.fleet import Fleet, Slot
-from tests.support.planning_builders import T0, bounds, fhpa, obs, reasons, run, settle, update, writes
+from fhpa_api.models import HorizontalPodAutoscalerBehavior, HPAScalingRules
+from tests.support.planning_builders import T0, bounds, fhpa, obs, reasons, row, run, settle, update, writes
 
 S = timedelta(seconds=1)
+IDLE = timedelta(seconds=300)  # the native scale-down stabilization window: the HPAs want fewer this long
+T1 = T0 + IDLE + S  # the first pass at which a cluster idle since T0 may go to 0
 
 
 def idle_fleet(policy: str, **prefs):
@@ -20,25 +23,27 @@ def idle_fleet(policy: str, **prefs):
     assert writes(p) == {}
     for name, lo in mins.items():  # every HPA sits at its min and wants fewer
         fleet = update(fleet, name, current_replicas=lo, ready_replicas=lo, hpa_desired=lo, hpa_limited=True)
+    f, fleet, p = settle(f, fleet)  # their idle clocks start
+    assert writes(p) == {}
     return f, fleet, mins
 
 
 def test_static_weighted_sends_the_smallest_weight_to_zero() -> None:
     f, fleet, mins = idle_fleet("StaticWeighted", weights={"a": 3, "b": 2, "c": 1})
     assert mins == {"a": 2, "b": 1, "c": 1}
-    p = run(f, fleet, T0 + S)
+    p = run(f, fleet, T1)
     assert writes(p) == {"c": 0}
     assert "ScaledToZero" in reasons(p)
 
 
 def test_dynamic_weighted_sends_the_smallest_available_to_zero() -> None:
     f, fleet, _ = idle_fleet("DynamicWeighted")
-    assert writes(run(f, fleet, T0 + S)) == {"c": 0}
+    assert writes(run(f, fleet, T1)) == {"c": 0}
 
 
 def test_prioritized_sends_the_lowest_priority_to_zero() -> None:
     f, fleet, _ = idle_fleet("Prioritized", priorities={"a": 1, "b": 3, "c": 2})
-    p = run(f, fleet, T0 + S)
+    p = run(f, fleet, T1)
     assert writes(p) == {"a": 0}
 
 
@@ -50,7 +55,8 @@ def test_aggregated_tie_on_replicas_sends_the_smallest_available_to_zero() -> No
     assert {n: lo for n, (lo, _) in bounds(p).items()} == {"a": 1, "b": 1}
     for name in ("a", "b"):
         fleet = update(fleet, name, current_replicas=1, ready_replicas=1, hpa_desired=1, hpa_limited=True)
-    assert writes(run(f, fleet, T0 + S)) == {"a": 0}
+    f, fleet, _ = settle(f, fleet)
+    assert writes(run(f, fleet, T1)) == {"a": 0}
 
 
 def test_aggregated_sends_the_smallest_replicas_to_zero() -> None:
@@ -58,30 +64,31 @@ def test_aggregated_sends_the_smallest_replicas_to_zero() -> None:
     f, fleet, p = settle(f, [obs("a", 1, 3), obs("b", 1, 3), obs("c", 3, 6)])
     for name, (lo, _) in bounds(p).items():
         fleet = update(fleet, name, current_replicas=lo, ready_replicas=lo, hpa_desired=lo, hpa_limited=True)
-    assert writes(run(f, fleet, T0 + S)) == {"b": 0}  # a and b tie at 1: the name that sorts last
+    f, fleet, _ = settle(f, fleet)
+    assert writes(run(f, fleet, T1)) == {"b": 0}  # a and b tie at 1: the name that sorts last
 
 
 def test_one_cluster_at_a_time_and_never_below_federated_min() -> None:
     f, fleet, _ = idle_fleet("StaticWeighted", weights={"a": 3, "b": 2, "c": 1})
-    f, fleet, _ = settle(f, fleet, T0 + S)  # c -> 0
-    f, fleet, p = settle(f, fleet, T0 + 2 * S)
+    f, fleet, _ = settle(f, fleet, T1)  # c -> 0
+    f, fleet, p = settle(f, fleet, T1 + S)
     assert writes(p) == {}  # the HPAs get an optimization period to see the load move first
-    f, fleet, p = settle(f, fleet, T0 + 61 * S)
+    f, fleet, p = settle(f, fleet, T1 + 60 * S)
     assert writes(p) == {"b": 0}  # running 2 + 1 > F.min 2: b goes next
-    p = run(f, fleet, T0 + 200 * S)
+    p = run(f, fleet, T1 + 199 * S)
     assert writes(p) == {}  # a alone carries F.min
 
 
 def test_no_zero_while_a_hpa_wants_more() -> None:
     f, fleet, _ = idle_fleet("StaticWeighted", weights={"a": 3, "b": 2, "c": 1})
     fleet = update(fleet, "a", hpa_desired=3, hpa_limited=False)  # a's HPA wants more than its min
-    assert writes(run(f, fleet, T0 + S)) == {}
+    assert writes(run(f, fleet, T1)) == {}
 
 
 def test_no_zero_while_pods_are_not_ready() -> None:
     f, fleet, _ = idle_fleet("StaticWeighted", weights={"a": 3, "b": 2, "c": 1})
     fleet = update(fleet, "c", ready_replicas=0, hpa_desired=0)  # just raised from zero: not serving yet
-    assert writes(run(f, fleet, T0 + S)) == {}
+    assert writes(run(f, fleet, T1)) == {}
 
 
 def test_prioritized_lowest_priority_goes_to_zero_once_every_cluster_sits_at_its_min() -> None:
@@ -93,12 +100,16 @@ def test_prioritized_lowest_priority_goes_to_zero_once_every_cluster_sits_at_its
     # DESIGN §4: only when every cluster sits at its min, Prioritized included (idc runs 11, above its 2)
     assert writes(run(f, fleet, T0 + 60 * S)) == {}
     fleet = update(fleet, "idc", current_replicas=2, ready_replicas=2, hpa_desired=2, hpa_limited=False)
+    f, fleet, p = settle(f, fleet, T0 + S)  # every cluster at its min from now on
+    assert writes(p) == {}
+    f, fleet, p = settle(f, fleet, T0 + IDLE)  # a period optimization, one second short of the window
+    assert writes(p) == {}
     # a native HPA at min 1 never says "fewer": content at its min counts on the periodic pass only
-    assert writes(run(f, fleet, T0 + S)) == {}
-    assert writes(run(f, fleet, T0 + 60 * S)) == {"cloud": 0}
+    assert writes(run(f, fleet, T0 + S + IDLE)) == {}
+    assert writes(run(f, fleet, T0 + 60 * S + IDLE)) == {"cloud": 0}
     # not while idc is at its max and wants more
     busy = update(fleet, "idc", current_replicas=30, ready_replicas=30, hpa_desired=35, hpa_limited=True)
-    assert writes(run(f, busy, T0 + 60 * S)) == {}
+    assert writes(run(f, busy, T0 + 60 * S + IDLE)) == {}
 
 
 def test_no_zero_without_scaling_to_zero() -> None:
@@ -264,3 +275,57 @@ def test_the_floor_does_not_wait_for_a_cluster_held_past_the_flags_grace() -> No
     slots["big"].held_long = False
     slots["idle"].replicas = None
     assert zero.start_for_floor(Fleet(fhpa=f, now=T0, slots=slots), "floor") == []
+
+
+# ----- hysteresis: at a steady load a cluster does not flip between 0 and running (promise 4) -----
+
+
+def test_a_cluster_goes_to_zero_only_after_its_hpa_wanted_fewer_for_a_full_window() -> None:
+    f, fleet, _ = idle_fleet("StaticWeighted", weights={"a": 3, "b": 2, "c": 1})
+    assert row(run(f, fleet, T0 + S), "c").idle_since == T0
+    assert writes(run(f, fleet, T0 + IDLE - S)) == {}
+    assert writes(run(f, fleet, T0 + IDLE)) == {"c": 0}
+
+
+def test_the_idle_clock_restarts_when_the_hpa_wants_more_and_honours_the_users_window() -> None:
+    f, fleet, _ = idle_fleet("StaticWeighted", weights={"a": 3, "b": 2, "c": 1})
+    busy = update(fleet, "c", hpa_desired=2, hpa_limited=False)
+    f, _, p = settle(f, busy, T0 + 100 * S)
+    assert row(p, "c").idle_since is None
+    f, fleet, _ = settle(f, fleet, T0 + 101 * S)  # content again: its clock starts over
+    assert writes(run(f, fleet, T0 + 101 * S + IDLE - S)) == {}
+    assert writes(run(f, fleet, T0 + 101 * S + IDLE)) == {"c": 0}
+    longer = f.model_copy(deep=True)
+    window = HorizontalPodAutoscalerBehavior(scale_down=HPAScalingRules(stabilization_window_seconds=900))
+    longer.spec = longer.spec.model_copy(update={"behavior": window})
+    assert writes(run(longer, fleet, T0 + 101 * S + IDLE)) == {}
+    assert writes(run(longer, fleet, T0 + 1001 * S)) == {"c": 0}
+
+
+def test_a_woken_cluster_is_not_sent_back_to_zero_within_the_hour() -> None:
+    f, fleet, table = at_zero_fleet("StaticWeighted", weights={"a": 1, "b": 1, "c": 1})
+    hi = table["a"][1]
+    pressed = update(fleet, "a", current_replicas=hi, ready_replicas=hi, hpa_desired=hi + 3, hpa_limited=True)
+    f, fleet, p = settle(f, pressed, T0 + S)
+    assert set(writes(p)) == {"b", "c"} and row(p, "b").woken_at == T0 + S
+    # the load settles at once: every HPA content at its min, the mins above F.min 1
+    for name in ("a", "b", "c"):
+        lo = bounds(p)[name][0]
+        fleet = update(fleet, name, current_replicas=lo, ready_replicas=lo, hpa_desired=lo, hpa_limited=True)
+    f, fleet, _ = settle(f, fleet, T0 + 2 * S)
+    assert writes(run(f, fleet, T0 + 2 * S + IDLE)) == {}  # idle for a window, but woken under an hour ago
+    # a restarted controller reads the wake from status alone and decides the same
+    assert row(run(f, fleet, T0 + 3599 * S), "b").woken_at == T0 + S
+    assert writes(run(f, fleet, T0 + 3599 * S)) == {}
+    assert writes(run(f, fleet, T0 + 3601 * S)) != {}
+
+
+def test_the_floor_starts_no_cluster_known_to_hold_nothing() -> None:
+    # its pod would only pend, and the next reassignment would send it back to 0: a flip for nothing
+    f = fhpa("Aggregated", 6, 20, scalingToZero=True)
+    slots = {
+        "full": Slot(cluster=obs("full", 0, 0), min_replicas=2, max_replicas=8),
+        "room": Slot(cluster=obs("room", 0, 10), min_replicas=2, max_replicas=12),
+    }
+    started = zero.start_for_floor(Fleet(fhpa=f, now=T0, slots=slots), "floor")
+    assert [s.name for s in started] == ["room"]

@@ -1,0 +1,63 @@
+"""A cluster that leaves the selection while it runs replicas (DESIGN §4, promise 2): its replicas are
+handed to the selected clusters, it is drained once they run there, a Warning says so, and its status
+row stays until it runs none."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from controller.planning.deselection import DESELECTED
+from tests.support.planning_builders import T0, bounds, fhpa, obs, reasons, row, run, settle, update, writes
+
+S = timedelta(seconds=1)
+
+
+def leaving_fleet():
+    """a, b, c at 10 replicas each, F 3..60; then c's name leaves the clusterAffinity."""
+    f = fhpa("StaticWeighted", 3, 60, clusters=["a", "b", "c"], weights={"a": 1, "b": 1, "c": 1})
+    f, fleet, _ = settle(f, [obs("a", 10, 40), obs("b", 10, 40), obs("c", 10, 40)])
+    edited = f.model_copy(deep=True)
+    assert edited.spec.cluster_affinity is not None
+    edited.spec.cluster_affinity.cluster_names = ["a", "b"]
+    edited.metadata.generation = 2
+    return edited, fleet
+
+
+def test_its_replicas_are_handed_to_the_selected_clusters_with_a_warning() -> None:
+    f, fleet = leaving_fleet()
+    p = run(f, fleet, T0 + S)
+    assert writes(p) == {"a": 15, "b": 15}  # c's 10, split by headroom; c keeps serving until they run
+    assert "c" not in bounds(p)
+    warning = [e for e in p.events if e.reason == "ClusterDeselected"]
+    assert len(warning) == 1 and warning[0].type == "Warning" and "handed to a, b" in warning[0].message
+    assert row(p, "c").state == DESELECTED and row(p, "c").drained_at == T0 + S
+    assert {a.cluster: a.op for a in p.hpa_actions}.get("c") == "delete"
+
+
+def test_it_is_drained_once_the_others_run_its_replicas_and_its_row_goes_after() -> None:
+    f, fleet = leaving_fleet()
+    f, fleet, _ = settle(f, fleet, T0 + S)
+    starting = update(update(fleet, "a", ready_replicas=12), "b", ready_replicas=12)
+    p = run(f, starting, T0 + 2 * S)
+    assert writes(p) == {} and row(p, "c").current_replicas == 10  # not yet: the new pods start
+    f, fleet, p = settle(f, fleet, T0 + 2 * S)  # every handed pod Ready
+    assert writes(p) == {"c": 0} and "ClusterDeselected" not in reasons(p)
+    assert row(p, "c").state == DESELECTED and row(p, "c").current_replicas == 0
+    _, _, p = settle(f, fleet, T0 + 3 * S)
+    assert "c" not in {r.name for r in p.status.clusters or []}  # done: it runs none
+
+
+def test_it_is_drained_after_one_optimization_period_even_if_the_others_are_slow() -> None:
+    f, fleet = leaving_fleet()
+    f, fleet, _ = settle(f, fleet, T0 + S)
+    slow = update(update(fleet, "a", ready_replicas=12), "b", ready_replicas=12)
+    assert writes(run(f, slow, T0 + 60 * S)) == {}
+    assert writes(run(f, slow, T0 + 61 * S)) == {"c": 0}
+
+
+def test_a_paused_federated_hpa_drains_nothing_and_keeps_the_hpa() -> None:
+    f, fleet = leaving_fleet()
+    f.metadata.annotations = {"autoscaling.karmada.io/paused": "true"}
+    p = run(f, fleet, T0 + S)
+    assert writes(p) == {} and "ClusterDeselected" not in reasons(p)
+    assert "c" not in {a.cluster for a in p.hpa_actions if a.op == "delete"}
