@@ -79,6 +79,11 @@ def _can_hold(slot: Slot) -> int:
     return slot.max_replicas if room is None else min(slot.max_replicas, max(room, scheduled))
 
 
+def _has_room(slot: Slot) -> bool:
+    room = slot.cluster.available_replicas
+    return room is None or room > 0
+
+
 def start_for_floor(fleet: Fleet, reason: str) -> list[Slot]:
     """Start clusters at 0, most preferred first, until the running ones can hold F.min (promise 1).
 
@@ -98,7 +103,8 @@ def start_for_floor(fleet: Fleet, reason: str) -> list[Slot]:
     ]
     holding = sum(_can_hold(s) for s in holders)
     short = federated_min - sum(s.current for s in holders)
-    zeros = [s for s in _zero_slots(fleet) if s.cluster.workload_found]
+    # a cluster with no room is never started for this: all it could add is a pod that never runs
+    zeros = [s for s in _zero_slots(fleet) if s.cluster.workload_found and _has_room(s)]
     started: list[Slot] = []
     for name in preference_order(fleet.fhpa, [s.cluster for s in zeros]):
         if holding >= federated_min:

@@ -209,11 +209,8 @@ class Profile:
     cluster_outages: bool = True  # cluster_outage, cluster_back, flap
     controller_outages: bool = True
     spec_changes: bool = True
-    # node groups that grow when pods pend, and namespace quotas that refuse pods: with both on the default
-    # run finds flaps-on-a-fleet-that-cannot-hold-f-min-move-a-roomless-max (a KNOWN_BREACHES entry):
-    # off until the planner keeps it
-    elastic: bool = False
-    quotas: bool = False
+    elastic: bool = True  # node groups that grow when pods pend
+    quotas: bool = True  # namespace quotas that refuse pods
     capacity_changes: bool = True  # nodes lost or added by hand
     checks: frozenset[str] = frozenset((FLOOR, UNMANAGED, CEILING, CHURN, ENGINE))
 
@@ -1419,6 +1416,7 @@ FIXED_BREACHES = frozenset(
         "failover-puts-the-excess-max-on-clusters-without-room",
         "flapper-held-within-its-grown-grace-ran-all-its-max",
         "flapper-held-within-its-grown-grace-seed-1",
+        "flaps-on-a-fleet-that-cannot-hold-f-min-move-a-roomless-max",
     }
 )
 """Breaches this machine found that the planner now keeps: each is replayed as a regression test."""

@@ -264,3 +264,14 @@ def test_the_floor_does_not_wait_for_a_cluster_held_past_the_flags_grace() -> No
     slots["big"].held_long = False
     slots["idle"].replicas = None
     assert zero.start_for_floor(Fleet(fhpa=f, now=T0, slots=slots), "floor") == []
+
+
+def test_the_floor_does_not_start_a_cluster_that_holds_nothing() -> None:
+    # found by the fleet state machine: a roomless cluster at 0 was started for the floor, with one pod
+    # that could never run, and drained again when the failed cluster came back
+    f = fhpa("StaticWeighted", 16, 16, scalingToZero=True, weights={"m1": 2, "m3": 3})
+    slots = {
+        "m1": Slot(cluster=obs("m1", 1, 1), min_replicas=1, max_replicas=4),
+        "m3": Slot(cluster=obs("m3", 0, 0), min_replicas=1, max_replicas=12),
+    }
+    assert zero.start_for_floor(Fleet(fhpa=f, now=T0, slots=slots), "floor") == []
