@@ -470,6 +470,7 @@ class SimulatedCluster:
             decision=hpa.annotations.get(ANNOTATION_DECISION),
             conditions=hpa.status.condition_list(),
             metric_ratio=metric_ratio(spec_metrics(hpa), current_metrics(hpa.status)),
+            last_scale_time=hpa.status.last_scale_time,
         )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
@@ -77,6 +78,15 @@ def _conditions(raw: list[Mapping[str, Any]] | None) -> list[Condition]:
     return out
 
 
+def _time(raw: Any) -> datetime | None:
+    """An RFC 3339 timestamp from an object's status; None when absent or unreadable (a field we cannot
+    read must not make the cluster unobservable)."""
+    try:
+        return datetime.fromisoformat(str(raw).replace("Z", "+00:00")) if raw else None
+    except ValueError:
+        return None
+
+
 def hpa_observation(hpa: Mapping[str, Any], owned: bool) -> MemberHPAObservation:
     spec, status = hpa.get("spec") or {}, hpa.get("status") or {}
     meta = hpa.get("metadata") or {}
@@ -93,6 +103,7 @@ def hpa_observation(hpa: Mapping[str, Any], owned: bool) -> MemberHPAObservation
         resource_version=meta.get("resourceVersion"),
         uid=meta.get("uid"),
         decision=(meta.get("annotations") or {}).get(ANNOTATION_DECISION),
+        last_scale_time=_time(status.get("lastScaleTime")),
     )
 
 

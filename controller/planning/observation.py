@@ -38,6 +38,7 @@ class MemberHPAObservation(BaseModel):
     resource_version: str | None = None  # None from adapters without versions (the simulator)
     uid: str | None = None
     decision: str | None = None  # its decision annotation (member_hpa.decision_key) when it has one
+    last_scale_time: datetime | None = None  # when the HPA last changed the workload's replicas
 
     def condition(self, type_: str) -> Condition | None:
         return next((c for c in self.conditions if c.type == type_), None)

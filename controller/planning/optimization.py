@@ -13,7 +13,7 @@ from datetime import timedelta
 
 from controller.planning.fleet import Fleet, Slot
 from controller.planning.policies import policy_of
-from controller.planning.policy import available, capped_split, preference_order
+from controller.planning.policy import available, capped_split, excess_home, preference_order
 
 DEFAULT_SCALE_DOWN_WINDOW = 300
 """The native HPA's scale-down stabilization window when behavior does not set one."""
@@ -42,10 +42,10 @@ def capped_shares(
 
 def redistribute_slack(fleet: Fleet, recipients: list[Slot], amount: int) -> dict[str, int]:
     """Add ``amount`` of max to ``recipients`` by the capped split, each up to its room above its max;
-    what none has room for goes to the first of them in order of preference, as in §3."""
+    what none has room for goes where §3 puts the excess (:func:`excess_home`)."""
     shares, excess = capped_shares(fleet, recipients, amount, {s.name: s.max_replicas for s in recipients})
     if excess and recipients:
-        first = preference_order(fleet.fhpa, [s.cluster for s in recipients])[0]
+        first = excess_home(fleet.fhpa, [s.cluster for s in recipients])
         shares[first] = shares.get(first, 0) + excess
     return shares
 
@@ -60,8 +60,8 @@ def leave_excess_in_place(
     fleet: Fleet, movable: list[Slot], recipients: list[Slot], excess: int
 ) -> dict[str, int]:
     """Where the max that fits nowhere goes: back to the clusters that carry it now, the most preferred
-    first, each up to what it carries; only what they did not carry (room shrank) goes to the first
-    recipient in order of preference. Pods that fit nowhere are not shuffled from cluster to cluster
+    first, each up to what it carries; only what they did not carry (room shrank) goes where §3 puts
+    the excess (:func:`excess_home`). Pods that fit nowhere are not shuffled from cluster to cluster
     (DESIGN §4 Period optimization, promise 4)."""
     kept: dict[str, int] = {}
     order = preference_order(fleet.fhpa, [s.cluster for s in movable])
@@ -71,7 +71,7 @@ def leave_excess_in_place(
             kept[name] = take
             excess -= take
     if excess > 0:
-        first = preference_order(fleet.fhpa, [s.cluster for s in recipients])[0]
+        first = excess_home(fleet.fhpa, [s.cluster for s in recipients])
         kept[first] = kept.get(first, 0) + excess
     return kept
 

@@ -387,8 +387,14 @@ def _adjust(
     else:
         started = zero.start_for_floor(fleet, "floor: the running clusters cannot hold F.min")
         # one wake-up a pass: a burst assist that started replicas already answered "who takes more"
-        if not started and not raised and not zero.scale_from_zero(fleet):
-            zero.scale_to_zero(fleet, periodic=due, settle_seconds=config.optimization_period_seconds)
+        settle = config.optimization_period_seconds
+        if (
+            not started
+            and not raised
+            and not zero.scale_from_zero(fleet)
+            and not zero.scale_to_zero(fleet, periodic=due, settle_seconds=settle)
+        ):
+            zero.drain_lowest_tier(fleet, window_seconds=optimization.scale_down_window(fleet))
         optimization.redistribute_min(fleet)
         zero.settle_started(started, "floor: the running clusters cannot hold F.min")
     return last_optimization

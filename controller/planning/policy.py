@@ -66,14 +66,26 @@ def split_with_excess(
     clusters: Sequence[ClusterObservation],
     capacity: Mapping[str, int | None],
 ) -> tuple[dict[str, int], int]:
-    """:func:`capped_split`, with the excess on the first cluster in order of preference (DESIGN §3
-    The excess): one place where a cluster autoscaler sees it, and the shares still sum to ``total``.
-    Also returns the excess so placed (the assignment records it)."""
+    """:func:`capped_split`, with the excess on one cluster (:func:`excess_home`, DESIGN §3 The excess):
+    one place where a cluster autoscaler sees it, and the shares still sum to ``total``. Also returns
+    the excess so placed (the assignment records it)."""
     shares, excess = capped_split(fhpa, total, clusters, capacity)
     if excess and clusters:
-        first = preference_order(fhpa, clusters)[0]
+        first = excess_home(fhpa, clusters)
         shares[first] = shares.get(first, 0) + excess
     return shares, excess
+
+
+def excess_home(fhpa: FederatedHPA, clusters: Sequence[ClusterObservation]) -> str:
+    """Where max that no cluster has room for goes: the first cluster in order of preference that can
+    hold at least one replica, or the first of all when none can (DESIGN §3 The excess).
+
+    A cluster that holds nothing would only get an HPA over pods that never run, and lose it again as
+    soon as a cluster with room returns: each failover and rejoin would turn its max around.
+    """
+    order = preference_order(fhpa, clusters)
+    room = {c.name: available(c) for c in clusters}
+    return next((n for n in order if (r := room[n]) is None or r > 0), order[0])
 
 
 def least_preferred(fhpa: FederatedHPA, clusters: Sequence[ClusterObservation]) -> str | None:

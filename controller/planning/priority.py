@@ -260,6 +260,15 @@ def take_back_up(fleet: Fleet, settle_seconds: float) -> bool:
     return False
 
 
+def _fit_pin(slot: Slot) -> None:
+    """A pin never holds a cluster above what it can hold now. A pin is set within the cluster's room,
+    but nodes go (a drain, a spot interruption): a pin left above the room would make the cluster's HPA
+    start pods that pend as soon as its max allows, and the spill would take the max straight back."""
+    room = slot.cluster.available_replicas
+    if slot.pin is not None and room is not None and slot.pin > room:
+        slot.pin = max(room, 1)
+
+
 def pin_and_release(fleet: Fleet) -> bool:
     """Pin higher-priority clusters while lower ones drain; release when they are drained.
 
@@ -270,6 +279,8 @@ def pin_and_release(fleet: Fleet) -> bool:
     ranked = _by_priority(fleet)
     falling = _load_falling(fleet)
     released = False
+    for slot in ranked:
+        _fit_pin(slot)
     for index, slot in enumerate(ranked):
         lower = [s for s in ranked[index + 1 :] if not s.held and s.max_replicas > 0]
         draining = any(not _at_floor(s) for s in lower)

@@ -14,6 +14,7 @@ from controller.planning.affinity import priority
 from controller.planning.observation import ClusterObservation
 from controller.planning.policies import policy_of
 from controller.planning.policies.base import ByWeight
+from controller.planning.policy import excess_home
 from fhpa_api.models import FederatedHPA, SplitStatus
 
 PRIORITIZED = "Prioritized"
@@ -29,10 +30,10 @@ def split_records(
     excess: int,
 ) -> dict[str, SplitStatus]:
     """One record per candidate: ``room`` as the split read it, ``maxes`` the capped max shares with the
-    ``excess`` already placed on the first cluster of ``order``, ``min_shares`` the split of F.min."""
+    ``excess`` already placed where §3 puts it (:func:`excess_home`), ``min_shares`` the split of F.min."""
     policy = policy_of(fhpa)
     rank = {name: i + 1 for i, name in enumerate(order)}
-    first = order[0] if order else None
+    first = excess_home(fhpa, candidates) if candidates else None
     records = {}
     for cluster in candidates:
         name = cluster.name

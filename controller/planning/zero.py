@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from controller.planning.affinity import priority
+from controller.planning.firm_first import firm_of
 from controller.planning.fleet import Fleet, Slot
 from controller.planning.observation import ClusterObservation
 from controller.planning.optimization import scale_down_window
@@ -112,6 +114,11 @@ def _can_hold(slot: Slot) -> int:
     return slot.max_replicas if room is None else min(slot.max_replicas, max(room, scheduled))
 
 
+def _has_room(slot: Slot) -> bool:
+    room = slot.cluster.available_replicas
+    return room is None or room > 0
+
+
 def start_for_floor(fleet: Fleet, reason: str) -> list[Slot]:
     """Start clusters at 0, most preferred first, until the running ones can hold F.min (promise 1).
 
@@ -132,9 +139,8 @@ def start_for_floor(fleet: Fleet, reason: str) -> list[Slot]:
     ]
     holding = sum(_can_hold(s) for s in holders)
     short = federated_min - sum(s.current for s in holders)
-    # a cluster known to hold nothing (no room now, none to come) is not started: its pods would only
-    # pend, and the next reassignment would send it back to 0 (a flip for nothing, promise 4)
-    zeros = [s for s in _zero_slots(fleet) if s.cluster.workload_found and s.cluster.available_replicas != 0]
+    # a cluster with no room is never started for this: all it could add is a pod that never runs
+    zeros = [s for s in _zero_slots(fleet) if s.cluster.workload_found and _has_room(s)]
     started: list[Slot] = []
     for name in preference_order(fleet.fhpa, [s.cluster for s in zeros]):
         if holding >= federated_min:
@@ -230,3 +236,59 @@ def scale_to_zero(fleet: Fleet, periodic: bool = False, settle_seconds: float = 
         f"every cluster idles at its min and the mins exceed {federated_min}: {victim.name} scaled to 0",
     )
     return True
+
+
+def drain_lowest_tier(fleet: Fleet, window_seconds: float) -> bool:
+    """After a burst, send the lowest running tier to 0 when the tiers above can hold what it runs.
+
+    Prioritized only. The zeroing above waits for every running cluster to sit at its min, which a
+    preferred cluster carrying the base load never does, so the lowest tier would keep its min, and on
+    an elastic cloud the node under it, all day. Here the lowest-priority running cluster goes to 0
+    when every replica it runs fits in the firm room (what fits now, no node to come) the running
+    clusters of higher priority have under their maxes, and its HPA has wanted no more than its min for
+    a full scale-down stabilization window (``window_seconds``): neither its HPA nor the controller
+    changed its replicas or its max in that time. The others must still hold F.min by their maxes and
+    firm room. Its load then lands on the tiers above, whose HPAs take it up; nothing pends, so nothing
+    wakes it until they are full again.
+    """
+    if not policy_of(fleet.fhpa).tiered or not fleet.fhpa.spec.effective_scaling_to_zero:
+        return False
+    running = _running(fleet)
+    if len(running) < 2 or any(fleet.wants_more(s) or s.cluster.pending_replicas > 0 for s in running):
+        return False
+    prefs = fleet.fhpa.spec.preferences
+    lowest = fleet.slots[least_preferred(fleet.fhpa, [s.cluster for s in running]) or running[-1].name]
+    above = [s for s in running if priority(prefs, s.cluster) > priority(prefs, lowest.cluster)]
+    if not above or not lowest.cluster.workload_found or not _quiet_at_min(fleet, lowest, window_seconds):
+        return False
+    holds = sum(_firm_under_max(s) for s in above)
+    if holds - sum(s.current for s in above) < lowest.current or holds < fleet.fhpa.spec.effective_min:
+        return False
+    fleet.write_replicas(lowest, 0, "scaling to zero: the higher tiers have firm room for its replicas")
+    fleet.event(
+        "ScaledToZero",
+        f"{lowest.name}: its {lowest.current} replicas fit in the firm room of the higher priorities and "
+        f"its HPA has wanted no more than its min for {window_seconds:.0f}s: scaled to 0",
+    )
+    return True
+
+
+def _firm_under_max(slot: Slot) -> int:
+    """What a cluster can run without a node having to come, up to its max."""
+    firm = firm_of(slot.cluster)
+    return slot.max_replicas if firm is None else min(slot.max_replicas, max(firm, slot.current))
+
+
+def _quiet_at_min(fleet: Fleet, slot: Slot, window_seconds: float) -> bool:
+    """The cluster runs its min, every pod ready, its HPA asks for no more, and neither the HPA nor the
+    controller changed its replicas or its max within the window; and the zeroing hysteresis holds
+    (idle for a full window by the status clock, not woken within the hour)."""
+    hpa = slot.cluster.hpa
+    if hpa is None or not hpa.owned or slot.current > slot.hpa_min or hpa.desired_replicas > slot.current:
+        return False
+    if slot.cluster.ready_replicas < slot.current or not _calm_enough(fleet, slot):
+        return False
+    return all(
+        when is None or (fleet.now - when).total_seconds() >= window_seconds
+        for when in (hpa.last_scale_time, slot.last_write, slot.trend_since, slot.drained_at)
+    )

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from controller.planning.policies.base import Clusters, InOrder, by_room
+from controller.planning.firm_first import fill_firm_first
+from controller.planning.policies.base import Capacity, Clusters, InOrder, by_room
 from fhpa_api.models import FederatedHPA
 
 
 class Aggregated(InOrder):
-    """Room decides the order (unknown first, as unlimited). A full cluster is capped by the trigger,
-    not spilled down the order, and metric shares weigh the clusters by room."""
+    """Room decides the order (unknown first, as unlimited; firm room before elastic room), and the walk
+    fills every firm room before any elastic one. A full cluster is capped by the trigger, not spilled
+    down the order, and metric shares weigh the clusters by room."""
 
     name = "Aggregated"
     tiered = False
@@ -21,6 +23,19 @@ class Aggregated(InOrder):
 
     def preference_order(self, fhpa: FederatedHPA, clusters: Clusters) -> list[str]:
         return by_room(clusters)
+
+    def split(self, fhpa: FederatedHPA, total: int, clusters: Clusters, capacity: Capacity) -> dict[str, int]:
+        order = self.preference_order(fhpa, clusters)
+        shares, left = fill_firm_first(total, order, clusters, capacity)
+        if left and order:
+            shares[order[0]] += left
+        return shares
+
+    def capped_split(
+        self, fhpa: FederatedHPA, total: int, clusters: Clusters, capacity: Capacity
+    ) -> tuple[dict[str, int], int]:
+        """Firm rooms first, in order, then elastic rooms in the same order: only the remainder is left."""
+        return fill_firm_first(total, self.preference_order(fhpa, clusters), clusters, capacity)
 
     def least_preferred(self, fhpa: FederatedHPA, clusters: Clusters) -> str:
         """The cluster running the fewest replicas; a tie goes to the least room (unknown counts as

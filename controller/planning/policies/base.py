@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from controller.planning.divide import capped_divide, divide, fill, greedy_fill
+from controller.planning.firm_first import elastic_of, firm_of
 from controller.planning.observation import ClusterObservation
 from fhpa_api.models import ClusterAutoscalingPreference, FederatedHPA
 
@@ -98,12 +99,13 @@ def dynamic_weight(fhpa: FederatedHPA, cluster: ClusterObservation) -> int:
 
 
 def by_room(clusters: Clusters) -> list[str]:
-    """Cluster names by available replicas, most first; unknown (unlimited) before any number; ties by
-    name."""
+    """Cluster names by room, most first: firm room ranks before elastic room (a cluster that holds pods
+    now before one that must grow nodes for them), then elastic room; unknown (unlimited) before any
+    number; ties by name."""
 
-    def room(c: ClusterObservation) -> tuple[int, int, str]:
-        amount = c.available_replicas
-        return (0, 0, c.name) if amount is None else (1, -amount, c.name)
+    def room(c: ClusterObservation) -> tuple[int, int, int, str]:
+        firm = firm_of(c)
+        return (0, 0, 0, c.name) if firm is None else (1, -firm, -elastic_of(c), c.name)
 
     return [c.name for c in sorted(clusters, key=room)]
 

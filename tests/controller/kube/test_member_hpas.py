@@ -3,7 +3,9 @@ planner's, and an HPA's ownership and target are read from its labels and scaleT
 
 from __future__ import annotations
 
-from controller.kube.member_hpas import owns, spec_template_digest, targets
+from datetime import UTC, datetime
+
+from controller.kube.member_hpas import hpa_observation, owns, spec_template_digest, targets
 from controller.planning.member_hpa import (
     LABEL_OWNER_NAME,
     LABEL_OWNER_UID,
@@ -49,3 +51,11 @@ def test_an_hpa_targets_a_workload_by_group_kind_and_name_in_any_version() -> No
     core = {"spec": {"scaleTargetRef": {"apiVersion": "v1", "kind": "Deployment", "name": "web"}}}
     assert not targets(core, ref)  # another group
     assert not targets({"spec": {"scaleTargetRef": {"kind": "Deployment", "name": "api"}}}, ref)
+
+
+def test_the_hpas_last_scale_time_is_read_and_an_unreadable_one_is_none() -> None:
+    # the lowest Prioritized tier goes to 0 only once its HPA has not scaled for a stabilization window
+    hpa = {"spec": {"maxReplicas": 4}, "status": {"lastScaleTime": "2026-11-25T19:00:00Z"}}
+    assert hpa_observation(hpa, True).last_scale_time == datetime(2026, 11, 25, 19, tzinfo=UTC)
+    assert hpa_observation({"status": {"lastScaleTime": "yesterday"}}, True).last_scale_time is None
+    assert hpa_observation({}, True).last_scale_time is None

@@ -282,3 +282,15 @@ def test_a_cloud_cluster_at_zero_nodes_is_room_for_the_cap() -> None:
     # the same fleet with the cloud counted at its firm room only would park everything on-prem
     firm_only = [fleet[0], obs("cloud", 0, 0, capacity=cloud)]
     assert as_pairs(initial_assignment(f, firm_only)) == {"onprem": (2, 30)}
+
+
+def test_the_excess_goes_to_the_first_cluster_in_order_that_holds_a_replica() -> None:
+    # F.max 16 over clusters that hold 4 in all: the heaviest cluster holds nothing (capacity 0), so the
+    # 12 nobody has room for go to the next in order of preference that holds something; on the
+    # roomless cluster they would make an HPA over pods that never run, and move at each failover
+    f = fhpa("StaticWeighted", 4, 16, weights={"m1": 2, "m3": 3, "m5": 1})
+    fleet = [obs("m1", 1, 1), obs("m3", 0, 0), obs("m5", 3, 3)]
+    assert as_pairs(initial_assignment(f, fleet)) == {"m1": (1, 13), "m5": (3, 3)}
+    # when no cluster holds anything, the excess stays on the first in order, as before
+    empty = [obs("m1", 0, 0), obs("m3", 0, 0)]
+    assert as_pairs(initial_assignment(f, empty))["m3"] == (1, 16)

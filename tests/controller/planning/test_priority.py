@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from controller.planning import priority
+from controller.planning.fleet import Fleet, Slot
 from controller.planning.observation import CapacityObservation
 from fhpa_api.models import Condition
 from tests.support.planning_builders import (
@@ -318,3 +320,16 @@ def at_target(fleet):
         o.model_copy(update={"hpa": o.hpa.model_copy(update={"metric_ratio": 1.0})}) if o.hpa else o
         for o in fleet
     ]
+
+
+def test_a_pin_is_lowered_to_the_room_a_cluster_has_left() -> None:
+    # found by the capacity-lost bench fleet: on-prem was pinned at 64 while it had room for 80, then
+    # lost half its nodes; whenever a drain gave it max again, its HPA went to the stale pin and the
+    # pods beyond its 40 pended, the spill took the max back down, and the next drain gave it back
+    f = fhpa("Prioritized", 2, 200, priorities={"onprem": 2, "cloud": 1})
+    slots = {
+        "onprem": Slot(cluster=obs("onprem", 40, 40), min_replicas=2, max_replicas=132, pin=64),
+        "cloud": Slot(cluster=obs("cloud", 103, 110), min_replicas=1, max_replicas=68),
+    }
+    priority.pin_and_release(Fleet(fhpa=f, now=T0, slots=slots))
+    assert slots["onprem"].hpa_min == 40

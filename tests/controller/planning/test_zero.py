@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from controller.planning import zero
 from controller.planning.fleet import Fleet, Slot
+from controller.planning.observation import CapacityObservation
 from fhpa_api.models import HorizontalPodAutoscalerBehavior, HPAScalingRules
-from tests.support.planning_builders import T0, bounds, fhpa, obs, reasons, row, run, settle, update, writes
+from tests.support.planning_builders import (
+    T0,
+    bounds,
+    fhpa,
+    obs,
+    owned_hpa,
+    reasons,
+    row,
+    run,
+    settle,
+    update,
+    writes,
+)
 
 S = timedelta(seconds=1)
 IDLE = timedelta(seconds=300)  # the native scale-down stabilization window: the HPAs want fewer this long
@@ -97,16 +110,24 @@ def test_prioritized_lowest_priority_goes_to_zero_once_every_cluster_sits_at_its
     assert bounds(p) == {"cloud": (1, 50), "idc": (2, 30)}
     fleet = update(fleet, "cloud", current_replicas=1, ready_replicas=1, hpa_desired=1, hpa_limited=False)
     fleet = update(fleet, "idc", current_replicas=11, ready_replicas=11, hpa_desired=11, hpa_limited=False)
-    # DESIGN §4: only when every cluster sits at its min, Prioritized included (idc runs 11, above its 2)
+    cloud = next(o for o in fleet if o.name == "cloud")
+    assert cloud.hpa is not None
+    fleet = update(fleet, "cloud", hpa=cloud.hpa.model_copy(update={"last_scale_time": T0}))
+    # idc runs 11, above its 2: only the lowest tier's own rule may zero the cloud, and only once its
+    # HPA has sat at its min for a scale-down stabilization window (DESIGN §4 Scaling to zero)
     assert writes(run(f, fleet, T0 + 60 * S)) == {}
+    f1, fleet1, p = settle(f, fleet, T0 + S)  # the cloud's idle clock starts (status idleSince)
+    assert writes(p) == {}
+    assert writes(run(f1, fleet1, T0 + 300 * S)) == {}
+    assert writes(run(f1, fleet1, T0 + 301 * S)) == {"cloud": 0}
     fleet = update(fleet, "idc", current_replicas=2, ready_replicas=2, hpa_desired=2, hpa_limited=False)
     f, fleet, p = settle(f, fleet, T0 + S)  # every cluster at its min from now on
     assert writes(p) == {}
     f, fleet, p = settle(f, fleet, T0 + IDLE)  # a period optimization, one second short of the window
     assert writes(p) == {}
-    # a native HPA at min 1 never says "fewer": content at its min counts on the periodic pass only
-    assert writes(run(f, fleet, T0 + S + IDLE)) == {}
-    assert writes(run(f, fleet, T0 + 60 * S + IDLE)) == {"cloud": 0}
+    # idle since T0 + S by the status clock: a full window later the cloud goes to 0 (idc holds its one)
+    assert writes(run(f, fleet, T0 + IDLE)) == {}
+    assert writes(run(f, fleet, T0 + S + IDLE)) == {"cloud": 0}
     # not while idc is at its max and wants more
     busy = update(fleet, "idc", current_replicas=30, ready_replicas=30, hpa_desired=35, hpa_limited=True)
     assert writes(run(f, busy, T0 + 60 * S + IDLE)) == {}
@@ -329,3 +350,67 @@ def test_the_floor_starts_no_cluster_known_to_hold_nothing() -> None:
     }
     started = zero.start_for_floor(Fleet(fhpa=f, now=T0, slots=slots), "floor")
     assert [s.name for s in started] == ["room"]
+
+
+def test_the_floor_does_not_start_a_cluster_that_holds_nothing() -> None:
+    # found by the fleet state machine: a roomless cluster at 0 was started for the floor, with one pod
+    # that could never run, and drained again when the failed cluster came back
+    f = fhpa("StaticWeighted", 16, 16, scalingToZero=True, weights={"m1": 2, "m3": 3})
+    slots = {
+        "m1": Slot(cluster=obs("m1", 1, 1), min_replicas=1, max_replicas=4),
+        "m3": Slot(cluster=obs("m3", 0, 0), min_replicas=1, max_replicas=12),
+    }
+    assert zero.start_for_floor(Fleet(fhpa=f, now=T0, slots=slots), "floor") == []
+
+
+def _after_the_burst(
+    quiet_s: int, onprem_firm: int = 40, scaling_to_zero: bool = True, woken_at: datetime | None = None
+) -> Fleet:
+    """Prioritized on-prem (firm room 40, runs 19) over a cloud tier that still runs 1 replica, its min,
+    on a node of its group; the cloud's HPA last scaled ``quiet_s`` seconds ago."""
+    f = fhpa("Prioritized", 2, 200, scalingToZero=scaling_to_zero, priorities={"onprem": 2, "cloud": 1})
+    onprem_room = CapacityObservation(firm=onprem_firm)
+    cloud_room = CapacityObservation(firm=10, elastic=390, source="cluster-autoscaler")
+    cloud_hpa = owned_hpa(f, 1, 10, 1).model_copy(update={"last_scale_time": T0 - quiet_s * S})
+    slots = {
+        "onprem": Slot(
+            cluster=obs("onprem", 19, onprem_firm, capacity=onprem_room, hpa=owned_hpa(f, 2, 190, 19)),
+            min_replicas=2,
+            max_replicas=190,
+        ),
+        "cloud": Slot(
+            cluster=obs("cloud", 1, 400, capacity=cloud_room, hpa=cloud_hpa),
+            min_replicas=1,
+            max_replicas=10,
+            idle_since=T0 - quiet_s * S,
+            woken_at=woken_at,
+        ),
+    }
+    return Fleet(fhpa=f, now=T0, slots=slots)
+
+
+def test_the_lowest_tier_goes_to_zero_once_the_tiers_above_have_firm_room_for_it() -> None:
+    # the usual zeroing waits for on-prem to sit at its min too, which it never does while it carries
+    # the base load: the cloud kept its one replica, and the node under it, all day
+    fleet = _after_the_burst(quiet_s=301)
+    assert zero.drain_lowest_tier(fleet, window_seconds=300)
+    assert fleet.slots["cloud"].replicas == 0
+    assert fleet.slots["onprem"].replicas is None  # its HPA takes the load up itself
+
+
+def test_the_lowest_tier_is_not_zeroed_within_the_hour_after_a_wake() -> None:
+    # the zeroing hysteresis holds here too: a cloud woken 20 minutes ago stays up for the hour
+    assert not zero.drain_lowest_tier(
+        _after_the_burst(quiet_s=301, woken_at=T0 - 1200 * S), window_seconds=300
+    )
+    assert zero.drain_lowest_tier(_after_the_burst(quiet_s=301, woken_at=T0 - 3600 * S), window_seconds=300)
+
+
+def test_the_lowest_tier_waits_a_stabilization_window_and_for_firm_room() -> None:
+    assert not zero.drain_lowest_tier(_after_the_burst(quiet_s=200), window_seconds=300)
+    # on-prem runs 19 and holds 19 now: the cloud's replica would need a node somewhere
+    assert not zero.drain_lowest_tier(_after_the_burst(quiet_s=900, onprem_firm=19), window_seconds=300)
+    # without scalingToZero the lowest tier keeps its min
+    assert not zero.drain_lowest_tier(
+        _after_the_burst(quiet_s=900, scaling_to_zero=False), window_seconds=300
+    )

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from controller.planning.observation import CapacityObservation
 from controller.planning.policies.aggregated import Aggregated
-from tests.support.planning_builders import fhpa, obs
+from tests.support.planning_builders import bounds, fhpa, obs, run
 
 POLICY = Aggregated()
 F = fhpa("Aggregated", 2, 20)
@@ -24,3 +25,25 @@ def test_a_full_cluster_is_capped_by_the_trigger_and_shares_weigh_room() -> None
     assert not POLICY.tiered and POLICY.shares_capped_by_room and POLICY.reads_capacity
     assert POLICY.share_weight(F, obs("a", 3, available=8), 3) == 8
     assert POLICY.share_weight(F, obs("a", 3), 3) == 20  # unknown room: all of F.max
+
+
+def _hybrid() -> list:
+    """On-prem that holds 40 now (it runs 20) and a cloud at zero nodes whose node group can add 400."""
+    cloud = CapacityObservation(firm=0, elastic=400, source="cluster-autoscaler")
+    onprem = CapacityObservation(firm=40)
+    return [obs("onprem", 20, 40, capacity=onprem), obs("cloud", 0, 400, capacity=cloud)]
+
+
+def test_firm_room_ranks_before_elastic_room() -> None:
+    clusters = [*_hybrid(), obs("fixed", 0, 30, capacity=CapacityObservation(firm=30))]
+    assert POLICY.preference_order(F, clusters) == ["onprem", "fixed", "cloud"]
+
+
+def test_the_walk_fills_firm_room_before_any_node_has_to_come() -> None:
+    # the cloud's 400 is room (never capped at 0), but it is used only for what on-prem cannot hold
+    f = fhpa("Aggregated", 2, 200)
+    assert POLICY.capped_split(f, 200, _hybrid(), {"onprem": 40, "cloud": 400}) == (
+        {"onprem": 40, "cloud": 160},
+        0,
+    )
+    assert bounds(run(f, _hybrid())) == {"onprem": (2, 40), "cloud": (1, 160)}
