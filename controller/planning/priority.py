@@ -143,9 +143,10 @@ def _demand_fell(fleet: Fleet) -> bool:
 
 
 def _sheds(slot: Slot) -> bool:
-    """Is the cluster above its min with an HPA that wants fewer than it runs (now, or once its
-    stabilization window lets it: ScaleDownStabilized), or pinned itself (held above what its HPA
-    would keep until the clusters below it are done)? A pinned cluster above waits only for these."""
+    """Is the cluster above its min with an HPA that wants fewer than it runs (now, once its
+    stabilization window lets it: ScaleDownStabilized, or below the min it is held at: ScalingLimited
+    TooFewReplicas), or pinned itself (held above what its HPA would keep until the clusters below it
+    are done)? A pinned cluster above waits only for these."""
     hpa = slot.cluster.hpa
     if slot.held or slot.max_replicas <= 0 or slot.current <= slot.min_replicas:
         return False
@@ -153,9 +154,10 @@ def _sheds(slot: Slot) -> bool:
         return True
     if hpa is None or not hpa.owned:
         return False
-    able = hpa.condition("AbleToScale")
+    able, limited = hpa.condition("AbleToScale"), hpa.condition("ScalingLimited")
     stabilized = able is not None and able.reason == "ScaleDownStabilized"
-    return hpa.desired_replicas < slot.cluster.current_replicas or stabilized
+    held_up = limited is not None and limited.status == "True" and limited.reason == "TooFewReplicas"
+    return hpa.desired_replicas < slot.cluster.current_replicas or stabilized or held_up
 
 
 def _below_its_cap(slot: Slot) -> bool:
