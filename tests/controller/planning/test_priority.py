@@ -241,7 +241,7 @@ def test_a_drained_cluster_gets_no_max_back_while_its_hpa_remembers_the_higher_c
     assert bounds(p)["b"] == (1, 5)
     fleet = update(fleet, "b", current_replicas=5, ready_replicas=5, hpa_desired=5)
     calm = [o.model_copy(update={"hpa": o.hpa.model_copy(update={"metric_ratio": 1.0})}) for o in fleet]
-    f2, _, p = settle(f, calm, T0 + 400 * S)  # a period later, inside the 300 s window: b stays at 5
+    _, _, p = settle(f, calm, T0 + 400 * S)  # a period later, inside the 300 s window: b stays at 5
     assert bounds(p)["b"] == (1, 5)
 
 
@@ -345,10 +345,8 @@ def test_a_returning_higher_tier_is_no_fall_in_demand() -> None:
     f, fleet, p = settle(f, [obs("onprem", 40, 40), obs("cloud", 63, 300)])
     f, fleet, p = settle(f, fleet, T0 + 120 * S)
     stabilized = [Condition(type="AbleToScale", status="True", reason="ScaleDownStabilized")]
-    back = [
-        o.model_copy(update={"hpa": o.hpa.model_copy(update={"metric_ratio": 0.61, "conditions": stabilized})})
-        for o in fleet
-    ]
+    lower = {"metric_ratio": 0.61, "conditions": stabilized}
+    back = [o.model_copy(update={"hpa": o.hpa.model_copy(update=lower)}) for o in fleet]
     p = run(f, back, T0 + 240 * S)
     assert "DrainedFirst" not in reasons(p)
     assert bounds(p)["cloud"][1] >= 63
@@ -374,8 +372,10 @@ def test_a_pin_releases_once_the_clusters_below_want_no_fewer() -> None:
     waiting for it to reach its min would keep the higher cluster at its peak for good."""
     f, fleet = seed_scale_down_fleet()
     f, fleet, _ = settle(f, fleet, T0 + S)
-    fleet = update(fleet, "c3", current_replicas=3, hpa_desired=3)  # settled above its min of 1
+    fleet = update(fleet, "c3", current_replicas=3, hpa_desired=3)  # one step down, to stay above its min
     f, fleet, p = settle(f, fleet, T0 + 2 * S)
+    assert row(p, "c2").pinned_min_replicas == 9  # a step down is a cluster still on its way
+    f, fleet, p = settle(f, fleet, T0 + 3 * S)  # c3 holds at 3: c2 is released
     assert row(p, "c2").pinned_min_replicas is None
-    f, fleet, p = settle(f, fleet, T0 + 3 * S)  # c2 idle at what it runs: c1 is released too
+    f, fleet, p = settle(f, fleet, T0 + 4 * S)  # c2 idle at what it runs: c1 is released too
     assert row(p, "c1").pinned_min_replicas is None
