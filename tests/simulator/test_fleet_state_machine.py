@@ -572,7 +572,10 @@ class FleetMachine(RuleBasedStateMachine):
         """A cluster that goes down and comes back ``times`` times (down 4 steps = the default grace)."""
         self.ran("flap")
         up = [n for n in self.names if not self.down(n)]
-        name = up[which % len(up)]
+        self.blink(up[which % len(up)], times, down_steps, up_steps)
+
+    def blink(self, name: str, times: int, down_steps: int, up_steps: int) -> None:
+        """``name`` down for ``down_steps`` and back for ``up_steps``, ``times`` times."""
         for _ in range(times):
             self.set_cluster(name, down=True)
             self.advance(down_steps)
@@ -618,11 +621,7 @@ class FleetMachine(RuleBasedStateMachine):
         self.ran("top_tier_blips")
         name = self.top_tier()
         assert name is not None
-        for _ in range(times):
-            self.set_cluster(name, down=True)
-            self.advance(down_steps)
-            self.set_cluster(name, down=False)
-            self.advance(up_steps)
+        self.blink(name, times, down_steps, up_steps)
 
     @precondition(lambda self: PROFILE.spec_changes)
     @rule(

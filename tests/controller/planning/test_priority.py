@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from controller.planning.observation import CapacityObservation
+from controller.planning.observation import CapacityObservation, ClusterObservation
 from fhpa_api.models import Condition
 from tests.support.planning_builders import (
     T0,
@@ -138,13 +138,20 @@ def test_a_restarted_controller_keeps_the_pins() -> None:
     assert row(again, "c1").pinned_min_replicas == 4
 
 
+STABILIZED = [Condition(type="AbleToScale", status="True", reason="ScaleDownStabilized")]
+
+
+def scale_down_stabilized(fleet: list[ClusterObservation], name: str) -> list[ClusterObservation]:
+    """The fleet with ``name``'s HPA holding a scale-down in its stabilization window."""
+    cluster = next(o for o in fleet if o.name == name)
+    assert cluster.hpa is not None
+    return update(fleet, name, hpa=cluster.hpa.model_copy(update={"conditions": STABILIZED}))
+
+
 def test_a_stabilized_scale_down_pins_but_not_while_another_cluster_wants_more() -> None:
     f = fhpa("Prioritized", 1, 17, priorities={"c1": 3, "c2": 2, "c3": 1})
     f, fleet, _ = settle(f, [obs("c1", 4, 4), obs("c2", 9, 9), obs("c3", 4, 4)])
-    stabilized = [Condition(type="AbleToScale", status="True", reason="ScaleDownStabilized")]
-    c3 = next(o for o in fleet if o.name == "c3")
-    assert c3.hpa is not None
-    calm = update(fleet, "c3", hpa=c3.hpa.model_copy(update={"conditions": stabilized}))
+    calm = scale_down_stabilized(fleet, "c3")
     assert row(run(f, calm, T0 + S), "c1").pinned_min_replicas == 4
     busy = update(calm, "c1", hpa_desired=6, hpa_limited=True)  # c1 is at its max and wants more
     assert row(run(f, busy, T0 + S), "c1").pinned_min_replicas is None
@@ -344,8 +351,7 @@ def test_a_returning_higher_tier_is_no_fall_in_demand() -> None:
     f = fhpa("Prioritized", 2, 200, priorities={"onprem": 2, "cloud": 1})
     f, fleet, p = settle(f, [obs("onprem", 40, 40), obs("cloud", 63, 300)])
     f, fleet, p = settle(f, fleet, T0 + 120 * S)
-    stabilized = [Condition(type="AbleToScale", status="True", reason="ScaleDownStabilized")]
-    lower = {"metric_ratio": 0.61, "conditions": stabilized}
+    lower = {"metric_ratio": 0.61, "conditions": STABILIZED}
     back = [o.model_copy(update={"hpa": o.hpa.model_copy(update=lower)}) for o in fleet]
     p = run(f, back, T0 + 240 * S)
     assert "DrainedFirst" not in reasons(p)
@@ -358,10 +364,7 @@ def test_clusters_of_one_priority_are_not_lower_than_each_other() -> None:
     cluster, never its peer, and a drain gives the freed max to the higher tier only."""
     f = fhpa("Prioritized", 2, 60, priorities={"onprem": 2, "cloud-a": 1, "cloud-b": 1})
     f, fleet, p = settle(f, [obs("onprem", 10, 10), obs("cloud-a", 10, 30), obs("cloud-b", 10, 30)])
-    stabilized = [Condition(type="AbleToScale", status="True", reason="ScaleDownStabilized")]
-    b = next(o for o in fleet if o.name == "cloud-b")
-    assert b.hpa is not None
-    fleet = update(fleet, "cloud-b", hpa=b.hpa.model_copy(update={"conditions": stabilized}))
+    fleet = scale_down_stabilized(fleet, "cloud-b")
     p = run(f, fleet, T0 + S)
     assert row(p, "onprem").pinned_min_replicas == 10
     assert row(p, "cloud-a").pinned_min_replicas is None
