@@ -145,8 +145,7 @@ def _demand_fell(fleet: Fleet) -> bool:
 def _sheds(slot: Slot) -> bool:
     """Is the cluster above its min with an HPA that wants fewer than it runs (now, once its
     stabilization window lets it: ScaleDownStabilized, or below the min it is held at: ScalingLimited
-    TooFewReplicas), or did it just step down (mid-descent: the pass after a step its HPA reports what
-    it runs), or is it pinned itself (held above what its HPA would keep until the clusters below it
+    TooFewReplicas), or pinned itself (held above what its HPA would keep until the clusters below it
     are done)? A pinned cluster above waits only for these."""
     hpa = slot.cluster.hpa
     if slot.held or slot.max_replicas <= 0 or slot.current <= slot.min_replicas:
@@ -158,8 +157,7 @@ def _sheds(slot: Slot) -> bool:
     able, limited = hpa.condition("AbleToScale"), hpa.condition("ScalingLimited")
     stabilized = able is not None and able.reason == "ScaleDownStabilized"
     held_up = limited is not None and limited.status == "True" and limited.reason == "TooFewReplicas"
-    stepped = slot.previous_current is not None and slot.cluster.current_replicas < slot.previous_current
-    return hpa.desired_replicas < slot.cluster.current_replicas or stabilized or held_up or stepped
+    return hpa.desired_replicas < slot.cluster.current_replicas or stabilized or held_up
 
 
 def _below_its_cap(slot: Slot) -> bool:
