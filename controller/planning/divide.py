@@ -1,7 +1,7 @@
 """The one weighted split every policy uses (DESIGN §3), and the greedy fill of the ordered policies.
 
-Both are deterministic in the cluster *names*, never in the order a caller lists them, so a plan does
-not change when the registry lists clusters differently.
+Both are deterministic in the cluster *names* and the tie order a caller gives, never in the order a
+caller lists them, so a plan does not change when the registry lists clusters differently.
 """
 
 from __future__ import annotations
@@ -9,11 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 
-def divide(total: int, weights: Mapping[str, int]) -> dict[str, int]:
+def divide(total: int, weights: Mapping[str, int], ties: Sequence[str] | None = None) -> dict[str, int]:
     """Split ``total`` by ``weights``: floor shares, then the remainder one at a time.
 
-    The remainder goes to clusters by weight descending, ties by name, so the heaviest clusters absorb
-    rounding. All weights zero (or negative, treated as zero) means equal weights.
+    The remainder goes to clusters by weight descending, so the heaviest clusters absorb rounding;
+    equal weights in the order of ``ties`` (the policy's order of preference, which keeps the current
+    holder), by name for any it does not list. All weights zero (or negative, treated as zero) means
+    equal weights.
     """
     if total < 0:
         raise ValueError(f"divide: total must be >= 0, got {total}")
@@ -25,7 +27,8 @@ def divide(total: int, weights: Mapping[str, int]) -> dict[str, int]:
     whole = sum(clean.values())
     shares = {name: total * w // whole for name, w in clean.items()}
     remainder = total - sum(shares.values())
-    for name in sorted(clean, key=lambda n: (-clean[n], n))[:remainder]:
+    rank = {name: i for i, name in enumerate(ties or ())}
+    for name in sorted(clean, key=lambda n: (-clean[n], rank.get(n, len(rank)), n))[:remainder]:
         shares[name] += 1
     return shares
 
@@ -56,14 +59,15 @@ def fill(total: int, order: Sequence[str], capacity: Mapping[str, int | None]) -
 
 
 def capped_divide(
-    total: int, weights: Mapping[str, int], caps: Mapping[str, int | None]
+    total: int, weights: Mapping[str, int], caps: Mapping[str, int | None], ties: Sequence[str] | None = None
 ) -> tuple[dict[str, int], int]:
     """Split ``total`` by ``weights`` with no share above its cap (None: no cap); also return what is left.
 
     A share above its cap is lowered to it, and what that removes is divided again, by the same weights,
     over the clusters still below their cap; a cluster of weight 0 takes no part in the re-split, so it
     never outranks a weighted cluster. The rounds repeat until everything is placed or nobody has room:
-    the second value is the excess no cluster could take. All weights 0 are treated as equal.
+    the second value is the excess no cluster could take. All weights 0 are treated as equal;
+    ``ties`` orders equal weights for the remainder, as in :func:`divide`.
     """
     clean = {name: max(0, w) for name, w in weights.items()}
     if clean and not any(clean.values()):
@@ -72,7 +76,7 @@ def capped_divide(
     left = total
     open_ = dict(clean)
     while left > 0 and open_:
-        part = divide(left, open_)
+        part = divide(left, open_, ties)
         left = 0
         for name, amount in part.items():
             cap = caps.get(name)

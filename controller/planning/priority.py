@@ -9,8 +9,10 @@ cluster saturates in turn.
 
 Scale-down: the controller never writes replicas against a running member HPA. Instead it pins each
 higher-priority cluster (its HPA's minReplicas raised to its current replicas) while a lower-priority
-cluster is above its min, so the low clusters' HPAs shed load first; once every lower cluster is at its
-min (or 0) the pin is released and the Saturated mark with it, and the unused max flows back up.
+cluster sheds replicas, so the low clusters' HPAs shed load first; once every lower cluster is at its
+min or its HPA wants no fewer than it runs, the pin is released and the Saturated mark with it, and
+the unused max flows back up. "Lower" is a strictly lower priority: clusters of one priority are
+peers, whatever their names.
 
 Taking back: under a steady load, firm room that returns to a higher-priority cluster (its nodes back
 after a drain) is filled the same way, by a pin, from what lower clusters run above their mins.
@@ -29,6 +31,22 @@ from controller.planning.policy import preference_order
 def _by_priority(fleet: Fleet) -> list[Slot]:
     order = preference_order(fleet.fhpa, [s.cluster for s in fleet.slots.values()])
     return [fleet.slots[n] for n in order]
+
+
+def _level(fleet: Fleet, slot: Slot) -> int:
+    return priority(fleet.fhpa.spec.preferences, slot.cluster)
+
+
+def _above(fleet: Fleet, ranked: list[Slot], slot: Slot) -> list[Slot]:
+    """The clusters of a strictly higher priority than ``slot``'s, preferred first."""
+    level = _level(fleet, slot)
+    return [s for s in ranked if _level(fleet, s) > level]
+
+
+def _below(fleet: Fleet, ranked: list[Slot], slot: Slot) -> list[Slot]:
+    """The clusters of a strictly lower priority than ``slot``'s."""
+    level = _level(fleet, slot)
+    return [s for s in ranked if _level(fleet, s) < level]
 
 
 def scale_up(fleet: Fleet) -> bool:
@@ -101,8 +119,45 @@ def _load_falling(fleet: Fleet) -> bool:
     return False
 
 
-def _at_floor(slot: Slot) -> bool:
-    return slot.current <= slot.min_replicas
+def _demand_fell(fleet: Fleet) -> bool:
+    """Has a member HPA decided to scale down, past its scale-down stabilization window?
+
+    A native HPA reports a lower desired count (or scales down) only once the window has passed, the
+    user's ``behavior.scaleDown`` included, so this is the fleet's demand falling, never the per-pod
+    load of one moment: when a higher tier's pods come back, every HPA sees its load per pod fall
+    (ScaleDownStabilized) while the fleet serves the same traffic, and the window keeps the lower tier
+    warm for the next blip, as a lone native HPA would.
+    """
+    if any(fleet.wants_more(s) or s.cluster.pending_replicas > 0 for s in fleet.slots.values()):
+        return False
+    for slot in fleet.slots.values():
+        hpa = slot.cluster.hpa
+        if slot.held or hpa is None or not hpa.owned or blind_reason(slot.cluster) is not None:
+            continue
+        if hpa.desired_replicas < slot.cluster.current_replicas:
+            return True
+        dropped = slot.previous_current is not None and slot.cluster.current_replicas < slot.previous_current
+        if dropped and slot.cluster.current_replicas < hpa.max_replicas:
+            return True
+    return False
+
+
+def _sheds(slot: Slot) -> bool:
+    """Is the cluster above its min with an HPA that wants fewer than it runs (now, once its
+    stabilization window lets it: ScaleDownStabilized, or below the min it is held at: ScalingLimited
+    TooFewReplicas), or pinned itself (held above what its HPA would keep until the clusters below it
+    are done)? A pinned cluster above waits only for these."""
+    hpa = slot.cluster.hpa
+    if slot.held or slot.max_replicas <= 0 or slot.current <= slot.min_replicas:
+        return False
+    if slot.pin is not None:
+        return True
+    if hpa is None or not hpa.owned:
+        return False
+    able, limited = hpa.condition("AbleToScale"), hpa.condition("ScalingLimited")
+    stabilized = able is not None and able.reason == "ScaleDownStabilized"
+    held_up = limited is not None and limited.status == "True" and limited.reason == "TooFewReplicas"
+    return hpa.desired_replicas < slot.cluster.current_replicas or stabilized or held_up
 
 
 def _below_its_cap(slot: Slot) -> bool:
@@ -114,19 +169,21 @@ def _below_its_cap(slot: Slot) -> bool:
 
 
 def drain_from_bottom(fleet: Fleet, settle_seconds: float) -> bool:
-    """While the load falls, take the replicas the fleet no longer needs from the lowest priority first.
+    """When the fleet's demand fell, take the replicas it no longer needs from the lowest priority first.
 
-    A native HPA scales down only after its stabilization window (5 minutes by default) and then by its
-    rate limits, so a pinned fleet drained serially holds every higher cluster at its peak for as long
-    as the lower ones take. Lowering the lowest running cluster's max to what it must keep scales it
-    down at once (an HPA above its max goes straight to it); the surplus is what runs beyond what the
-    member HPAs' metrics ask for (``burst.surplus``). The freed max goes to the highest priority, one
-    tier per pass, and a cluster whose max moved within ``settle_seconds`` is left to settle first.
-    Nothing is drained while pods are still starting anywhere, nor in favour of a cluster that failed
-    over within the hour: the cluster that stood in for it keeps serving (as in keep-what-runs), or the
-    flapper's next outage, under its grown grace, would leave the floor to what was drained.
+    The lowest running cluster's max is lowered to what it must keep, which scales it down at once (an
+    HPA above its max goes straight to it); the surplus is what runs beyond what the member HPAs'
+    metrics ask for (``burst.surplus``). Only a fall of demand starts a drain (:func:`_demand_fell`:
+    an HPA that decided to scale down past its stabilization window), so a higher tier that comes back
+    after a blip leaves the lower tier warm for the window. The freed max goes to the clusters of a
+    strictly higher priority, each up to its room (DESIGN §3 Capacity cap); what none has room for is
+    not drained, and that cluster's own HPA scales down as a lone one would. One tier per pass; a
+    cluster whose max moved within ``settle_seconds`` is left to settle first. Nothing is drained
+    while pods are still starting anywhere, nor in favour of a cluster that failed over within the
+    hour: the cluster that stood in for it keeps serving (as in keep-what-runs), or the flapper's next
+    outage, under its grown grace, would leave the floor to what was drained.
     """
-    if not policy_of(fleet.fhpa).tiered or not _load_falling(fleet):
+    if not policy_of(fleet.fhpa).tiered or not _demand_fell(fleet):
         return False
     if any(
         s.cluster.current_replicas > s.cluster.ready_replicas for s in fleet.slots.values() if s.can_receive
@@ -136,47 +193,60 @@ def drain_from_bottom(fleet: Fleet, settle_seconds: float) -> bool:
     ranked = [s for s in _by_priority(fleet) if s.can_receive and s.max_replicas > 0]
     if extra <= 0 or len(ranked) < 2:
         return False
-    for slot in reversed(ranked[1:]):
-        if slot.current <= slot.hpa_min:
+    for slot in reversed(ranked):
+        above = _above(fleet, ranked, slot)
+        if not above or slot.current <= slot.hpa_min:
             continue
-        if any(s.flapped for s in ranked[: ranked.index(slot)]):
+        if any(s.flapped for s in above):
             return False
         moved = (
             slot.trend_since is not None and (fleet.now - slot.trend_since).total_seconds() < settle_seconds
         )
         if moved:
             return False
-        new_max = max(slot.current - extra, slot.hpa_min)
+        old = slot.max_replicas
+        room = _room_above(above)
+        new_max = max(slot.current - extra, slot.hpa_min, old - (old if room is None else room))
         if slot.current - new_max < max(2, -(-slot.current // 10)):
             return False  # a step of one replica or a few percent is its HPA's own business
-        old = slot.max_replicas
         slot.max_replicas = new_max
         slot.drained_at = fleet.now
-        given = _give_up_the_order(ranked[: ranked.index(slot)], old - new_max)
+        given = _give_up_the_order(above, old - new_max)
         fleet.event(
             "DrainedFirst",
-            f"{slot.name}: the load fell; lower priorities give up replicas first: max {old} -> "
+            f"{slot.name}: the demand fell; lower priorities give up replicas first: max {old} -> "
             f"{slot.max_replicas}, back to " + ", ".join(f"{n} +{k}" for n, k in given),
         )
         return True
     return False
 
 
+def _room_of(slot: Slot) -> int | None:
+    """The max a higher cluster can still take: up to its known room (None: unknown, unlimited);
+    nothing when Saturated (full) or unable to receive."""
+    if slot.saturated or not slot.can_receive:
+        return 0
+    room = slot.cluster.available_replicas
+    return None if room is None else max(0, room - slot.max_replicas)
+
+
+def _room_above(above: list[Slot]) -> int | None:
+    """What the clusters above can take in all (None: one of them has unknown room, unlimited)."""
+    rooms = [_room_of(s) for s in above]
+    return None if any(r is None for r in rooms) else sum(r or 0 for r in rooms)
+
+
 def _give_up_the_order(above: list[Slot], freed: int) -> list[tuple[str, int]]:
-    """Hand ``freed`` max to the clusters above, preferred first, each up to what it can hold pods for
-    (Saturated ones are full); what none can hold goes to the most preferred, as DESIGN §3's split."""
+    """Hand ``freed`` max to the clusters above, preferred first, each up to its room (the caller
+    frees no more than they hold in all)."""
     given: list[tuple[str, int]] = []
     for s in above:
-        room = s.cluster.available_replicas
-        fits = freed if room is None else max(0, room - s.max_replicas)
-        take = 0 if s.saturated else min(fits, freed)
+        room = _room_of(s)
+        take = freed if room is None else min(room, freed)
         if take > 0:
             s.max_replicas += take
             given.append((s.name, take))
             freed -= take
-    if freed > 0 and above:
-        above[0].max_replicas += freed
-        given.append((above[0].name, freed))
     return given
 
 
@@ -270,9 +340,12 @@ def _fit_pin(slot: Slot) -> None:
 
 
 def pin_and_release(fleet: Fleet) -> bool:
-    """Pin higher-priority clusters while lower ones drain; release when they are drained.
+    """Pin higher-priority clusters while lower ones shed replicas; release when they are done.
 
-    Returns True when a pin was released (the caller then lets unused max flow back up).
+    A pin is released once every cluster of a strictly lower priority is at its min or its HPA wants
+    no fewer replicas than it runs (:func:`_sheds`): one that holds steady above its min would
+    otherwise keep every cluster above it at its peak. Returns True when a pin was released (the
+    caller then lets unused max flow back up).
     """
     if not policy_of(fleet.fhpa).tiered:
         return False
@@ -281,27 +354,28 @@ def pin_and_release(fleet: Fleet) -> bool:
     released = False
     for slot in ranked:
         _fit_pin(slot)
-    for index, slot in enumerate(ranked):
-        lower = [s for s in ranked[index + 1 :] if not s.held and s.max_replicas > 0]
-        draining = any(not _at_floor(s) for s in lower)
+    for slot in ranked:
+        lower = [s for s in _below(fleet, ranked, slot) if not s.held and s.max_replicas > 0]
+        shedding = any(_sheds(s) for s in lower)
         if slot.assist_until is not None:
             pass  # the pin holds a burst assist's replicas until its own release (burst.release_holds)
         elif slot.pin is not None:
-            if not draining:
+            if not shedding:
                 fleet.event(
                     "Unpinned",
-                    f"{slot.name}: lower-priority clusters are at their min, minReplicas "
-                    f"back to {slot.min_replicas}",
+                    f"{slot.name}: lower-priority clusters are at their min or want no fewer replicas, "
+                    f"minReplicas back to {slot.min_replicas}",
                 )
                 slot.pin = None
                 released = True
-        elif falling and draining and not slot.held and slot.current > slot.min_replicas:
+        elif falling and shedding and not slot.held and slot.current > slot.min_replicas:
             slot.pin = min(slot.current, slot.max_replicas)
             fleet.event(
                 "Pinned",
                 f"{slot.name}: minReplicas pinned at {slot.pin} while lower-priority "
                 "clusters scale down first",
             )
+        draining = any(s.current > s.min_replicas for s in lower)
         if slot.saturated and lower and not draining and _below_its_cap(slot):
             # every lower-priority cluster is back at its min and this one's HPA wants fewer than it may
             # run: the spill is no longer in use. (A cluster that just received the spill starts at its

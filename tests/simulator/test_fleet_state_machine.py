@@ -582,7 +582,10 @@ class FleetMachine(RuleBasedStateMachine):
         """A cluster that goes down and comes back ``times`` times (down 4 steps = the default grace)."""
         self.ran("flap")
         up = [n for n in self.names if not self.down(n)]
-        name = up[which % len(up)]
+        self.blink(up[which % len(up)], times, down_steps, up_steps)
+
+    def blink(self, name: str, times: int, down_steps: int, up_steps: int) -> None:
+        """``name`` down for ``down_steps`` and back for ``up_steps``, ``times`` times."""
         for _ in range(times):
             self.set_cluster(name, down=True)
             self.advance(down_steps)
@@ -604,6 +607,54 @@ class FleetMachine(RuleBasedStateMachine):
         if self.epochs[-1] != len(self.steps):  # new room is a new steady state: calm is measured anew
             self.epochs.append(len(self.steps))
         self.note_event(f"cluster {member.name} room -> {capacity}")
+        self.advance(then)
+
+    # --- churn after faults: a top tier that blips, clusters that tie (issue 25 items 1-2) ---------------
+
+    def top_tier(self) -> str | None:
+        """The reachable cluster the policy prefers most (Prioritized: the highest priority; the others:
+        the first of NAMES), ties broken by name as a user would read the spec."""
+        assert self.spec is not None
+        up = [n for n in self.names if not self.down(n)]
+        if not up:
+            return None
+        if self.spec.policy != "Prioritized":
+            return up[0]
+        level = dict(zip(NAMES, self.spec.priorities, strict=False))
+        return max(up, key=lambda n: (level.get(n, 0), -self.names.index(n)))
+
+    @precondition(lambda self: PROFILE.cluster_outages and any(not self.down(n) for n in self.names))
+    @rule(times=st.integers(1, 3), down_steps=st.integers(1, 12), up_steps=st.integers(8, 40))
+    def top_tier_blips(self, times: int, down_steps: int, up_steps: int) -> None:
+        """The most preferred cluster drops off and comes back at a steady load: when it answers, the
+        per-pod load falls everywhere while the fleet's demand does not."""
+        self.ran("top_tier_blips")
+        name = self.top_tier()
+        assert name is not None
+        self.blink(name, times, down_steps, up_steps)
+
+    @precondition(lambda self: PROFILE.spec_changes)
+    @rule(
+        policy=st.sampled_from(("Prioritized", "Aggregated", "StaticWeighted", "DynamicWeighted")),
+        level=st.integers(0, 3),
+        capacity=st.one_of(st.none(), st.integers(1, 40)),
+        then=st.integers(1, 20),
+    )
+    def make_ties(self, policy: str, level: int, capacity: int | None, then: int) -> None:
+        """Every cluster gets one priority and one weight (and, drawn, one room): from here on only the
+        current holders may break the ties."""
+        self.ran("make_ties")
+        assert self.spec is not None
+        if capacity is not None:
+            for name in self.names:
+                cluster = self.simulation.clusters[name]
+                room = capacity
+                if cluster.nodes is not None:
+                    room = min(room // POD_PER_NODE, cluster.nodes.spec.max_nodes) * POD_PER_NODE
+                cluster.set_room(room)
+            self.note_event(f"every cluster's room -> {capacity}")
+        tied = replace(self.spec, policy=policy, weights=(1,) * len(NAMES), priorities=(level,) * len(NAMES))
+        self.set_spec(tied)
         self.advance(then)
 
     @precondition(lambda self: PROFILE.controller_outages and not self.controller_down)
@@ -805,6 +856,20 @@ def test_the_machine_drives_the_simulator(policy: str) -> None:
     assert machine.steps[-1].demand_rps == RPS_PER_POD
     assert machine.t == len(machine.steps) * STEP_S
     assert isinstance(machine.breaches(), list)  # measured; the promises themselves: the test above
+
+
+def test_the_machine_blips_the_top_tier_and_makes_ties() -> None:
+    machine = FleetMachine()
+    members = (Member("m1", 10, 3, 0), Member("m2", 10, 3, 0))
+    machine.start(Fleet(members, Spec("Prioritized", 2, 12, priorities=(1, 3, 0, 0, 0)), 4))
+    machine.top_tier_blips(times=2, down_steps=1, up_steps=8)
+    assert [s.clusters["m2"].down for s in machine.steps] == ([True] + [False] * 8) * 2
+    assert not any(s.clusters["m1"].down for s in machine.steps)
+    machine.make_ties("Aggregated", 2, 7, 1)
+    assert machine.spec is not None and set(machine.spec.priorities) == {2}
+    assert {c.capacity for c in machine.steps[-1].clusters.values()} == {7}
+    stored = machine.simulation.control_plane.get_federated_hpa(*machine.simulation.fhpa_key)
+    assert stored is not None and stored.spec.assignment_type == "Aggregated"
 
 
 def test_the_machine_builds_elastic_clusters_and_quotas() -> None:
@@ -1624,6 +1689,7 @@ FIXED_BREACHES = frozenset(
         "flapper-held-within-its-grown-grace-ran-all-its-max",
         "flapper-held-within-its-grown-grace-seed-1",
         "flaps-on-a-fleet-that-cannot-hold-f-min-move-a-roomless-max",
+        "prioritized-flaps-turn-a-max-five-times",
     }
 )
 """Breaches this machine found that the planner now keeps: each is replayed as a regression test."""

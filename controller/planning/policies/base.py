@@ -59,7 +59,8 @@ class AssignmentPolicy(Protocol):
     zero_wake_note: str
 
     def preference_order(self, fhpa: FederatedHPA, clusters: Clusters) -> list[str]:
-        """Cluster names, most preferred first, by the policy's own measure; ties by name."""
+        """Cluster names, most preferred first, by the policy's own measure; ties to the current holder
+        (:func:`holding`), then by name."""
         ...
 
     def split(self, fhpa: FederatedHPA, total: int, clusters: Clusters, capacity: Capacity) -> dict[str, int]:
@@ -93,6 +94,17 @@ class AssignmentPolicy(Protocol):
         ...
 
 
+def holding(cluster: ClusterObservation) -> tuple[int, int]:
+    """A sort key that puts the current holder first among clusters the policy ranks alike: the max its
+    member HPA holds, then the replicas it runs, most first. Read from what the cluster shows (not
+    from history), so a restarted controller breaks the tie the same way; before the first assignment
+    nothing is held and the names decide. Keeping the holder is what makes a failover or a rejoin move
+    only what it must, instead of refilling the first cluster by name."""
+    hpa = cluster.hpa
+    held = hpa.max_replicas if hpa is not None and hpa.owned else 0
+    return (-held, -cluster.current_replicas)
+
+
 def dynamic_weight(fhpa: FederatedHPA, cluster: ClusterObservation) -> int:
     """A weight by available replicas; unknown counts as room for all of F.max."""
     return cluster.available_or(fhpa.spec.max_replicas)
@@ -101,11 +113,13 @@ def dynamic_weight(fhpa: FederatedHPA, cluster: ClusterObservation) -> int:
 def by_room(clusters: Clusters) -> list[str]:
     """Cluster names by room, most first: firm room ranks before elastic room (a cluster that holds pods
     now before one that must grow nodes for them), then elastic room; unknown (unlimited) before any
-    number; ties by name."""
+    number; ties to the current holder (:func:`holding`), then by name."""
 
-    def room(c: ClusterObservation) -> tuple[int, int, int, str]:
+    def room(c: ClusterObservation) -> tuple[int, int, int, int, int, str]:
         firm = firm_of(c)
-        return (0, 0, 0, c.name) if firm is None else (1, -firm, -elastic_of(c), c.name)
+        if firm is None:
+            return (0, 0, 0, *holding(c), c.name)
+        return (1, -firm, -elastic_of(c), *holding(c), c.name)
 
     return [c.name for c in sorted(clusters, key=room)]
 
@@ -141,17 +155,19 @@ class ByWeight(Shared):
         raise NotImplementedError
 
     def preference_order(self, fhpa: FederatedHPA, clusters: Clusters) -> list[str]:
-        w = {c.name: self.weight(fhpa, c) for c in clusters}
-        return sorted(w, key=lambda n: (-w[n], n))
+        keys = {c.name: (-self.weight(fhpa, c), *holding(c), c.name) for c in clusters}
+        return sorted(keys, key=keys.__getitem__)
 
     def split(self, fhpa: FederatedHPA, total: int, clusters: Clusters, capacity: Capacity) -> dict[str, int]:
-        return divide(total, {c.name: self.weight(fhpa, c) for c in clusters})
+        weights = {c.name: self.weight(fhpa, c) for c in clusters}
+        return divide(total, weights, self.preference_order(fhpa, clusters))
 
     def capped_split(
         self, fhpa: FederatedHPA, total: int, clusters: Clusters, capacity: Capacity
     ) -> tuple[dict[str, int], int]:
         """The same division, each share cut to its room and the cut divided again by weight."""
-        return capped_divide(total, {c.name: self.weight(fhpa, c) for c in clusters}, capacity)
+        weights = {c.name: self.weight(fhpa, c) for c in clusters}
+        return capped_divide(total, weights, capacity, self.preference_order(fhpa, clusters))
 
     def least_preferred(self, fhpa: FederatedHPA, clusters: Clusters) -> str:
         return self.preference_order(fhpa, clusters)[-1]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from controller.planning.affinity import priority
 from controller.planning.observation import ClusterObservation
-from controller.planning.policies.base import UNKNOWN, Clusters, InOrder, PreferenceView
+from controller.planning.policies.base import UNKNOWN, Clusters, InOrder, PreferenceView, holding
 from fhpa_api.models import ClusterAutoscalingPreference, FederatedHPA
 
 
@@ -21,10 +21,10 @@ class Prioritized(InOrder):
 
     def preference_order(self, fhpa: FederatedHPA, clusters: Clusters) -> list[str]:
         prefs = fhpa.spec.preferences
-        return [c.name for c in sorted(clusters, key=lambda c: (-priority(prefs, c), c.name))]
+        return [c.name for c in sorted(clusters, key=lambda c: (-priority(prefs, c), *holding(c), c.name))]
 
     def least_preferred(self, fhpa: FederatedHPA, clusters: Clusters) -> str:
-        """The lowest priority (ties: the name that sorts last)."""
+        """The lowest priority (ties: the one holding least, then the name that sorts last)."""
         return self.preference_order(fhpa, clusters)[-1]
 
     def share_weight(self, fhpa: FederatedHPA, cluster: ClusterObservation, runs: int) -> int:

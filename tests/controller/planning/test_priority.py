@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from controller.planning import priority
 from controller.planning.fleet import Fleet, Slot
-from controller.planning.observation import CapacityObservation
+from controller.planning.observation import CapacityObservation, ClusterObservation
 from fhpa_api.models import Condition
 from tests.support.planning_builders import (
     T0,
@@ -134,18 +134,26 @@ def test_no_pins_while_the_load_is_steady() -> None:
 def test_a_restarted_controller_keeps_the_pins() -> None:
     f, fleet = seed_scale_down_fleet()
     f, fleet, _ = settle(f, fleet, T0 + S)
+    fleet = update(fleet, "c3", hpa_desired=2)  # c3's HPA still sheds
     again = run(f, fleet, T0 + 2 * S)  # same status, same fleet: nothing repeated, nothing lost
     assert not again.has_member_writes
     assert row(again, "c1").pinned_min_replicas == 4
 
 
+STABILIZED = [Condition(type="AbleToScale", status="True", reason="ScaleDownStabilized")]
+
+
+def scale_down_stabilized(fleet: list[ClusterObservation], name: str) -> list[ClusterObservation]:
+    """The fleet with ``name``'s HPA holding a scale-down in its stabilization window."""
+    cluster = next(o for o in fleet if o.name == name)
+    assert cluster.hpa is not None
+    return update(fleet, name, hpa=cluster.hpa.model_copy(update={"conditions": STABILIZED}))
+
+
 def test_a_stabilized_scale_down_pins_but_not_while_another_cluster_wants_more() -> None:
     f = fhpa("Prioritized", 1, 17, priorities={"c1": 3, "c2": 2, "c3": 1})
     f, fleet, _ = settle(f, [obs("c1", 4, 4), obs("c2", 9, 9), obs("c3", 4, 4)])
-    stabilized = [Condition(type="AbleToScale", status="True", reason="ScaleDownStabilized")]
-    c3 = next(o for o in fleet if o.name == "c3")
-    assert c3.hpa is not None
-    calm = update(fleet, "c3", hpa=c3.hpa.model_copy(update={"conditions": stabilized}))
+    calm = scale_down_stabilized(fleet, "c3")
     assert row(run(f, calm, T0 + S), "c1").pinned_min_replicas == 4
     busy = update(calm, "c1", hpa_desired=6, hpa_limited=True)  # c1 is at its max and wants more
     assert row(run(f, busy, T0 + S), "c1").pinned_min_replicas is None
@@ -206,13 +214,14 @@ def test_an_hpa_the_cap_just_brought_down_does_not_hand_the_spill_back() -> None
 
 def test_while_the_load_falls_the_lowest_priority_gives_up_what_the_fleet_no_longer_needs() -> None:
     # a (priority 2) runs 10 of max 10, b (priority 1) runs 20 of max 30: the load fell to half of the
-    # CPU target, so the fleet needs 15 of its 30 running: b's max drops to 5 at once (an HPA above its
-    # max goes straight to it, no 5-minute window), the 25 freed go to a
+    # CPU target, so the fleet needs 15 of its 30 running: once b's HPA decides to scale down (its
+    # window has passed) b's max drops to 5 at once, the 25 freed go to a, which has room for them
     f = fhpa("Prioritized", 2, 40, priorities={"a": 2, "b": 1})
     f, fleet, p = settle(f, [obs("a", 10, 10), obs("b", 20, 100)])
     assert bounds(p) == {"a": (2, 10), "b": (1, 30)}
+    fleet = update(fleet, "a", available_replicas=40)
     f, fleet, p = settle(f, fleet, T0 + 120 * S)
-    fleet = update(fleet, "b", hpa_desired=15)  # wants fewer than run: the load is falling
+    fleet = update(fleet, "b", hpa_desired=15)  # wants fewer than run: the demand fell
     fleet = [
         o.model_copy(update={"hpa": o.hpa.model_copy(update={"metric_ratio": 0.5})}) if o.hpa else o
         for o in fleet
@@ -230,7 +239,7 @@ def test_a_drained_cluster_gets_no_max_back_while_its_hpa_remembers_the_higher_c
     # the HPA's scale-down window keeps its highest recommendation for 5 minutes: handing the max back
     # within it lets the HPA climb straight back, and the next drain follows (a 1 <-> 70 bounce)
     f = fhpa("Prioritized", 2, 40, priorities={"a": 2, "b": 1})
-    f, fleet, p = settle(f, [obs("a", 10, 10), obs("b", 20, 100)])
+    f, fleet, p = settle(f, [obs("a", 10, 40), obs("b", 20, 100)])
     f, fleet, p = settle(f, fleet, T0 + 120 * S)
     fleet = update(fleet, "b", hpa_desired=15)
     fleet = [
@@ -241,10 +250,8 @@ def test_a_drained_cluster_gets_no_max_back_while_its_hpa_remembers_the_higher_c
     assert bounds(p)["b"] == (1, 5)
     fleet = update(fleet, "b", current_replicas=5, ready_replicas=5, hpa_desired=5)
     calm = [o.model_copy(update={"hpa": o.hpa.model_copy(update={"metric_ratio": 1.0})}) for o in fleet]
-    f2, _, p = settle(f, calm, T0 + 400 * S)  # a period later, inside the 300 s window: b stays at 5
+    _, _, p = settle(f, calm, T0 + 400 * S)  # a period later, inside the 300 s window: b stays at 5
     assert bounds(p)["b"] == (1, 5)
-    p = run(f2, calm, T0 + 600 * S)  # past the window the slack is shared again
-    assert bounds(p)["b"][1] > 5
 
 
 def test_a_member_hpa_blind_to_its_metrics_is_no_sign_that_the_load_fell() -> None:
@@ -333,3 +340,58 @@ def test_a_pin_is_lowered_to_the_room_a_cluster_has_left() -> None:
     }
     priority.pin_and_release(Fleet(fhpa=f, now=T0, slots=slots))
     assert slots["onprem"].hpa_min == 40
+
+
+def test_a_drain_parks_no_max_above_the_room_of_the_tier_above() -> None:
+    """The freed max goes only where there is room: with the tier above full, the lower cluster keeps
+    its max and its own HPA scales down, rather than the full tier receiving max it cannot hold."""
+    f = fhpa("Prioritized", 2, 40, priorities={"a": 2, "b": 1})
+    f, fleet, p = settle(f, [obs("a", 10, 10), obs("b", 20, 100)])
+    f, fleet, p = settle(f, fleet, T0 + 120 * S)
+    fleet = update(fleet, "b", hpa_desired=15)
+    fleet = [o.model_copy(update={"hpa": o.hpa.model_copy(update={"metric_ratio": 0.5})}) for o in fleet]
+    p = run(f, fleet, T0 + 240 * S)
+    assert bounds(p) == {"a": (2, 10), "b": (1, 30)}
+    assert "DrainedFirst" not in reasons(p)
+    # with room for 8 more on a, b gives up 8 of its max and no more
+    roomy = update(fleet, "a", available_replicas=18)
+    p = run(f, roomy, T0 + 240 * S)
+    assert bounds(p)["a"][1] == 18 and bounds(p)["b"][1] == 22
+
+
+def test_a_returning_higher_tier_is_no_fall_in_demand() -> None:
+    """When a higher tier's pods come back every HPA sees its load per pod fall and holds a scale-down
+    in its stabilization window: the lower tier is pinned under, never drained, until an HPA decides to
+    scale down."""
+    f = fhpa("Prioritized", 2, 200, priorities={"onprem": 2, "cloud": 1})
+    f, fleet, p = settle(f, [obs("onprem", 40, 40), obs("cloud", 63, 300)])
+    f, fleet, p = settle(f, fleet, T0 + 120 * S)
+    lower = {"metric_ratio": 0.61, "conditions": STABILIZED}
+    back = [o.model_copy(update={"hpa": o.hpa.model_copy(update=lower)}) for o in fleet]
+    p = run(f, back, T0 + 240 * S)
+    assert "DrainedFirst" not in reasons(p)
+    assert bounds(p)["cloud"][1] >= 63
+    assert row(p, "onprem").pinned_min_replicas == 40
+
+
+def test_clusters_of_one_priority_are_not_lower_than_each_other() -> None:
+    """Two clouds of priority 1 below an on-prem of priority 2: a cloud that sheds pins the on-prem
+    cluster, never its peer, and a drain gives the freed max to the higher tier only."""
+    f = fhpa("Prioritized", 2, 60, priorities={"onprem": 2, "cloud-a": 1, "cloud-b": 1})
+    f, fleet, p = settle(f, [obs("onprem", 10, 10), obs("cloud-a", 10, 30), obs("cloud-b", 10, 30)])
+    fleet = scale_down_stabilized(fleet, "cloud-b")
+    p = run(f, fleet, T0 + S)
+    assert row(p, "onprem").pinned_min_replicas == 10
+    assert row(p, "cloud-a").pinned_min_replicas is None
+
+
+def test_a_pin_releases_once_the_clusters_below_want_no_fewer() -> None:
+    """A lower cluster that holds steady above its min (its HPA wants what it runs) releases the pin:
+    waiting for it to reach its min would keep the higher cluster at its peak for good."""
+    f, fleet = seed_scale_down_fleet()
+    f, fleet, _ = settle(f, fleet, T0 + S)
+    fleet = update(fleet, "c3", current_replicas=3, hpa_desired=3)  # settled above its min of 1
+    f, fleet, p = settle(f, fleet, T0 + 2 * S)
+    assert row(p, "c2").pinned_min_replicas is None
+    f, fleet, p = settle(f, fleet, T0 + 3 * S)  # c2 idle at what it runs: c1 is released too
+    assert row(p, "c1").pinned_min_replicas is None
