@@ -14,6 +14,7 @@ from tests.support.planning_builders import (
     fhpa,
     hpa_bounds,
     obs,
+    owned_hpa,
     reasons,
     row,
     run,
@@ -334,12 +335,13 @@ def test_a_pin_is_lowered_to_the_room_a_cluster_has_left() -> None:
     # lost half its nodes; whenever a drain gave it max again, its HPA went to the stale pin and the
     # pods beyond its 40 pended, the spill took the max back down, and the next drain gave it back
     f = fhpa("Prioritized", 2, 200, priorities={"onprem": 2, "cloud": 1})
+    shedding = owned_hpa(f, 1, 68, 103).model_copy(update={"desired_replicas": 90})  # the cloud sheds
     slots = {
         "onprem": Slot(cluster=obs("onprem", 40, 40), min_replicas=2, max_replicas=132, pin=64),
-        "cloud": Slot(cluster=obs("cloud", 103, 110), min_replicas=1, max_replicas=68),
+        "cloud": Slot(cluster=obs("cloud", 103, 110, hpa=shedding), min_replicas=1, max_replicas=68),
     }
     priority.pin_and_release(Fleet(fhpa=f, now=T0, slots=slots))
-    assert slots["onprem"].hpa_min == 40
+    assert slots["onprem"].hpa_min == 40  # still pinned (the cloud sheds), but within its room
 
 
 def test_a_drain_parks_no_max_above_the_room_of_the_tier_above() -> None:
