@@ -50,7 +50,7 @@ class ServeOptions:
     workers: int = 2
     threads: int = 16
     read_timeout: float = 10.0
-    request_timeout: float = 30.0
+    request_timeout: float = 5.0
     keepalive: float = 15.0
     max_connections: int = 1000
     first_byte_wait: float = 0.05
@@ -108,8 +108,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--request-timeout",
         type=float,
-        default=30.0,
-        help="seconds a client may take to send a request and read the answer (default 30)",
+        default=5.0,
+        help="seconds a client may take to send a request and read the answer; the API server gives "
+        "up after the webhook configurations' timeoutSeconds (default 5, as they ship)",
     )
     parser.add_argument(
         "--keepalive",
@@ -201,7 +202,7 @@ def gunicorn_settings(options: ServeOptions, reloader: Any) -> dict[str, Any]:
     return {
         "bind": [options.bind],
         "workers": options.workers,
-        "worker_class": "gthread",
+        "worker_class": "webhook.prefetch.PrefetchWorker",
         "threads": options.threads,
         "worker_connections": options.max_connections,
         "keepalive": max(1, round(options.keepalive)),
@@ -262,8 +263,8 @@ def run_gunicorn(options: ServeOptions) -> int:
     """Serve until gunicorn's master exits (SIGTERM/SIGINT)."""
     from gunicorn.app.base import BaseApplication
 
-    from webhook import logs
-    from webhook.app import create_app
+    from webhook import logs, prefetch
+    from webhook.app import MAX_BODY_BYTES, create_app
     from webhook.metrics import WebhookMetrics
     from webhook.tlsreload import CertificateReloader
 
@@ -286,6 +287,7 @@ def run_gunicorn(options: ServeOptions) -> int:
         return 1
     settings = gunicorn_settings(options, reloader)
     bound_first_byte_wait(options.first_byte_wait)
+    prefetch.configure(MAX_BODY_BYTES, options.request_timeout)
 
     class WebhookServer(BaseApplication):
         def load_config(self) -> None:

@@ -7,6 +7,7 @@ import json
 import re
 import socket
 import ssl
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -153,7 +154,7 @@ def test_gunicorn_settings_bound_every_client_limit(certs: Path) -> None:
 
     reloader = CertificateReloader(certs / "tls.crt", certs / "tls.key")
     settings = gunicorn_settings(ServeOptions(cert_dir=certs, keepalive=2.4), reloader)
-    assert settings["worker_class"] == "gthread" and settings["keepalive"] == 2
+    assert settings["worker_class"] == "webhook.prefetch.PrefetchWorker" and settings["keepalive"] == 2
     assert settings["ssl_context"] == reloader.gunicorn_hook
     assert settings["control_socket_disable"] is True  # several servers on one machine must not collide
     assert settings["limit_request_line"] > 0 and settings["limit_request_fields"] > 0
@@ -176,6 +177,50 @@ def test_idle_connections_do_not_starve_reviews(certs: Path, tmp_path: Path) -> 
         finally:
             for sock in idle:
                 sock.close()
+        assert server.process.poll() is None
+
+
+def _trickle(server: RunningWebhook, stop: threading.Event, closed: list[float]) -> None:
+    """A client that announces a small review and sends its body a byte every 0.2 s; notes when the
+    server closes the connection on it."""
+    context = client_context(server.cert_dir / "ca.crt")
+    with context.wrap_socket(
+        socket.create_connection(("127.0.0.1", server.port)), server_hostname="127.0.0.1"
+    ) as sock:
+        sock.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n")
+        started = time.monotonic()
+        try:
+            while not stop.wait(0.2):
+                sock.sendall(b" ")
+        except OSError:
+            closed.append(time.monotonic() - started)
+
+
+def test_trickling_clients_do_not_starve_reviews(certs: Path, tmp_path: Path) -> None:
+    """40 clients trickling their bodies (more than the 2 x 16 pool threads) beside a real review.
+    When a started request held a pool thread until its deadline, the review waited tens of seconds;
+    now a request is read on the worker's poller and takes a thread only once it is whole, and a
+    request not whole within the deadline (5 s, the API server's timeoutSeconds) is dropped."""
+    with run_webhook(certs, tmp_path) as server:
+        stop, closed = threading.Event(), []
+        clients = [threading.Thread(target=_trickle, args=(server, stop, closed)) for _ in range(40)]
+        for client in clients:
+            client.start()
+        try:
+            time.sleep(1.0)  # every trickler is connected and sending
+            for _ in range(3):
+                started = time.monotonic()
+                status, answer = server.request("POST", "/validate", review(fhpa()))
+                took = time.monotonic() - started
+                assert status == 200 and answer["response"]["allowed"] is True
+                assert took < 2.0, f"a review took {took:.1f}s behind trickling clients"
+            for client in clients:
+                client.join(timeout=20)
+        finally:
+            stop.set()
+            for client in clients:
+                client.join()
+        assert len(closed) == 40 and max(closed) < 15, closed  # each cut off after about 5 s
         assert server.process.poll() is None
 
 
