@@ -32,8 +32,8 @@ from gunicorn import sock as gsock
 from gunicorn.http import get_parser
 from gunicorn.workers.gthread import TConn, ThreadWorker
 
-MAX_HEAD_BYTES = 64 * 1024
-"""Request line and headers buffered at most; gunicorn's own limits refuse a longer head."""
+MAX_HEAD_BYTES = 16 * 1024
+"""Request line and headers buffered at most (the API server's are well under 2 KiB)."""
 READ_SIZE = 64 * 1024
 DRAIN_FACTOR = 4
 
@@ -44,22 +44,27 @@ class Limits:
 
     body_bytes: int = 3 * 1024 * 1024
     request_deadline: float = 5.0
+    budget_bytes: int = 4 * 1024 * 1024
 
 
 LIMITS = Limits()
 
 
-def configure(body_bytes: int, request_deadline: float) -> None:
+def configure(body_bytes: int, request_deadline: float, budget_bytes: int) -> None:
     """Set the limits every worker forked after this call applies."""
-    if body_bytes <= 0 or request_deadline <= 0:
+    if min(body_bytes, request_deadline, budget_bytes) <= 0:
         raise ValueError("limits must be positive")
-    LIMITS.body_bytes, LIMITS.request_deadline = body_bytes, request_deadline
+    LIMITS.body_bytes, LIMITS.request_deadline, LIMITS.budget_bytes = (
+        body_bytes,
+        request_deadline,
+        budget_bytes,
+    )
 
 
 class Progress(Enum):
     MORE = "more"  # keep reading
-    COMPLETE = "complete"  # a whole request is buffered (or a head too long: the parser refuses it)
-    TOO_LARGE = "too_large"  # the body is over the limit
+    COMPLETE = "complete"  # a whole request is buffered (or one so malformed the parser refuses it)
+    TOO_LARGE = "too_large"  # the head or the body is over its limit
 
 
 class RequestScan:
@@ -80,7 +85,7 @@ class RequestScan:
             head_end = buffer.find(b"\r\n\r\n", max(0, self.at - 3))
             if head_end < 0:
                 self.at = len(buffer)
-                return Progress.COMPLETE if len(buffer) > MAX_HEAD_BYTES else Progress.MORE
+                return Progress.TOO_LARGE if len(buffer) > MAX_HEAD_BYTES else Progress.MORE
             self.body_start = self.at = head_end + 4
             self.length, self.chunked = _framing(bytes(buffer[:head_end]))
         if self.chunked:
@@ -90,6 +95,15 @@ class RequestScan:
         if self.length > self.body_limit:
             return Progress.TOO_LARGE
         return Progress.COMPLETE if len(buffer) - self.body_start >= self.length else Progress.MORE
+
+    def body_size(self) -> int | None:
+        """What the body may hold, once the head is read: its Content-Length, the limit when it is
+        chunked (its size is not known before it ends), 0 when it has neither."""
+        if self.body_start is None:
+            return None
+        if self.chunked:
+            return self.body_limit
+        return self.length or 0
 
     def complete_at(self) -> int | None:
         """The buffer size that completes a request with a Content-Length, once the head is read."""
@@ -131,11 +145,11 @@ def _framing(head: bytes) -> tuple[int | None, bool]:
     return length, chunked
 
 
-def refusal(body_limit: int) -> bytes:
-    """The HTTP answer to a body over the limit (the connection is closed after it)."""
-    payload = json.dumps({"error": f"the body is over the {body_limit}-byte limit"}).encode()
+def refusal(status: str, message: str) -> bytes:
+    """An HTTP answer from the poller (the connection is closed after it)."""
+    payload = json.dumps({"error": message}).encode()
     head = (
-        "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nConnection: close\r\n"
+        f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nConnection: close\r\n"
         f"Content-Length: {len(payload)}\r\n\r\n"
     )
     return head.encode() + payload
@@ -151,6 +165,7 @@ class Reading:
     handshaken: bool = False
     scan: RequestScan = field(default_factory=lambda: RequestScan(LIMITS.body_bytes))
     drained: int = -1  # bytes dropped after a refusal; -1 while the request is being read
+    reserved: int = 0  # bytes of the worker's budget this request holds
 
 
 class PrefetchWorker(ThreadWorker):
@@ -159,6 +174,8 @@ class PrefetchWorker(ThreadWorker):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.reading: set[Reading] = set()
+        self.budget_free = LIMITS.budget_bytes
+        self.reserved: dict[TConn, int] = {}  # requests handed to a thread, and what they hold
 
     def accept(self, listener: Any) -> None:
         try:
@@ -217,16 +234,42 @@ class PrefetchWorker(ThreadWorker):
             if complete_at is not None and len(reading.buffer) < complete_at:
                 continue
             state = reading.scan.progress(reading.buffer)
-            if state is Progress.COMPLETE:
+            if state is Progress.TOO_LARGE:
+                self._refuse(
+                    reading,
+                    "400 Bad Request",
+                    f"the request is over the limit of "
+                    f"{MAX_HEAD_BYTES} bytes of headers and {LIMITS.body_bytes} of body",
+                )
+            elif not self._reserve(reading):
+                self._refuse(reading, "503 Service Unavailable", "the webhook is busy with large reviews")
+            elif state is Progress.COMPLETE:
                 self._hand_over(reading)
                 return
-            if state is Progress.TOO_LARGE:
-                self._refuse(reading)
 
-    def _refuse(self, reading: Reading) -> None:
-        """Answer 400 at once, then drop what the client still sends until it stops or the cap."""
+    def _reserve(self, reading: Reading) -> bool:
+        """Hold the body's share of the worker's budget from the moment its size is known until it is
+        answered; False when it does not fit. Bodies are buffered here and parsed by the threads, so
+        the budget bounds both: a second worst-case body is refused at once instead of holding a
+        thread while it waits, and small reviews always find room beside one worst-case body."""
+        size = reading.scan.body_size()
+        if reading.reserved or size is None:
+            return True
+        if size > self.budget_free:
+            return False
+        self.budget_free -= size
+        reading.reserved = size
+        return True
+
+    def _release(self, reserved: int) -> None:
+        self.budget_free += reserved
+
+    def _refuse(self, reading: Reading, status: str, message: str) -> None:
+        """Answer at once, then drop what the client still sends until it stops or the cap."""
+        self._release(reading.reserved)
+        reading.reserved = 0
         try:
-            reading.conn.sock.send(refusal(LIMITS.body_bytes))
+            reading.conn.sock.send(refusal(status, message))
         except (OSError, ssl.SSLWantWriteError):
             self._drop(reading)
             return
@@ -240,7 +283,12 @@ class PrefetchWorker(ThreadWorker):
             conn.parser = get_parser(self.cfg, conn.sock, conn.client)
         conn.parser.unreader.unread(bytes(reading.buffer))
         conn.data_ready = True
+        self.reserved[conn] = reading.reserved
         self.enqueue_req(conn)
+
+    def finish_request(self, conn: TConn, fs: Any) -> None:
+        self._release(self.reserved.pop(conn, 0))
+        super().finish_request(conn, fs)
 
     def _stop_reading(self, reading: Reading) -> None:
         self.reading.discard(reading)
@@ -249,6 +297,8 @@ class PrefetchWorker(ThreadWorker):
 
     def _drop(self, reading: Reading) -> None:
         self._stop_reading(reading)
+        self._release(reading.reserved)
+        reading.reserved = 0
         self.nr_conns -= 1
         reading.conn.close()
 

@@ -12,8 +12,10 @@ took a valid review from 0.01 s to 9.7 s. Here a new connection may hold a threa
 byte is still served), and a parked or kept-alive connection that stays idle is closed after
 ``keepalive`` seconds; 500 idle connections now delay a review by 0.35 s at most. Each worker holds at most
 ``max_connections`` connections (gunicorn's ``worker_connections``), and 16 threads per worker serve
-requests. A started request is bounded by the TLS socket deadlines (``read_timeout`` per read,
-``request_timeout`` in all). The NetworkPolicy in manifests/webhook admits only port 8443, and only from
+requests. The worker is `webhook.prefetch.PrefetchWorker`: a request is read whole on the worker's
+poller, within ``request_timeout`` (the API server's own timeout), before a thread serves it, so slow
+senders cost no thread; the TLS socket deadlines (``read_timeout`` per read, ``request_timeout`` in all)
+still bound the answer's writing. The NetworkPolicy in manifests/webhook admits only port 8443, and only from
 where the API server connects: the real fence against a flood from inside the cluster.
 
 The module is also the process entry point (`python -m webhook.server`): `fhpa webhook serve` sets
@@ -265,6 +267,7 @@ def run_gunicorn(options: ServeOptions) -> int:
 
     from webhook import logs, prefetch
     from webhook.app import MAX_BODY_BYTES, create_app
+    from webhook.cost import BUDGET_BYTES
     from webhook.metrics import WebhookMetrics
     from webhook.tlsreload import CertificateReloader
 
@@ -287,7 +290,7 @@ def run_gunicorn(options: ServeOptions) -> int:
         return 1
     settings = gunicorn_settings(options, reloader)
     bound_first_byte_wait(options.first_byte_wait)
-    prefetch.configure(MAX_BODY_BYTES, options.request_timeout)
+    prefetch.configure(MAX_BODY_BYTES, options.request_timeout, BUDGET_BYTES)
 
     class WebhookServer(BaseApplication):
         def load_config(self) -> None:
