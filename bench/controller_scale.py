@@ -232,6 +232,31 @@ def total_writes(members: list[Member]) -> int:
 # --- the controller process -----------------------------------------------------------------------
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """User and system CPU seconds a live process has used so far."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@contextlib.contextmanager
+def cpu_burners(count: int) -> Iterator[None]:
+    """``count`` processes that each keep one core busy while the benchmark runs: the reaction time
+    must hold on a node where the controller does not have a core to itself."""
+    burners = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+        for _ in range(count)
+    ]
+    try:
+        yield
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait(10)
+
+
 def peak_rss_mib(pid: int, field: str = "VmHWM") -> float | None:
     """VmHWM (peak resident set) of a live process, in MiB; ``field="VmRSS"``: the resident set now."""
     try:
@@ -499,6 +524,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--reaction-window", type=float, default=60.0, help="reactions start at random times over this"
     )
     p.add_argument("--reaction-timeout", type=float, default=120.0)
+    p.add_argument(
+        "--cpu-burner", type=int, default=0, help="processes kept busy beside the controller (one core each)"
+    )
     p.add_argument("--plan-only", action="store_true", help="measure only plan_cpu_s")
     p.add_argument(
         "--controller-arg",
@@ -520,20 +548,22 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
         return result
     workdir = Path(tempfile.mkdtemp(prefix="fhpa-scale-"))
     started = time.monotonic()
-    with world(args, workdir) as run:
+    with cpu_burners(args.cpu_burner), world(args, workdir) as run:
         assert run.controller is not None
         sync_s = wait_initial_sync(run, args, args.quiet_seconds)
         log(f"initial sync after {sync_s:.1f}s; steady window {args.steady_seconds:.0f}s")
         before, writes_before = total_requests(run.members), total_writes(run.members)
         kinds_before = requests_by_kind(run.members)
-        t0 = time.monotonic()
+        t0, cpu0 = time.monotonic(), cpu_seconds(run.controller.pid)
         time.sleep(args.steady_seconds)
         after, writes_after = total_requests(run.members), total_writes(run.members)
-        window = time.monotonic() - t0
+        window, cpu1 = time.monotonic() - t0, cpu_seconds(run.controller.pid)
+        sync_cpu = cpu0
         kinds_after = requests_by_kind(run.members)
         steady_kinds = {k: kinds_after.get(k, 0) - kinds_before.get(k, 0) for k in sorted(kinds_after)}
         times, missed = measure_reactions(run, args)
         rss = peak_rss_mib(run.controller.pid)
+        total_cpu = cpu_seconds(run.controller.pid)
         alive = run.controller.poll() is None
     result.update(
         {
@@ -546,6 +576,11 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
             "reactions_timed": len(times),
             "reactions_missed": missed,
             "rss_mib": rss,
+            "cpu_burners": args.cpu_burner,
+            "steady_cpu_cores": None if cpu0 is None or cpu1 is None else round((cpu1 - cpu0) / window, 3),
+            "sync_cpu_s": None if sync_cpu is None else round(sync_cpu, 1),
+            "controller_cpu_s": None if total_cpu is None else round(total_cpu, 1),
+            "load_average": [round(x, 1) for x in os.getloadavg()],
             "initial_sync_s": round(sync_s, 1),
             "controller_alive": alive,
             "wall_s": round(time.monotonic() - started, 1),

@@ -9,8 +9,10 @@ bodies no valid object produces).
 
 The budget bounds what the threads of one worker hold at once: a request reserves its body's declared
 size before it is read and gives it back when answered, so at most one worst-case body is in flight per
-worker while small reviews (a few kilobytes) keep flowing beside it. A request that cannot get its share
-within ``wait`` seconds is answered 503; the API server has given up on it by then anyway.
+worker while small reviews (a few kilobytes) keep flowing beside it. Under gunicorn the worker's poller
+applies the same budget before a request takes a thread (`webhook.prefetch`) and refuses what does not
+fit at once, so this one only ever waits when the app is served some other way; a request that cannot
+get its share within ``wait`` seconds is answered 503.
 """
 
 from __future__ import annotations

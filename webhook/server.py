@@ -12,8 +12,10 @@ took a valid review from 0.01 s to 9.7 s. Here a new connection may hold a threa
 byte is still served), and a parked or kept-alive connection that stays idle is closed after
 ``keepalive`` seconds; 500 idle connections now delay a review by 0.35 s at most. Each worker holds at most
 ``max_connections`` connections (gunicorn's ``worker_connections``), and 16 threads per worker serve
-requests. A started request is bounded by the TLS socket deadlines (``read_timeout`` per read,
-``request_timeout`` in all). The NetworkPolicy in manifests/webhook admits only port 8443, and only from
+requests. The worker is `webhook.prefetch.PrefetchWorker`: a request is read whole on the worker's
+poller, within ``request_timeout`` (the API server's own timeout), before a thread serves it, so slow
+senders cost no thread; the TLS socket deadlines (``read_timeout`` per read, ``request_timeout`` in all)
+still bound the answer's writing. The NetworkPolicy in manifests/webhook admits only port 8443, and only from
 where the API server connects: the real fence against a flood from inside the cluster.
 
 The module is also the process entry point (`python -m webhook.server`): `fhpa webhook serve` sets
@@ -50,7 +52,7 @@ class ServeOptions:
     workers: int = 2
     threads: int = 16
     read_timeout: float = 10.0
-    request_timeout: float = 30.0
+    request_timeout: float = 5.0
     keepalive: float = 15.0
     max_connections: int = 1000
     first_byte_wait: float = 0.05
@@ -108,8 +110,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--request-timeout",
         type=float,
-        default=30.0,
-        help="seconds a client may take to send a request and read the answer (default 30)",
+        default=5.0,
+        help="seconds a client may take to send a request and read the answer; the API server gives "
+        "up after the webhook configurations' timeoutSeconds (default 5, as they ship)",
     )
     parser.add_argument(
         "--keepalive",
@@ -201,7 +204,7 @@ def gunicorn_settings(options: ServeOptions, reloader: Any) -> dict[str, Any]:
     return {
         "bind": [options.bind],
         "workers": options.workers,
-        "worker_class": "gthread",
+        "worker_class": "webhook.prefetch.PrefetchWorker",
         "threads": options.threads,
         "worker_connections": options.max_connections,
         "keepalive": max(1, round(options.keepalive)),
@@ -262,8 +265,9 @@ def run_gunicorn(options: ServeOptions) -> int:
     """Serve until gunicorn's master exits (SIGTERM/SIGINT)."""
     from gunicorn.app.base import BaseApplication
 
-    from webhook import logs
-    from webhook.app import create_app
+    from webhook import logs, prefetch
+    from webhook.app import MAX_BODY_BYTES, create_app
+    from webhook.cost import BUDGET_BYTES
     from webhook.metrics import WebhookMetrics
     from webhook.tlsreload import CertificateReloader
 
@@ -286,6 +290,7 @@ def run_gunicorn(options: ServeOptions) -> int:
         return 1
     settings = gunicorn_settings(options, reloader)
     bound_first_byte_wait(options.first_byte_wait)
+    prefetch.configure(MAX_BODY_BYTES, options.request_timeout, BUDGET_BYTES)
 
     class WebhookServer(BaseApplication):
         def load_config(self) -> None:

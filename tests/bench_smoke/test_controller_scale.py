@@ -36,8 +36,10 @@ def test_full_benchmark_prints_every_key_at_the_smallest_size() -> None:
         "--fhpas", "2", "--clusters", "2", "--pods", "4",
         "--steady-seconds", "2", "--quiet-seconds", "1",
         "--reactions", "1", "--reaction-window", "0", "--reaction-timeout", "5",
+        "--cpu-burner", "1",
     )  # fmt: skip
-    assert result.keys() >= KEYS
+    assert result.keys() >= KEYS | {"steady_cpu_cores", "sync_cpu_s", "controller_cpu_s", "load_average"}
+    assert result["cpu_burners"] == 1
     assert result["controller_alive"] is True
     assert result["steady_member_requests_per_s"] >= 0
     assert result["rss_mib"] is not None and result["rss_mib"] > 0

@@ -61,3 +61,14 @@ def test_a_short_warning_is_kept_as_is_and_empty_ones_dropped() -> None:
     request = parse_review(json.dumps(review(fhpa())).encode())
     answer = allow(request, warnings=["spec.x: is ignored", "\n\t"])
     assert answer["response"]["warnings"] == ["spec.x: is ignored"]
+
+
+def test_nesting_depth_counts_container_levels_and_stops_past_the_limit() -> None:
+    from webhook.review import MAX_NESTING_DEPTH, nesting_depth
+
+    assert nesting_depth("x") == 0 and nesting_depth({}) == 1 and nesting_depth([1, "a", None]) == 1
+    assert nesting_depth({"a": [{"b": 1}, 2], "c": {"d": {}}}) == 3
+    deep: list[object] = []
+    for _ in range(10 * MAX_NESTING_DEPTH):
+        deep = [deep]
+    assert nesting_depth(deep) == MAX_NESTING_DEPTH + 1

@@ -7,8 +7,9 @@ import json
 import re
 import socket
 import ssl
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -153,7 +154,7 @@ def test_gunicorn_settings_bound_every_client_limit(certs: Path) -> None:
 
     reloader = CertificateReloader(certs / "tls.crt", certs / "tls.key")
     settings = gunicorn_settings(ServeOptions(cert_dir=certs, keepalive=2.4), reloader)
-    assert settings["worker_class"] == "gthread" and settings["keepalive"] == 2
+    assert settings["worker_class"] == "webhook.prefetch.PrefetchWorker" and settings["keepalive"] == 2
     assert settings["ssl_context"] == reloader.gunicorn_hook
     assert settings["control_socket_disable"] is True  # several servers on one machine must not collide
     assert settings["limit_request_line"] > 0 and settings["limit_request_fields"] > 0
@@ -177,6 +178,85 @@ def test_idle_connections_do_not_starve_reviews(certs: Path, tmp_path: Path) -> 
             for sock in idle:
                 sock.close()
         assert server.process.poll() is None
+
+
+def _trickle(server: RunningWebhook, stop: threading.Event, sending: list[bool], closed: list[float]) -> None:
+    """A client that announces a small review and sends its body a byte every 0.2 s; notes when it has
+    sent its head, and how long after that the server closed the connection on it."""
+    context = client_context(server.cert_dir / "ca.crt")
+    with context.wrap_socket(
+        socket.create_connection(("127.0.0.1", server.port)), server_hostname="127.0.0.1"
+    ) as sock:
+        sock.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n")
+        started = time.monotonic()
+        sending.append(True)
+        try:
+            while not stop.wait(0.2):
+                sock.sendall(b" ")
+        except OSError:
+            closed.append(time.monotonic() - started)
+
+
+def poll_until(condition: Callable[[], bool], seconds: float) -> None:
+    stop = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < stop, "the condition did not come true in time"
+        time.sleep(0.05)
+
+
+def test_trickling_clients_do_not_starve_reviews(certs: Path, tmp_path: Path) -> None:
+    """40 clients trickling their bodies (more than the 2 x 16 pool threads) beside a real review.
+    When a started request held a pool thread until its deadline, the review waited tens of seconds;
+    now a request is read on the worker's poller and takes a thread only once it is whole, and a
+    request not whole within the deadline (5 s, the API server's timeoutSeconds) is dropped."""
+    with run_webhook(certs, tmp_path) as server:
+        for _ in range(4):  # each worker has served a review (its first one imports and builds more)
+            assert server.request("POST", "/validate", review(fhpa()))[0] == 200
+        stop, sending, closed = threading.Event(), [], []
+        clients = [threading.Thread(target=_trickle, args=(server, stop, sending, closed)) for _ in range(40)]
+        for client in clients:
+            client.start()
+        try:
+            poll_until(lambda: len(sending) == 40, 30)  # every trickler is connected and sending
+            took = []
+            for _ in range(3):
+                started = time.monotonic()
+                status, answer = server.request("POST", "/validate", review(fhpa()))
+                took.append(round(time.monotonic() - started, 2))
+                assert status == 200 and answer["response"]["allowed"] is True
+            assert max(took) < 2.0, f"reviews took {took} s behind trickling clients"
+            for client in clients:
+                client.join(timeout=20)
+        finally:
+            stop.set()
+            for client in clients:
+                client.join()
+        assert len(closed) == 40 and max(closed) < 15, closed  # each cut off about 5 s after its head
+        assert server.process.poll() is None
+
+
+def test_a_second_large_body_is_refused_at_once_while_small_reviews_flow(certs: Path, tmp_path: Path) -> None:
+    """One worker, one 3 MiB body being sent: a second one is answered 503 without waiting (it used to
+    hold a thread for the budget's wait), and a normal review is served beside the first."""
+    with run_webhook(certs, tmp_path, workers=1) as server:
+        context = client_context(certs / "ca.crt")
+        large = b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 3000000\r\n\r\n"
+        with context.wrap_socket(
+            socket.create_connection(("127.0.0.1", server.port)), server_hostname="127.0.0.1"
+        ) as first:
+            first.sendall(large + b"{" * 1000)
+            time.sleep(0.5)  # the worker has read its head and holds its share of the budget
+            with context.wrap_socket(
+                socket.create_connection(("127.0.0.1", server.port)), server_hostname="127.0.0.1"
+            ) as second:
+                second.settimeout(5)
+                started = time.monotonic()
+                second.sendall(large)
+                answer = second.recv(4096)
+                assert b" 503 " in answer.split(b"\r\n")[0] and b"busy" in answer
+                assert time.monotonic() - started < 2.0
+            status, body = server.request("POST", "/validate", review(fhpa()))
+            assert status == 200 and body["response"]["allowed"] is True
 
 
 def test_an_idle_connection_is_closed_after_the_idle_timeout(certs: Path, tmp_path: Path) -> None:
