@@ -149,6 +149,24 @@ pytest_plugins = [
 
 
 # ================================================================================================
+# parallel runs (pytest-xdist: ``make test`` passes ``-n 3 --dist loadgroup``)
+# ================================================================================================
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Keep each real-server tier on one worker, so its session-scoped servers start only once.
+
+    Session fixtures are per worker under xdist: spread over workers, the kube members would start
+    once on each. One ``xdist_group`` per tier lets ``--dist loadgroup`` hand the whole tier to a
+    single worker (the biggest groups go out first), while the CPU-bound unit tests run beside it."""
+    for item in items:
+        tier = next((m for m in ("kube", "realapi") if item.get_closest_marker(m) is not None), None)
+        if tier is not None:
+            item.add_marker(pytest.mark.xdist_group(tier))
+
+
+# ================================================================================================
 # logging: for tests of code that configures the root logger (``pytest.mark.usefixtures``)
 # ================================================================================================
 
