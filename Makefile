@@ -4,6 +4,10 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Three workers on two cores: the kube and realapi tiers each stay on one worker (their servers start
+# once; tests/conftest.py groups them) and mostly wait on those servers, while the third worker runs
+# the CPU-bound unit tests; a worker whose tier is done takes unit tests too.
+PARALLEL := -n 3 --dist loadgroup
 
 .PHONY: demo test test-fast lint realapi kube helm-tools release-manifests bench clean
 
@@ -21,10 +25,10 @@ test: $(STAMP)
 	bash scripts/kube-build.sh || echo "*** kube build FAILED: kube tests will be SKIPPED (FAIL under CI=true); see above ***"
 	bash scripts/helm-tools.sh $(BIN)/python || echo "*** helm tools FAILED: chart tests will be SKIPPED (FAIL under CI=true); see above ***"
 	bash scripts/lua-install.sh || echo "*** lua5.1 missing: Argo CD script tests will be SKIPPED (FAIL under CI=true) ***"
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q $(PARALLEL)
 
 test-fast: $(STAMP)
-	$(BIN)/pytest -q -m "not realapi and not kube and not slow"
+	$(BIN)/pytest -q -n 2 -m "not realapi and not kube and not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

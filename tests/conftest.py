@@ -149,6 +149,34 @@ pytest_plugins = [
 
 
 # ================================================================================================
+# parallel runs (pytest-xdist: ``make test`` passes ``-n 3 --dist loadgroup``)
+# ================================================================================================
+
+
+# Each real-server tier runs on one worker, so its session-scoped servers start only once (session
+# fixtures are per worker: spread over workers, the kube members would start on each). xdist's own
+# ``xdist_group`` marks do not group under pytest 9.2 (xdist suffixes ``item._nodeid``, which
+# pytest no longer reads), so the scheduler groups by the tiers' folders instead.
+REAL_SERVER_TIERS = ("tests/e2e/kube/", "tests/e2e/realapi/")
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup`` with one work unit per real-server tier; every other test is its own unit.
+
+    The biggest units go out first, so each tier starts on a worker of its own at once, and the
+    CPU-bound unit tests run on the rest (and on a tier's worker once its tier is done)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class TierScheduling(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return next((tier for tier in REAL_SERVER_TIERS if nodeid.startswith(tier)), nodeid)
+
+    return TierScheduling(config, log)
+
+
+# ================================================================================================
 # logging: for tests of code that configures the root logger (``pytest.mark.usefixtures``)
 # ================================================================================================
 

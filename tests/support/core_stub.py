@@ -222,10 +222,15 @@ class Store:
             return self._next_watcher
 
     def advance_watcher(self, wid: int, rv: int) -> None:
+        """Record what a watch has sent; wake waiters only when that moved.
+
+        The watches wait on the same Condition: waking them when nothing moved makes each woken
+        watch advance and wake the others again, a loop that keeps a core busy while idle."""
         with self.cond:
-            name, _ = self.watchers[wid]
+            name, old = self.watchers[wid]
             self.watchers[wid] = (name, rv)
-            self.cond.notify_all()
+            if rv != old:
+                self.cond.notify_all()
 
     def drop_watcher(self, wid: int) -> None:
         with self.cond:
@@ -513,6 +518,8 @@ class Handler(BaseHTTPRequestHandler):
                         if left <= 0:
                             break
                         store.cond.wait(min(left, 1.0))
+                        if store.rv == sent:
+                            continue  # woken without a write: nothing to look at
                     # Read under the lock: ``pending`` is everything of this watch up to ``top``.
                     pending = store.events_after(name, sent, route.namespace)
                     top = store.rv

@@ -21,6 +21,8 @@ BUILD_SCRIPT = "scripts/helm-tools.sh"
 class HelmTools:
     helm: Path
     kubectl: Path
+    # helm's cache, one per test session: parallel workers and other checkouts never share it
+    cache_home: Path
 
     def run(
         self, tool: str, *args: str, env: dict[str, str] | None = None, input: str | None = None
@@ -35,7 +37,7 @@ class HelmTools:
             text=True,
             timeout=120,
             check=False,
-            env={**os.environ, "HELM_CACHE_HOME": "/tmp/fhpa-helm-cache", **(env or {})},
+            env={**os.environ, "HELM_CACHE_HOME": str(self.cache_home), **(env or {})},
         )
 
     def documents(self, tool: str, *args: str) -> list[dict[str, Any]]:
@@ -45,10 +47,10 @@ class HelmTools:
         return [d for d in yaml.safe_load_all(result.stdout) if d]
 
 
-def tools() -> tuple[HelmTools | None, str]:
-    """The extracted binaries, or None and the reason they are missing."""
+def tools(cache_home: Path) -> tuple[HelmTools | None, str]:
+    """The extracted binaries (helm caching under ``cache_home``), or None and why they are missing."""
     bin_dir = Path(os.environ.get("FHPA_HELM_DIR", Path.home() / ".cache" / "federated-hpa" / "helm")) / "bin"
-    found = HelmTools(bin_dir / "helm", bin_dir / "kubectl")
+    found = HelmTools(bin_dir / "helm", bin_dir / "kubectl", cache_home)
     missing = [str(p) for p in (found.helm, found.kubectl) if not os.access(p, os.X_OK)]
     if missing:
         return None, f"{', '.join(missing)} missing: run `bash {BUILD_SCRIPT}` (make test runs it)"

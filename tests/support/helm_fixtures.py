@@ -11,8 +11,8 @@ from tests.support.helm import HelmTools, tools
 
 
 @pytest.fixture(scope="session")
-def helm() -> HelmTools:
-    found, reason = tools()
+def helm(tmp_path_factory: pytest.TempPathFactory) -> HelmTools:
+    found, reason = tools(tmp_path_factory.mktemp("helm-cache"))
     if found is None:
         if os.environ.get("CI") == "true":
             pytest.fail(f"HELM TOOLS UNAVAILABLE: {reason} (required in CI)", pytrace=False)

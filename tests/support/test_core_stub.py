@@ -130,3 +130,33 @@ def test_namespaces_and_services_crud(stub: StubServer) -> None:
     assert call(stub, "DELETE", "/api/v1/namespaces/x/services/hook")[0] == 200
     assert call(stub, "GET", "/api/v1/namespaces/x/services/hook")[0] == 404
     assert call(stub, "GET", "/api/v1/pods")[0] == 404
+
+
+def test_idle_watches_do_not_wake_each_other(stub: StubServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Open watches with nothing to send must sleep: one waking the others in a loop burns a core.
+
+    With no writes, a watch looks at its collection once when it starts and then only when its
+    one-second wait runs out; far more looks mean the watches keep waking each other."""
+    stub.store.put("services", {"metadata": {"name": "hook", "namespace": "default"}})
+    looks = 0
+    real_events_after = stub.store.events_after
+
+    def counting(name: str, rv: int, namespace: str | None) -> list[tuple[int, str, Any]]:
+        nonlocal looks
+        looks += 1
+        return real_events_after(name, rv, namespace)
+
+    monkeypatch.setattr(stub.store, "events_after", counting)
+    watches = [
+        open_watch(stub, "/api/v1/namespaces?watch=true&resourceVersion=0"),
+        open_watch(stub, "/api/v1/services?watch=true&resourceVersion=0"),
+        open_watch(stub, VWC + "?watch=true&resourceVersion=0"),
+    ]
+    try:
+        stub.store.wait_delivered("services", stub.store.rv, timeout=10)
+        before = looks
+        threading.Event().wait(0.5)
+        assert looks - before <= 2 * len(watches)
+    finally:
+        for conn, _ in watches:
+            conn.close()
