@@ -328,9 +328,10 @@ def _cluster_names(steps: Sequence[StepSample]) -> list[str]:
 
 
 def _unmanaged_now(s: StepSample, name: str, was_selected: bool) -> bool:
-    """Replicas with no HPA in a reachable cluster that is selected, or was at a step the controller ran
-    earlier in the run (one that left the selection must be drained, not abandoned with its replicas
-    running; one de-selected before the controller ever saw it was never its to drain)."""
+    """Replicas with no HPA in a reachable cluster that is selected, or was reachable and selected at a
+    step the controller ran earlier in the run (one that left the selection must be drained, not
+    abandoned with its replicas running; one de-selected before the controller ever reached it was never
+    its to drain)."""
     c = s.clusters.get(name)
     return (
         c is not None
@@ -369,7 +370,7 @@ def _unmanaged(steps: Sequence[StepSample], terms: PromiseTerms) -> tuple[list[V
         was_selected = False
         for s in steps:
             c = s.clusters.get(name)
-            was_selected = was_selected or (c is not None and c.selected and s.controller_up)
+            was_selected = was_selected or (c is not None and c.selected and not c.down and s.controller_up)
             if not _unmanaged_now(s, name, was_selected):
                 close(name, episode, drained_s)
                 episode, drain_start, drained_s = None, None, 0.0

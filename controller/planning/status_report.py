@@ -357,11 +357,13 @@ def _preference(fleet: Fleet, cluster: ClusterObservation, row: ClusterStatus | 
 
 def _moved_by(fleet: Fleet, name: str, row: ClusterStatus | None) -> str | None:
     """The reason of this pass's Event that moved the cluster's max: one naming the cluster first, else
-    the pass's first fleet-wide one (an optimization names no cluster first); an assignment has none."""
+    the pass's first fleet-wide one (an optimization names no cluster first; an Event about another
+    cluster, such as a pin on the tier above, did not move this one); an assignment has none."""
     named = [e.reason for e in fleet.events if e.message.startswith(f"{name}:")]
     if named:
         return named[-1]
-    return fleet.events[0].reason if fleet.events else "Assigned"
+    wide = [e.reason for e in fleet.events if not any(e.message.startswith(f"{n}:") for n in fleet.slots)]
+    return wide[0] if wide else "Assigned"
 
 
 def _max_trend(

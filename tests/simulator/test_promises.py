@@ -249,6 +249,14 @@ def test_a_cluster_that_left_the_selection_still_owes_every_replica_an_hpa():
     assert report.violations[0].detail.startswith("b: 3 replicas running with no member HPA")
 
 
+def test_a_cluster_de_selected_while_it_was_down_was_never_the_controllers_to_drain():
+    # selected but unreachable from the start, then de-selected, then back with replicas of its own:
+    # the controller never reached it while it was selected, so nothing of it is the controller's
+    was = {"a": cluster(4, hpa=(1, 20)), "b": cluster(3, hpa=None, down=True)}
+    left = {"a": cluster(4, hpa=(1, 20)), "b": cluster(3, hpa=None, selected=False)}
+    assert kinds(steps(*[was] * 3, *[left] * 8)) == []
+
+
 def drain(replicas: list[int], written: int) -> list[StepSample]:
     """b has no HPA while the controller writes its replicas down at the first ``written`` steps."""
     fleets = [
