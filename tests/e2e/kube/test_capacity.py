@@ -125,10 +125,13 @@ def test_prioritized_burst_spills_past_a_real_quota_onto_a_cloud_from_zero_nodes
         def cloud_full() -> dict[str, Any] | None:
             rows = {r["name"]: r for r in ((world.fhpa() or {}).get("status") or {}).get("clusters") or []}
             cloud_row = rows.get("cloud") or {}
-            stuck = "NotTriggerScaleUp" in str((cloud_row.get("capacity") or {}).get("detail"))
+            # the node the stand-in adds is "coming" until it registers and the group's status reads
+            # at max: wait for the words that need both the status ConfigMap and NotTriggerScaleUp
+            detail = str((cloud_row.get("capacity") or {}).get("detail"))
+            stuck = "NotTriggerScaleUp" in detail and detail.startswith("node group at max")
             return rows if cloud_row.get("state") == "Saturated" and stuck else None
 
-        rows = wait_for(cloud_full, 120, "the cloud Saturated, its room naming NotTriggerScaleUp")
+        rows = wait_for(cloud_full, 180, "the cloud Saturated, its group at max with NotTriggerScaleUp")
         assert group.registered == 1 and cloud.node_names() == {"cloud-pool-1"}
         selector = "fieldSelector=reason=NotTriggerScaleUp"
         events = cloud.get(f"/api/v1/namespaces/{kube_namespace}/events?{selector}")
