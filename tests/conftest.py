@@ -158,6 +158,9 @@ pytest_plugins = [
 # ``xdist_group`` marks do not group under pytest 9.2 (xdist suffixes ``item._nodeid``, which
 # pytest no longer reads), so the scheduler groups by the tiers' folders instead.
 REAL_SERVER_TIERS = ("tests/e2e/kube/", "tests/e2e/realapi/")
+ONE_WORKER_FILES = ("tests/webhook/test_app_fuzz.py",)
+"""Files whose last test checks what the tests before it left behind (the fuzzed server's log), so
+their tests must run in order on one worker."""
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
@@ -171,7 +174,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
     class TierScheduling(LoadGroupScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return next((tier for tier in REAL_SERVER_TIERS if nodeid.startswith(tier)), nodeid)
+            units = (*REAL_SERVER_TIERS, *ONE_WORKER_FILES)
+            return next((unit for unit in units if nodeid.startswith(unit)), nodeid)
 
     return TierScheduling(config, log)
 

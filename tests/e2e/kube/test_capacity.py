@@ -112,12 +112,17 @@ def test_prioritized_burst_spills_past_a_real_quota_onto_a_cloud_from_zero_nodes
 
         # 8 pods' worth at the 80% target: m1's HPA wants them, its quota lets 2 exist
         kube_load.set_demand(kube_namespace, "web", 8 * 400)
-        final = wait_for(
-            lambda: (b := world.bounds()).get("m1") is not None and b["m1"][1] == 2 and b,  # type: ignore[index]
-            180,
-            "m1 capped at the two pods its quota admits",
-        )
-        assert final["cloud"] is not None and final["cloud"][1] >= PODS_PER_NODE
+
+        def capped() -> dict[str, Any] | None:
+            # the two member HPAs are written one after the other: wait for both of one pass's writes
+            b = world.bounds()
+            m1, cloud_bounds = b.get("m1"), b.get("cloud")
+            if m1 is None or cloud_bounds is None or m1[1] != 2 or cloud_bounds[1] < PODS_PER_NODE:
+                return None
+            return b
+
+        final = wait_for(capped, 180, "m1 capped at the two pods its quota admits, the rest on the cloud")
+        assert final["m1"][1] == 2 and final["cloud"][1] >= PODS_PER_NODE
         assert onprem.pod_summary(kube_namespace, "web")["unschedulable"] == 0  # refused, never pending
 
         # one node joins (the group's max); the pods it cannot hold get NotTriggerScaleUp, which count at
