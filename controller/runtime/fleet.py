@@ -307,25 +307,37 @@ class FleetManager(Manager):
         super()._stop_leading()
 
     def _on_secret_data(self, event_type: str, secret: Mapping[str, Any]) -> None:
-        """A member Secret as read, kubeconfig included: the registry builds or rebuilds its client."""
+        """A member Secret as read, kubeconfig included: the registry builds or rebuilds its client.
+
+        The Events' object is recorded here too: the probe loop may report the registry's problem with
+        this Secret before the trimmed change arrives, and an Event must name the Secret's uid."""
+        if event_type != "DELETED":
+            self._remember_secret(secret, None)
         self._registry_event(event_type, secret)
+
+    def _remember_secret(self, secret: Mapping[str, Any], namespace: str | None) -> None:
+        meta = secret.get("metadata") or {}
+        name = meta.get("name")
+        if not name:
+            return
+        with self._members_lock:
+            self._member_secrets[name] = SecretRef(
+                _SecretMeta(
+                    name,
+                    namespace or meta.get("namespace") or self.config.namespace,
+                    meta.get("uid"),
+                    meta.get("resourceVersion"),
+                )
+            )
 
     def _on_secret(self, event: WatchEvent) -> None:
         """A member Secret's trimmed change: the Events' object; a Secret a relist found gone leaves."""
-        meta = event.obj.get("metadata") or {}
-        name = event.key[1]
-        with self._members_lock:
-            if event.type == "DELETED":
-                self._member_secrets.pop(name, None)
-            else:
-                self._member_secrets[name] = SecretRef(
-                    _SecretMeta(
-                        name,
-                        event.key[0] or self.config.namespace,
-                        meta.get("uid"),
-                        meta.get("resourceVersion"),
-                    )
-                )
+        if event.type == "DELETED":
+            with self._members_lock:
+                self._member_secrets.pop(event.key[1], None)
+        else:
+            obj = {**event.obj, "metadata": {**(event.obj.get("metadata") or {}), "name": event.key[1]}}
+            self._remember_secret(obj, event.key[0])
         if event.type == "DELETED":
             self._registry_event("DELETED", event.obj)  # already seen whole when watched; not after a relist
 

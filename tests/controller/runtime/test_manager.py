@@ -611,3 +611,26 @@ def test_a_new_kind_is_a_reconciler_and_one_registration() -> None:
         stop.set()
         thread.join(10)
         cp.stop()
+
+
+@pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
+def test_a_problem_reported_before_the_trimmed_secret_change_still_names_the_secrets_uid() -> None:
+    """The registry reads the whole Secret (its data event) before the trimmed change that used to be the
+    only source of the Event's object; a probe turn between the two sent an Event with no uid."""
+    cp = control_plane_fake()
+    plane = KubeControlPlane(kube_config.new_client_from_config_dict(cp.kubeconfig()), reporting_instance="t")
+    manager = FleetManager(plane, registry(SYSTEM), ManagerConfig(namespace=SYSTEM, leader_elect=False))
+    leaky = cp.store.create(
+        "secrets",
+        kubeconfig_secret(
+            "leaky",
+            {"server": "https://127.0.0.1:1"},
+            {"tokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token"},
+        ),
+    )
+    manager.leading = True  # only the leader reports (the fence)
+    manager._on_secret_data("ADDED", leaky)  # the trimmed change has not arrived yet
+    manager._report_member_secrets()
+    (event,) = secret_events(cp)
+    assert event["reason"] == "MemberUnusable"
+    assert event["involvedObject"]["uid"] == leaky["metadata"]["uid"]
