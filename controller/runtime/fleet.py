@@ -54,7 +54,15 @@ from controller.runtime.manager import (
     WatchEvent,
     release_heap,
 )
-from controller.runtime.member_events import ALL, ClusterSelection, TargetIndex, concerned, target_of
+from controller.runtime.member_events import (
+    ALL,
+    ClusterSelection,
+    RecentChanges,
+    TargetIndex,
+    resolve,
+    target_of,
+    touched,
+)
 from controller.runtime.metrics import Metrics, TimedMember
 from fhpa_api import CRON_FEDERATED_HPA, FEDERATED_HPA
 
@@ -64,6 +72,9 @@ REASON_MEMBER_UNUSABLE = "MemberUnusable"
 REASON_INSECURE_MEMBER = "InsecureMemberCredentials"
 MAX_MEMBER_EVENT_MESSAGE = 512
 NODE_PASS_INTERVAL_SECONDS = 1.0
+# how far back a takeover looks for member changes to plan first: a crashed leader's Lease (15 s by
+# default, longer where tuned) and the passes it may have missed before, with room to spare
+RECENT_CHANGES_SECONDS = 300.0
 """One member's node changes start at most one low-lane pass over the FederatedHPAs a second."""
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]*@")
 
@@ -182,6 +193,7 @@ class FleetManager(Manager):
         self.targets = TargetIndex()  # workload -> the FederatedHPAs that scale it (member events)
         self.selections = ClusterSelection()  # FederatedHPA -> its clusterAffinity (node changes)
         self._fhpa_seen: dict[tuple[str, str], Any] = {}  # what of each object a new event must change
+        self._recent = RecentChanges(RECENT_CHANGES_SECONDS)  # what changed while nobody could plan it
         path = control_plane.collection_path
         self.register(
             FEDERATED_HPA,
@@ -268,18 +280,24 @@ class FleetManager(Manager):
         if event.type == "MODIFIED" and self._fhpa_seen.get(event.key) == seen:
             return
         self._fhpa_seen[event.key] = seen
-        self.queue.add((FEDERATED_HPA, *event.key))
+        if event.listed and not self._recent.holds(event.key, target_of(event.obj)):
+            self.queue.add_low((FEDERATED_HPA, *event.key))  # the list at a start: every object, none urgent
+        else:
+            self.queue.add((FEDERATED_HPA, *event.key))
 
     def _on_member_change(self, cluster: str, change: Any) -> None:
-        """A member cache saw a change: enqueue the FederatedHPAs it concerns (member_events)."""
-        if not self.leading or self._leading_stop.is_set():  # a standby, or a leader stopping
-            return
+        """A member cache saw a change: enqueue the FederatedHPAs it concerns (member_events). A standby
+        only remembers what the change touched (``RecentChanges``): its takeover plans those first."""
         selecting = getattr(self.registry, "workloads_selecting", None)
 
         def workloads(namespace: str, labels: Mapping[str, str]) -> Any:
             return selecting(cluster, namespace, labels) if callable(selecting) else ()
 
-        refs = concerned(change, self.targets, workloads)
+        touch = touched(change, workloads)
+        self._recent.record(touch)  # also on a leader: its FederatedHPA list may not have arrived yet
+        if not self.leading or self._leading_stop.is_set():  # a standby, or a leader stopping
+            return
+        refs = resolve(touch, self.targets)
         if not refs:
             return
         self.metrics.member_events.labels(resource=change.resource).inc()

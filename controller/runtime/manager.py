@@ -89,6 +89,7 @@ class WatchEvent:
     type: str  # ADDED, MODIFIED or DELETED
     key: ObjectKey
     obj: Mapping[str, Any]
+    listed: bool = False  # an object of the informer's first list, not news of a change
 
 
 @dataclass(frozen=True)
@@ -358,7 +359,8 @@ class Manager:
         handler = spec.handler or self._enqueuer(kind)
 
         def report(type_: str, key: ObjectKey, old: Any, new: Any) -> None:
-            handler(WatchEvent("ADDED" if type_ == SYNC else type_, key, new if new is not None else old))
+            obj = new if new is not None else old
+            handler(WatchEvent("ADDED" if type_ == SYNC else type_, key, obj, listed=type_ == SYNC))
 
         return ListWatch(
             self.cp.watch_transport(max(30.0, float(timeout))),

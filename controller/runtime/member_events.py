@@ -25,7 +25,10 @@ from __future__ import annotations
 
 import math
 import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -190,51 +193,114 @@ WorkloadsSelecting = Callable[[str, Mapping[str, str]], Iterable[tuple[WorkloadK
 """(namespace, pod labels) -> the watched workloads whose selector picks the pod."""
 
 
-def concerned(change: Change, index: TargetIndex, workloads_selecting: WorkloadsSelecting) -> set[ObjectRef]:
-    """The FederatedHPAs to look at again after ``change`` (``ALL`` for every one); empty when it does
-    not matter."""
+@dataclass(frozen=True)
+class Touched:
+    """What a member change touches before the FederatedHPAs are known: the workloads it concerns, the
+    FederatedHPAs an HPA's owner labels name, or every plan (``every``: a node, a first list)."""
+
+    targets: frozenset[Target] = frozenset()
+    refs: frozenset[ObjectRef] = frozenset()
+    every: bool = False
+
+
+NOTHING = Touched()
+
+
+def touched(change: Change, workloads_selecting: WorkloadsSelecting) -> Touched:
+    """What ``change`` touches; ``NOTHING`` when it does not matter to any plan."""
     namespace, name = change.key
     if change.synced:  # a resource's first list completed: what it holds is new to every plan
-        return set(ALL)
+        return Touched(every=True)
     if change.resource == NODE:
-        return set(ALL) if _node_matters(change) else set()
+        return Touched(every=True) if _node_matters(change) else NOTHING
     if change.resource == POD:
         if not pod_matters(change.old, change.new):
-            return set()
-        found: set[ObjectRef] = set()
+            return NOTHING
+        found: set[Target] = set()
         for pod in (change.old, change.new):
             if pod is None:
                 continue
             labels = (pod.get("metadata") or {}).get("labels") or {}
             for (group, kind), workload in workloads_selecting(namespace, labels):
-                found |= index.targeting((namespace, group, kind, workload))
-        return found
+                found.add((namespace, group, kind, workload))
+        return Touched(targets=frozenset(found))
     if change.resource == WORKLOAD:
         if change.kind is None or not workload_matters(change.old, change.new):
-            return set()
+            return NOTHING
         group, kind = change.kind
-        return index.targeting((namespace, group, kind, name))
+        return Touched(targets=frozenset({(namespace, group, kind, name)}))
     if change.resource == HPA:
-        if not hpa_matters(change.old, change.new):
-            return set()
-        return _hpa_concerns(namespace, change, index)
-    return set()
+        return _hpa_touches(namespace, change) if hpa_matters(change.old, change.new) else NOTHING
+    return NOTHING
+
+
+def concerned(change: Change, index: TargetIndex, workloads_selecting: WorkloadsSelecting) -> set[ObjectRef]:
+    """The FederatedHPAs to look at again after ``change`` (``ALL`` for every one); empty when it does
+    not matter."""
+    return resolve(touched(change, workloads_selecting), index)
+
+
+def resolve(touch: Touched, index: TargetIndex) -> set[ObjectRef]:
+    """The FederatedHPAs ``touch`` concerns, as ``index`` knows them now."""
+    if touch.every:
+        return set(ALL)
+    found = set(touch.refs)
+    for target in touch.targets:
+        found |= index.targeting(target)
+    return found
 
 
 def _node_matters(change: Change) -> bool:
     return change.old != change.new
 
 
-def _hpa_concerns(namespace: str, change: Change, index: TargetIndex) -> set[ObjectRef]:
-    found: set[ObjectRef] = set()
+def _hpa_touches(namespace: str, change: Change) -> Touched:
+    refs: set[ObjectRef] = set()
+    targets: set[Target] = set()
     for hpa in (change.old, change.new):
         if hpa is None:
             continue
         labels = (hpa.get("metadata") or {}).get("labels") or {}
         owner = labels.get(LABEL_OWNER_NAME)
         if owner and labels.get(LABEL_OWNER_NAMESPACE, namespace) == namespace:
-            found.add((namespace, owner))
+            refs.add((namespace, owner))
         ref = (hpa.get("spec") or {}).get("scaleTargetRef") or {}
         group = str(ref.get("apiVersion") or "").rpartition("/")[0]
-        found |= index.targeting((namespace, group, str(ref.get("kind") or ""), str(ref.get("name") or "")))
-    return found
+        targets.add((namespace, group, str(ref.get("kind") or ""), str(ref.get("name") or "")))
+    return Touched(frozenset(targets), frozenset(refs))
+
+
+class RecentChanges:
+    """The workloads and FederatedHPAs member changes touched within the last ``window_seconds``.
+
+    Kept for the moment the FederatedHPAs are not known: a standby keeps its member caches but not the
+    FederatedHPA watch, so it cannot tell whom a change concerns. When it takes over, the FederatedHPA
+    list's objects go to the resync lane, except those a recent change touched: the takeover reaches
+    what changed while nobody led before it re-plans the rest. Bounded: past ``cap`` entries the oldest
+    go. Thread-safe."""
+
+    def __init__(
+        self, window_seconds: float, cap: int = 10_000, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._window, self._cap, self._clock = window_seconds, cap, clock
+        self._lock = threading.Lock()
+        self._seen: OrderedDict[Any, float] = OrderedDict()
+
+    def record(self, touch: Touched) -> None:
+        if touch.every:
+            return  # a node or a first list: every plan, none before another
+        now = self._clock()
+        with self._lock:
+            for item in (*touch.targets, *touch.refs):
+                self._seen[item] = now
+                self._seen.move_to_end(item)
+            while len(self._seen) > self._cap:
+                self._seen.popitem(last=False)
+
+    def holds(self, ref: ObjectRef, target: Target | None) -> bool:
+        """Whether a recent change touched the FederatedHPA ``ref`` or its workload ``target``."""
+        oldest = self._clock() - self._window
+        with self._lock:
+            while self._seen and next(iter(self._seen.values())) < oldest:
+                self._seen.popitem(last=False)
+            return ref in self._seen or (target is not None and target in self._seen)

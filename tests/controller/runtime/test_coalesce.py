@@ -16,7 +16,7 @@ from controller.ports import ClusterIdentity
 from controller.runtime.coalesce import Coalescer
 from controller.runtime.fleet import FleetManager
 from controller.runtime.manager import ManagerConfig, WatchEvent
-from controller.runtime.member_events import NODE, TargetIndex
+from controller.runtime.member_events import NODE, RecentChanges, TargetIndex
 from controller.runtime.metrics import Metrics
 from tests.support.members import registry
 
@@ -39,6 +39,7 @@ def test_a_node_flood_from_one_member_starts_one_pass_now_and_one_at_the_interva
         _leading_stop=threading.Event(),
         registry=SimpleNamespace(),
         targets=TargetIndex(),
+        _recent=RecentChanges(60),
         metrics=Metrics(CollectorRegistry()),
         _node_pass=node_pass,
         _node_passes=Coalescer(0.3),

@@ -9,11 +9,14 @@ from controller.kube.member_cache import HPA, NODE, POD, WORKLOAD, Change, trim_
 from controller.planning.member_hpa import LABEL_OWNER_NAME, LABEL_OWNER_NAMESPACE
 from controller.runtime.member_events import (
     ALL,
+    RecentChanges,
     TargetIndex,
+    Touched,
     concerned,
     hpa_matters,
     pod_matters,
     target_of,
+    touched,
     workload_matters,
 )
 from tests.support.fakekube_builders import pod
@@ -169,3 +172,21 @@ def test_a_first_list_is_one_notice_for_every_federated_hpa() -> None:
     index = index_with(fhpa_obj("f", "web"))
     done = Change(POD, ("", ""), None, None, synced=True)
     assert concerned(done, index, selecting({})) == set(ALL)
+
+
+def test_recent_changes_remember_what_a_change_touched_within_the_window() -> None:
+    now = [0.0]
+    recent = RecentChanges(300, cap=3, clock=lambda: now[0])
+    pending = trim_pod(pod("w-1", namespace="shop", labels={"app": "web"}, unschedulable=True))
+    found = selecting({"web": [(DEPLOY, "web")]})
+    recent.record(touched(Change(POD, ("shop", "w-1"), None, pending), found))
+    web = ("shop", "apps", "Deployment", "web")
+    assert recent.holds(("shop", "f"), web)  # by its workload: the FederatedHPA was not known
+    assert not recent.holds(("shop", "g"), ("shop", "apps", "Deployment", "api"))
+    recent.record(Touched(every=True))  # a node or a first list names nobody first
+    assert not recent.holds(("shop", "g"), None)
+    now[0] = 301.0
+    assert not recent.holds(("shop", "f"), web)  # out of the window
+    for i in range(5):
+        recent.record(Touched(refs=frozenset({("shop", f"h{i}")})))
+    assert [recent.holds(("shop", f"h{i}"), None) for i in range(5)] == [False, False, True, True, True]
