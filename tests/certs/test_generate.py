@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime as dt
+import io
 import ipaddress
 import ssl
 import stat
@@ -19,18 +21,23 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from certs.generate import CertificateError, build_ca, check, generate, issue_certificate, service_dns_names
+from fhpa.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "fhpa", "certs", "generate", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def run_certs(action: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`fhpa certs ACTION ARGS` in this process, its exit code and output as a process would give them: a
+    process per call cost a second of start-up. The entry point itself runs as a process in
+    test_cli_writes_the_files_and_prints_the_ca_bundle."""
+    argv = ["certs", action, *args]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as exit:  # argparse refuses bad flags this way
+            code = exit.code if isinstance(exit.code, int) else 1
+    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
 
 
 def load(path: Path) -> x509.Certificate:
@@ -61,19 +68,14 @@ def handshake(out: Path, server_hostname: str) -> None:
 
 
 def test_cli_writes_the_files_and_prints_the_ca_bundle(tmp_path: Path) -> None:
-    result = run_cli(
-        "--out",
-        str(tmp_path),
-        "--service",
-        "fhpa-webhook",
-        "--namespace",
-        "fhpa-system",
-        "--ip",
-        "127.0.0.1",
-        "--ip",
-        "::1",
-        "--days",
-        "30",
+    flags = ["--out", str(tmp_path), "--service", "fhpa-webhook", "--namespace", "fhpa-system"]
+    flags += ["--ip", "127.0.0.1", "--ip", "::1", "--days", "30"]
+    result = subprocess.run(
+        [sys.executable, "-m", "fhpa", "certs", "generate", *flags],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 0, result.stderr
     assert base64.b64decode(result.stdout.strip()) == (tmp_path / "ca.crt").read_bytes()
@@ -148,7 +150,7 @@ def test_a_ca_expiring_before_the_new_cert_is_replaced(tmp_path: Path) -> None:
     ],
 )
 def test_bad_input_is_refused_with_a_message(tmp_path: Path, args: list[str], message: str) -> None:
-    result = run_cli("--out", str(tmp_path / "out"), *args)
+    result = run_certs("generate", "--out", str(tmp_path / "out"), *args)
     assert result.returncode == 2
     assert message in result.stderr
     assert not (tmp_path / "out").exists()
@@ -191,33 +193,25 @@ def test_a_client_certificate_carries_its_groups_and_client_usage_only() -> None
     cert.verify_directly_issued_by(ca_cert)
 
 
-def run_certs(action: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "fhpa", "certs", action, *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
 def test_generate_says_when_the_certificate_expires_and_when_to_regenerate(tmp_path: Path) -> None:
     """Review L9: a 365-day certificate with nothing that says when it runs out."""
-    result = run_cli("--out", str(tmp_path), "--service", "web", "--namespace", "ns")
+    result = run_certs("generate", "--out", str(tmp_path), "--service", "web", "--namespace", "ns")
     assert result.returncode == 0, result.stderr
     not_after = load(tmp_path / "tls.crt").not_valid_after_utc
     renew_by = (not_after - dt.timedelta(days=30)).date().isoformat()
     assert f"tls.crt expires at {not_after.isoformat(timespec='minutes')}" in result.stderr
     assert f"regenerate it before {renew_by}" in result.stderr and "docs/certificates.md" in result.stderr
     assert "WARNING" not in result.stderr
-    short = run_cli("--out", str(tmp_path), "--service", "web", "--namespace", "ns", "--days", "7")
+    short = run_certs(
+        "generate", "--out", str(tmp_path), "--service", "web", "--namespace", "ns", "--days", "7"
+    )
     assert short.returncode == 0 and "WARNING: tls.crt is valid for fewer than 30 days" in short.stderr
 
 
 def test_generate_warns_when_an_expiring_ca_was_replaced(tmp_path: Path) -> None:
     long_ago = dt.datetime.now(dt.UTC) - dt.timedelta(days=3640)
     generate(tmp_path, "web", "ns", days=1, now=long_ago)
-    result = run_cli("--out", str(tmp_path), "--service", "web", "--namespace", "ns")
+    result = run_certs("generate", "--out", str(tmp_path), "--service", "web", "--namespace", "ns")
     assert result.returncode == 0
     assert "a new CA was made and the caBundle changed" in result.stderr
 
