@@ -13,6 +13,7 @@ from hypothesis import settings
 
 from tests.support.builds import REALAPI_BUILD_SCRIPT, Binaries, realapi_availability  # realapi tier
 from tests.support.realapi import CRD_DIR, RealAPIServer
+from tests.support.tier_gate import TierGate
 
 # No wall-clock deadline for any property test: CI machines are loaded, and a slow example is not a bug.
 # Tests that set their own @settings inherit this for what they leave out.
@@ -32,25 +33,20 @@ settings.load_profile("federated-hpa")
 # ================================================================================================
 
 SCALETARGET_CRD = CRD_DIR / "scaletarget.yaml"
-_REALAPI_SKIP_TAG = "REALAPI TIER UNAVAILABLE"
-
-
-def _realapi_binaries_or_skip() -> Binaries:
-    binaries, reason = realapi_availability()
-    if binaries is not None:
-        return binaries
-    message = f"{_REALAPI_SKIP_TAG}: {reason} (a cold build takes about 4 min)."
-    if os.environ.get("CI") == "true":
-        pytest.fail(
-            message + " CI=true: the realapi tier is required in CI, so this is a failure.", pytrace=False
-        )
-    pytest.skip(message)
+REALAPI_GATE = TierGate(
+    name="realapi",
+    tag="REALAPI TIER UNAVAILABLE",
+    runs_against="the real API server",
+    build_script=REALAPI_BUILD_SCRIPT,
+    make_target="realapi",
+    build_note="a cold build takes about 4 min",
+)
 
 
 @pytest.fixture(scope="session")
 def realapi_binaries() -> Binaries:
     """Paths of the apiserver and etcd binaries (skips or, under CI=true, fails when missing)."""
-    return _realapi_binaries_or_skip()
+    return REALAPI_GATE.binaries_or_skip(realapi_availability())
 
 
 @pytest.fixture(scope="session")
@@ -104,21 +100,7 @@ def realapi_namespace(realapi: RealAPIServer) -> str:
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Repeat the realapi skip loudly at the end of the run (``-ra`` lists it too)."""
-    skipped = [
-        report
-        for report in terminalreporter.stats.get("skipped", [])
-        if _REALAPI_SKIP_TAG in str(getattr(report, "longrepr", ""))
-    ]
-    if not skipped:
-        return
-    reason = str(skipped[0].longrepr[-1]) if isinstance(skipped[0].longrepr, tuple) else ""
-    terminalreporter.section("realapi tier SKIPPED", sep="!", red=True, bold=True)
-    terminalreporter.line(f"{len(skipped)} test(s) did not run against the real API server.", red=True)
-    if reason:
-        terminalreporter.line(reason, red=True)
-    terminalreporter.line(
-        f"Run `bash {REALAPI_BUILD_SCRIPT}` (or `make realapi`) and re-run the tests.", red=True
-    )
+    REALAPI_GATE.summarize(terminalreporter)
 
 
 # ================================================================================================

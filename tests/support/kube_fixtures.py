@@ -17,7 +17,6 @@ or always with FHPA_KUBE_KEEP=1.
 from __future__ import annotations
 
 import concurrent.futures
-import os
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -27,8 +26,15 @@ import pytest
 from tests.support.builds import KUBE_BUILD_SCRIPT, KubeBinaries, kube_availability
 from tests.support.kube_load import LoadModel
 from tests.support.kubemember import KubeMember, NodeSpec, wait_for
+from tests.support.tier_gate import TierGate
 
-_SKIP_TAG = "KUBE TIER UNAVAILABLE"
+KUBE_GATE = TierGate(
+    name="kube",
+    tag="KUBE TIER UNAVAILABLE",
+    runs_against="real member clusters",
+    build_script=KUBE_BUILD_SCRIPT,
+    make_target="kube",
+)
 _FAILED_KEY = pytest.StashKey[bool]()
 
 SESSION_NODES = {
@@ -38,15 +44,7 @@ SESSION_NODES = {
 
 
 def _binaries_or_skip() -> KubeBinaries:
-    binaries, reason = kube_availability()
-    if binaries is not None:
-        return binaries
-    message = f"{_SKIP_TAG}: {reason}."
-    if os.environ.get("CI") == "true":
-        pytest.fail(
-            message + " CI=true: the kube tier is required in CI, so this is a failure.", pytrace=False
-        )
-    pytest.skip(message)
+    return KUBE_GATE.binaries_or_skip(kube_availability())
 
 
 @pytest.hookimpl(wrapper=True)
@@ -143,16 +141,4 @@ def kube_member_factory(
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Repeat the kube-tier skip loudly at the end of the run."""
-    skipped = [
-        report
-        for report in terminalreporter.stats.get("skipped", [])
-        if _SKIP_TAG in str(getattr(report, "longrepr", ""))
-    ]
-    if not skipped:
-        return
-    reason = str(skipped[0].longrepr[-1]) if isinstance(skipped[0].longrepr, tuple) else ""
-    terminalreporter.section("kube tier SKIPPED", sep="!", red=True, bold=True)
-    terminalreporter.line(f"{len(skipped)} test(s) did not run against real member clusters.", red=True)
-    if reason:
-        terminalreporter.line(reason, red=True)
-    terminalreporter.line(f"Run `bash {KUBE_BUILD_SCRIPT}` (or `make kube`) and re-run the tests.", red=True)
+    KUBE_GATE.summarize(terminalreporter)
