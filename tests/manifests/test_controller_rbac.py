@@ -25,11 +25,12 @@ from controller.runtime.fleet import FleetManager
 from controller.runtime.leader import LeaderConfig, LeaseClient
 from controller.runtime.manager import ManagerConfig
 from fhpa_api.models import CronFederatedHPAStatus, CrossVersionObjectReference, FederatedHPAStatus
-from tests.controller.runtime.test_manager import FHPA, GROUP, SYSTEM, control_plane_fake, fhpa, wait_for
 from tests.support.fakekube import FakeKube
 from tests.support.fakekube_builders import cron_federated_hpa, deployment
 from tests.support.fakekube_faults import RequestRecord
+from tests.support.manager_world import FHPA, GROUP, SYSTEM, control_plane_fake, fhpa
 from tests.support.members import member_cluster, member_secret, registry
+from tests.support.waiting import wait_for
 
 MANIFESTS = Path(__file__).resolve().parents[2] / "manifests" / "controller"
 Triple = tuple[str, str, str]  # (apiGroup, resource[/subresource], verb)

@@ -23,21 +23,14 @@ import yaml
 
 from controller.kube.registry import MEMBER_LABEL, MemberRegistry
 from fhpa_api.models import FederatedHPA
-from tests.controller.runtime.test_manager import (
-    FHPA,
-    HPA,
-    SYSTEM,
-    control_plane_fake,
-    fhpa,
-    start_manager,
-    wait_for,
-)
 from tests.manifests.test_controller_rbac import PATH
 from tests.support.fakekube import FakeKube
 from tests.support.fakekube_builders import pod
 from tests.support.fakekube_faults import RequestRecord
 from tests.support.fakekube_store import Resource
+from tests.support.manager_world import FHPA, HPA, SYSTEM, control_plane_fake, fhpa, start_manager
 from tests.support.members import member_cluster, member_secret, registry
+from tests.support.waiting import wait_for
 from tests.support.writes import scale
 
 MEMBER = Path(__file__).resolve().parents[2] / "manifests" / "member"

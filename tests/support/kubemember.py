@@ -41,6 +41,7 @@ import yaml
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from tests.support import waiting
 from tests.support.builds import KubeBinaries, find_kube_binaries
 from tests.support.kube_load import LoadModel, MetricsServer
 from tests.support.kubelet_standin import KubeletStandIn
@@ -95,18 +96,9 @@ class HPAFlags:
 
 
 def wait_for(check: Callable[[], Any], timeout: float, what: str, interval: float = 0.25) -> Any:
-    """Poll ``check`` until it returns something truthy; ``TimeoutError`` naming ``what`` otherwise.
-
-    A wait on a real cluster, not a property-test deadline: the timeouts are generous multiples of
-    the HPA sync period and start-up delays the members are configured with."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(interval)
-    raise TimeoutError(f"{what}: not within {timeout:.0f}s (last: {str(last)[:300]})")
+    """``tests.support.waiting.wait_for`` at a real cluster's pace: a wait on a member, not a property-test
+    deadline, so the timeouts are generous multiples of the HPA sync period and start-up delays."""
+    return waiting.wait_for(check, timeout, what, interval)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,6 +17,7 @@ from cryptography import x509
 
 from fhpa_api.defaulting import apply_defaults
 from tests.support.reviews import cronfhpa, decode_patch, fhpa, review
+from tests.support.waiting import wait_for
 from tests.support.webhook_serving import (
     RunningWebhook,
     client_context,
@@ -197,13 +198,6 @@ def _trickle(server: RunningWebhook, stop: threading.Event, sending: list[bool],
             closed.append(time.monotonic() - started)
 
 
-def poll_until(condition: Callable[[], bool], seconds: float) -> None:
-    stop = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < stop, "the condition did not come true in time"
-        time.sleep(0.05)
-
-
 def test_trickling_clients_do_not_starve_reviews(certs: Path, tmp_path: Path) -> None:
     """40 clients trickling their bodies (more than the 2 x 16 pool threads) beside a real review.
     When a started request held a pool thread until its deadline, the review waited tens of seconds;
@@ -217,7 +211,9 @@ def test_trickling_clients_do_not_starve_reviews(certs: Path, tmp_path: Path) ->
         for client in clients:
             client.start()
         try:
-            poll_until(lambda: len(sending) == 40, 30)  # every trickler is connected and sending
+            wait_for(
+                lambda: len(sending) == 40, 30, "every trickler sending", interval=0.05
+            )  # every trickler is connected and sending
             took = []
             for _ in range(3):
                 started = time.monotonic()

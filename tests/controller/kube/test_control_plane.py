@@ -18,7 +18,7 @@ from fhpa_api.models import (
 )
 from tests.support.fakekube import FakeKube
 from tests.support.fakekube_builders import cron_federated_hpa
-from tests.support.fakekube_store import Resource
+from tests.support.manager_world import serve_our_crds
 
 GROUP = "autoscaling.karmada.io"
 
@@ -38,9 +38,7 @@ def fhpa_body(name: str = "web", ns: str = "default") -> dict:
 
 @pytest.fixture
 def fake() -> Iterator[FakeKube]:
-    fake = FakeKube()
-    fake.store.add_resource(Resource(GROUP, "v1alpha1", "federatedhpas", "FederatedHPA", status=True))
-    fake.store.add_resource(Resource(GROUP, "v1alpha1", "cronfederatedhpas", "CronFederatedHPA", status=True))
+    fake = serve_our_crds(FakeKube())
     fake.start()
     yield fake
     fake.stop()

@@ -13,7 +13,6 @@ import copy
 import gc
 import json
 import threading
-import time
 import tracemalloc
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -36,6 +35,7 @@ from controller.kube.member_cache import (
 )
 from controller.kube.member_reads import pod_counts
 from controller.planning import capacity
+from tests.support import waiting
 from tests.support.fakekube import FakeKube
 from tests.support.fakekube_builders import node, pod
 
@@ -44,11 +44,8 @@ FAST = ExponentialBackoff(base=0.05, maximum=0.2, jitter=0.1)
 
 
 def wait_for(cond: Callable[[], bool], what: str, timeout: float = WAIT) -> None:
-    end = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
+    """``tests.support.waiting.wait_for`` at a stub's pace: its answers come in milliseconds."""
+    waiting.wait_for(cond, timeout, what, interval=0.02)
 
 
 def hpa(name: str, namespace: str = "default", target: str = "web") -> dict[str, Any]:

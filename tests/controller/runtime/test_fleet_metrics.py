@@ -17,9 +17,10 @@ from controller.planning.fleet import FAILED_OVER
 from controller.planning.plan import Plan
 from controller.runtime.metrics import Metrics, max_moves
 from fhpa_api.models import ClusterStatus, CronFederatedHPA, FederatedHPA, FederatedHPAStatus
-from tests.controller.runtime.test_manager import FHPA, HPA, fhpa, wait_for, world  # noqa: F401
 from tests.support.fakekube import FakeKube
 from tests.support.fakes import FakeControlPlane
+from tests.support.manager_world import FHPA, HPA, fhpa
+from tests.support.waiting import wait_for
 
 
 def value(metrics: Metrics, name: str, **labels: str) -> float | None:
@@ -157,7 +158,7 @@ def test_cleanup_actions_by_cluster_and_result() -> None:
     assert value(metrics, "fhpa_cleanup_actions_total", cluster="b", result="abandoned") == 1
 
 
-def test_a_member_outage_shows_on_metrics_end_to_end(world: dict[str, Any]) -> None:  # noqa: F811
+def test_a_member_outage_shows_on_metrics_end_to_end(world: dict[str, Any]) -> None:
     cp: FakeKube = world["cp"]
     members: dict[str, FakeKube] = world["members"]
     metrics: Metrics = world["manager"].metrics

@@ -18,9 +18,10 @@ from controller.runtime.leader import LeaderConfig, LeaseClient
 from controller.runtime.manager import ManagerConfig
 from controller.runtime.metrics import Metrics
 from tests.controller.runtime.test_health import get
-from tests.controller.runtime.test_manager import SYSTEM, control_plane_fake, wait_for
 from tests.support.fakekube import FakeKube
+from tests.support.manager_world import SYSTEM, control_plane_fake
 from tests.support.members import registry
+from tests.support.waiting import wait_for
 
 LEASES = "leases.coordination.k8s.io"
 

@@ -15,7 +15,7 @@ from controller.runtime.manager import settle_heap
 from tests.controller.kube.test_registry import NS, fhpa, secret
 from tests.support.fakekube import FakeKube
 from tests.support.fakekube_builders import deployment, node
-from tests.support.kubemember import wait_for
+from tests.support.waiting import wait_for
 
 ROTATIONS = 10
 

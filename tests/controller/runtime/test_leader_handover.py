@@ -24,11 +24,10 @@ from controller.runtime.leader import LeaderConfig, LeaseClient
 from controller.runtime.manager import ManagerConfig
 from tests.support.fakekube import FakeKube
 from tests.support.fakekube_builders import deployment
-from tests.support.fakekube_store import Resource
+from tests.support.manager_world import GROUP, SYSTEM, serve_our_crds
 from tests.support.members import registry
+from tests.support.waiting import wait_for
 
-GROUP = "autoscaling.karmada.io"
-SYSTEM = "federated-hpa-system"
 CRON = f"cronfederatedhpas.{GROUP}"
 
 
@@ -70,20 +69,8 @@ class ShiftedClock:
         return datetime.now(UTC) + self.offset
 
 
-def wait_for(check: Any, timeout: float = 30.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def test_one_cron_fire_is_applied_once_across_a_lease_hand_over_with_a_partitioned_live_leader() -> None:
-    cp = HoldingKube(namespaces=("default", "kube-system", SYSTEM), watch_max_seconds=5.0)
-    cp.store.add_resource(Resource(GROUP, "v1alpha1", "federatedhpas", "FederatedHPA", status=True))
-    cp.store.add_resource(Resource(GROUP, "v1alpha1", "cronfederatedhpas", "CronFederatedHPA", status=True))
+    cp = serve_our_crds(HoldingKube(namespaces=("default", "kube-system", SYSTEM), watch_max_seconds=5.0))
     cp.start()
     stops: list[threading.Event] = []
     try:
@@ -135,7 +122,11 @@ def test_one_cron_fire_is_applied_once_across_a_lease_hand_over_with_a_partition
             threads[name].start()
 
         start("a")
-        wait_for(lambda: managers["a"].acting() and managers["a"].caches_synced()[0], what="a leading")
+        wait_for(
+            lambda: managers["a"].acting() and managers["a"].caches_synced()[0],
+            timeout=30,
+            what="a leading",
+        )
         start("b")  # the stand-by
 
         def partition_a() -> None:
@@ -171,6 +162,7 @@ def test_one_cron_fire_is_applied_once_across_a_lease_hand_over_with_a_partition
                 or []
                 for e in h.get("successfulExecutions") or []
             ],
+            timeout=30,
             what="the fire recorded in status",
         )
         assert len(recorded) <= 1

@@ -7,7 +7,6 @@ import base64
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -17,88 +16,23 @@ from controller.kube.clients import OPT_IN_INSECURE_TLS
 from controller.kube.control_plane import KubeControlPlane
 from controller.kube.registry import MEMBER_LABEL
 from controller.planning.member_hpa import LABEL_OWNER_UID
-from controller.planning.planner import PlannerConfig
 from controller.runtime.fleet import FleetManager, member_event_message
 from controller.runtime.leader import LeaderConfig, LeaseClient
 from controller.runtime.manager import ManagerConfig
 from tests.support.fakekube import FakeKube
 from tests.support.fakekube_store import Resource
+from tests.support.manager_world import (
+    FHPA,
+    GROUP,
+    HPA,
+    SYSTEM,
+    control_plane_fake,
+    fhpa,
+    serve_our_crds,
+    start_manager,
+)
 from tests.support.members import member_cluster, member_secret, registry
-
-GROUP = "autoscaling.karmada.io"
-SYSTEM = "federated-hpa-system"
-FHPA = f"federatedhpas.{GROUP}"
-HPA = "horizontalpodautoscalers.autoscaling"
-
-
-def wait_for(check: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def control_plane_fake() -> FakeKube:
-    fake = FakeKube(namespaces=("default", "kube-system", SYSTEM), watch_max_seconds=5.0)
-    fake.store.add_resource(Resource(GROUP, "v1alpha1", "federatedhpas", "FederatedHPA", status=True))
-    fake.store.add_resource(Resource(GROUP, "v1alpha1", "cronfederatedhpas", "CronFederatedHPA", status=True))
-    fake.start()
-    return fake
-
-
-@pytest.fixture
-def world() -> Iterator[dict[str, Any]]:
-    cp = control_plane_fake()
-    members = {"member1": member_cluster(), "member2": member_cluster()}
-    for name, fake in members.items():
-        cp.store.create("secrets", member_secret(name, fake, SYSTEM))
-    plane = KubeControlPlane(
-        kube_config.new_client_from_config_dict(cp.kubeconfig()), reporting_instance="test"
-    )
-    manager = FleetManager(
-        plane,
-        registry(SYSTEM),
-        ManagerConfig(
-            namespace=SYSTEM,
-            leader_elect=False,
-            planner=PlannerConfig(failover_grace_seconds=1, optimization_period_seconds=2),
-            resync_seconds=1,
-            probe_seconds=0.5,
-            watch_timeout_seconds=5,
-            cleanup_give_up_seconds=3,
-        ),
-    )
-    stop = threading.Event()
-    thread = threading.Thread(target=manager.run, args=(stop,), daemon=True)
-    thread.start()
-    yield {"cp": cp, "members": members, "manager": manager, "stop": stop, "thread": thread}
-    stop.set()
-    thread.join(10)
-    for fake in (cp, *members.values()):
-        fake.stop()
-
-
-def fhpa(name: str = "web", policy: str = "StaticWeighted") -> dict[str, Any]:
-    return {
-        "apiVersion": f"{GROUP}/v1alpha1",
-        "kind": "FederatedHPA",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-            "minReplicas": 2,
-            "maxReplicas": 10,
-            "federatedHPAAssignment": {
-                "federatedHPAAssignmentType": policy,
-                "clusterAutoscalingPreference": [
-                    {"targetCluster": {"clusterNames": ["member1"]}, "staticWeight": 1},
-                    {"targetCluster": {"clusterNames": ["member2"]}, "staticWeight": 1},
-                ],
-            },
-        },
-    }
+from tests.support.waiting import wait_for
 
 
 def test_assigns_records_status_and_events_then_cleans_up_on_delete(world: dict[str, Any]) -> None:
@@ -274,36 +208,6 @@ class SlowRegistry:
         return self.inner.probe_all()
 
 
-def start_manager(
-    cp: FakeKube,
-    reg: Any,
-    *,
-    lease: LeaderConfig | None = None,
-    lease_client: LeaseClient | None = None,
-    **config: Any,
-) -> tuple[FleetManager, threading.Event, threading.Thread, list[int]]:
-    api = kube_config.new_client_from_config_dict(cp.kubeconfig())
-    manager = FleetManager(
-        KubeControlPlane(api, reporting_instance="test"),
-        reg,
-        ManagerConfig(
-            namespace=SYSTEM,
-            leader_elect=lease is not None,
-            lease=lease,
-            planner=PlannerConfig(failover_grace_seconds=1, optimization_period_seconds=2),
-            resync_seconds=1,
-            probe_seconds=0.5,
-            **config,
-        ),
-        lease_client=lease_client,
-    )
-    stop = threading.Event()
-    result: list[int] = []
-    thread = threading.Thread(target=lambda: result.append(manager.run(stop)), daemon=True)
-    thread.start()
-    return manager, stop, thread, result
-
-
 def test_no_reconcile_before_the_member_secrets_are_loaded() -> None:
     """7(a): member2's credentials load slowly after a restart. The FederatedHPA must not be planned
     without it: member1 never gets an HPA holding all 10 replicas (it did: planned as 'not there')."""
@@ -362,11 +266,9 @@ def test_sigterm_with_an_idle_watch_and_the_default_watch_timeout_stops_fast_and
     """7(b): the watches are idle (no events, no bookmarks) and --watch-timeout is the default 300 s.
     Stopping must not wait for them: run() returns well inside the 40 s termination grace and the
     Lease is released (it blocked up to 300 s before, neither renewing nor releasing the Lease)."""
-    cp = FakeKube(
-        namespaces=("default", "kube-system", SYSTEM), watch_max_seconds=1000, bookmark_seconds=1000
+    cp = serve_our_crds(
+        FakeKube(namespaces=("default", "kube-system", SYSTEM), watch_max_seconds=1000, bookmark_seconds=1000)
     )
-    cp.store.add_resource(Resource(GROUP, "v1alpha1", "federatedhpas", "FederatedHPA", status=True))
-    cp.store.add_resource(Resource(GROUP, "v1alpha1", "cronfederatedhpas", "CronFederatedHPA", status=True))
     cp.start()
     try:
         api = kube_config.new_client_from_config_dict(cp.kubeconfig())

@@ -22,10 +22,11 @@ from controller.planning.planner import PlannerConfig
 from controller.runtime import manager as runtime_manager
 from controller.runtime.fleet import FleetManager
 from controller.runtime.manager import ManagerConfig
-from tests.controller.runtime.test_manager import FHPA, GROUP, HPA, SYSTEM, control_plane_fake, wait_for
 from tests.support.fakekube import FakeKube
 from tests.support.fakekube_builders import pod
+from tests.support.manager_world import FHPA, GROUP, HPA, SYSTEM, control_plane_fake
 from tests.support.members import member_cluster, member_secret, registry
+from tests.support.waiting import wait_for
 
 HOUR = 3600.0
 WRITES = r"horizontalpodautoscalers|/scale$"

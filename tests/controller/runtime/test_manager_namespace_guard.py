@@ -13,11 +13,11 @@ import pytest
 
 from controller.finalizer import FINALIZER
 from controller.planning.namespaces import REASON_NAMESPACE_NOT_ALLOWED, NamespacePolicy
-from tests.controller.runtime.test_manager import FHPA, GROUP, HPA, SYSTEM, fhpa, start_manager, wait_for
 from tests.support.fakekube import FakeKube
 from tests.support.fakekube_builders import cron_federated_hpa, deployment, node
-from tests.support.fakekube_store import Resource
+from tests.support.manager_world import FHPA, GROUP, HPA, SYSTEM, fhpa, serve_our_crds, start_manager
 from tests.support.members import member_secret, registry
+from tests.support.waiting import wait_for
 
 ALLOWED = "team-a"
 OFF_LIST = "payments"  # matches no --allow-namespaces pattern
@@ -74,9 +74,7 @@ def member_requests_in(fake: FakeKube, namespace: str) -> list[str]:
 
 @pytest.fixture
 def world() -> Iterator[dict[str, Any]]:
-    cp = FakeKube(namespaces=NAMESPACES, watch_max_seconds=5.0)
-    cp.store.add_resource(Resource(GROUP, "v1alpha1", "federatedhpas", "FederatedHPA", status=True))
-    cp.store.add_resource(Resource(GROUP, "v1alpha1", "cronfederatedhpas", "CronFederatedHPA", status=True))
+    cp = serve_our_crds(FakeKube(namespaces=NAMESPACES, watch_max_seconds=5.0))
     cp.start()
     members = {"member1": member(), "member2": member()}
     for name, fake in members.items():

@@ -22,9 +22,10 @@ from controller.runtime.fleet import FleetManager
 from controller.runtime.leader import LeaderConfig, LeaseClient
 from controller.runtime.manager import ManagerConfig
 from fhpa_api import FEDERATED_HPA
-from tests.controller.runtime.test_manager import FHPA, HPA, SYSTEM, control_plane_fake, fhpa, wait_for
 from tests.support.fakekube import FakeKube
+from tests.support.manager_world import FHPA, HPA, SYSTEM, control_plane_fake, fhpa
 from tests.support.members import MEMBER_LABEL, member_cluster, member_secret, registry
+from tests.support.waiting import wait_for
 
 
 def make_manager(cp: FakeKube, *, leader_elect: bool = False) -> FleetManager:

@@ -30,9 +30,10 @@ from controller.runtime.member_events import ClusterSelection, RecentChanges, Ta
 from fhpa_api import FEDERATED_HPA
 from tests.support.fakekube import FakeKube
 from tests.support.fakekube_builders import pod
+from tests.support.manager_world import FHPA, SYSTEM, control_plane_fake, fhpa
 from tests.support.members import member_cluster, member_secret
+from tests.support.waiting import wait_for
 
-from .test_manager import FHPA, SYSTEM, control_plane_fake, fhpa, wait_for
 from .test_member_events import fhpa_obj
 
 HPA = "horizontalpodautoscalers.autoscaling"
