@@ -9,15 +9,11 @@ request the FakeKube saw becomes an (apiGroup, resource, verb) triple and is com
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-import yaml
 from kubernetes import config as kube_config
 
 from controller.kube.control_plane import KubeControlPlane
@@ -28,6 +24,7 @@ from fhpa_api.models import CronFederatedHPAStatus, CrossVersionObjectReference,
 from tests.support.fakekube import FakeKube
 from tests.support.fakekube_builders import cron_federated_hpa, deployment
 from tests.support.fakekube_faults import RequestRecord
+from tests.support.kustomize import kustomize
 from tests.support.manager_world import FHPA, GROUP, SYSTEM, control_plane_fake, fhpa
 from tests.support.members import member_cluster, member_secret, registry
 from tests.support.waiting import wait_for
@@ -37,18 +34,7 @@ Triple = tuple[str, str, str]  # (apiGroup, resource[/subresource], verb)
 
 
 def render() -> list[dict[str, Any]]:
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        pytest.skip("kubectl is not installed")
-    out = subprocess.run(
-        [kubectl, "kustomize", str(MANIFESTS)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"KUBECONFIG": "/dev/null", "PATH": "/usr/bin:/bin"},
-        check=True,
-    )
-    return [d for d in yaml.safe_load_all(out.stdout) if d]
+    return kustomize(MANIFESTS)
 
 
 def by_kind(docs: list[dict[str, Any]], kind: str) -> dict[str, Any]:

@@ -6,18 +6,13 @@ from __future__ import annotations
 
 import re
 import shlex
-import shutil
-import subprocess
 from pathlib import Path
 
-import pytest
-import yaml
-
 from fhpa.cli import build_parser
+from tests.support.kustomize import kustomize, needs_kubectl
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "install.md"
-KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 BLOCK = re.compile(r"```(\w+)\n(.*?)```", re.S)
 PLACEHOLDERS = {"<registry>": "my-registry", "<tag>": "1.2.3", "<name>": "member1"}
 
@@ -49,7 +44,7 @@ def commands(program: str) -> list[str]:
     return found
 
 
-@pytest.mark.skipif(not Path(KUBECTL).exists(), reason="kubectl not installed")
+@needs_kubectl
 def test_the_overlays_render_with_the_pushed_image(tmp_path: Path) -> None:
     files = overlays()
     assert set(files) == {"my-fleet/controller/kustomization.yaml", "my-fleet/webhook/kustomization.yaml"}
@@ -58,17 +53,8 @@ def test_the_overlays_render_with_the_pushed_image(tmp_path: Path) -> None:
         path = tmp_path / relative
         path.parent.mkdir(parents=True)
         path.write_text(text)
-    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "KUBECACHEDIR": str(tmp_path / "cache")}
     for part in ("controller", "webhook"):
-        result = subprocess.run(
-            [KUBECTL, "kustomize", str(tmp_path / "my-fleet" / part)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env=env,
-        )
-        assert result.returncode == 0, result.stderr
-        docs = [d for d in yaml.safe_load_all(result.stdout) if d]
+        docs = kustomize(tmp_path / "my-fleet" / part, home=tmp_path / "cache")
         images = {
             c["image"]
             for d in docs

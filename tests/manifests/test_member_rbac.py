@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -28,6 +26,7 @@ from tests.support.fakekube import FakeKube
 from tests.support.fakekube_builders import pod
 from tests.support.fakekube_faults import RequestRecord
 from tests.support.fakekube_store import Resource
+from tests.support.kustomize import kustomize
 from tests.support.manager_world import FHPA, HPA, SYSTEM, control_plane_fake, fhpa, start_manager
 from tests.support.members import member_cluster, member_secret, registry
 from tests.support.waiting import wait_for
@@ -46,18 +45,7 @@ SAME_CALL_OTHER_KIND = {
 
 
 def render() -> list[dict[str, Any]]:
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        pytest.skip("kubectl is not installed")
-    out = subprocess.run(
-        [kubectl, "kustomize", str(MEMBER)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"KUBECONFIG": "/dev/null", "PATH": "/usr/bin:/bin"},
-        check=True,
-    )
-    return [d for d in yaml.safe_load_all(out.stdout) if d]
+    return kustomize(MEMBER)
 
 
 def load(name: str) -> list[dict[str, Any]]:

@@ -3,23 +3,19 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+
+from tests.support.kustomize import by_kind_and_name, kustomize, needs_kubectl
 
 REPO = Path(__file__).resolve().parents[2]
-KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
-
-pytestmark = pytest.mark.skipif(not Path(KUBECTL).exists(), reason="kubectl not installed")
+pytestmark = needs_kubectl
 
 
 def render(directory: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    out = subprocess.run([KUBECTL, "kustomize", str(directory)], capture_output=True, text=True, check=True)
-    return {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(out.stdout) if d}
+    return by_kind_and_name(kustomize(directory))
 
 
 def pod_labels(objects: dict[tuple[str, str], dict[str, Any]], name: str) -> dict[str, str]:

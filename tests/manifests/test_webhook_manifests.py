@@ -5,39 +5,29 @@ from __future__ import annotations
 
 import base64
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from certs.generate import service_dns_names
 from fhpa.cli import build_parser
+from tests.support.kustomize import by_kind_and_name, kustomize, needs_kubectl
 from tests.support.webhook_serving import REPO, fhpa_command
 
-KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 MANIFESTS = REPO / "manifests" / "webhook"
 SERVICE, NAMESPACE = "federated-hpa-webhook", "federated-hpa-system"
 
-pytestmark = pytest.mark.skipif(not Path(KUBECTL).exists(), reason="kubectl not installed")
+pytestmark = needs_kubectl
 
 
-def kustomize(directory: Path, tmp_path: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    result = subprocess.run(
-        [KUBECTL, "kustomize", str(directory)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "KUBECACHEDIR": str(tmp_path)},
-    )
-    assert result.returncode == 0, result.stderr
-    return {(doc["kind"], doc["metadata"]["name"]): doc for doc in yaml.safe_load_all(result.stdout) if doc}
+def rendered(directory: Path, home: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    return by_kind_and_name(kustomize(directory, home))
 
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], dict[str, Any]]:
-    return kustomize(MANIFESTS, tmp_path_factory.mktemp("kube"))
+    return rendered(MANIFESTS, tmp_path_factory.mktemp("kube"))
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +38,7 @@ def self_signed(
     shutil.copytree(MANIFESTS, copy, ignore=shutil.ignore_patterns("certs"))
     certs = copy / "overlays" / "self-signed" / "certs"
     fhpa_command("certs", "generate", "--out", str(certs), "--service", SERVICE, "--namespace", NAMESPACE)
-    return kustomize(copy / "overlays" / "self-signed", tmp_path_factory.mktemp("kube")), certs
+    return rendered(copy / "overlays" / "self-signed", tmp_path_factory.mktemp("kube")), certs
 
 
 def _webhooks(docs: dict[tuple[str, str], dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
