@@ -16,10 +16,10 @@ from controller.kube.capacity_signals import declared
 from controller.kube.member import KubeMemberCluster
 from controller.planning.observation import ClusterObservation
 from controller.ports import ClusterIdentity
-from tests.controller.kube.test_member import make_fhpa, make_member
 from tests.support.fakekube import FakeKube
 from tests.support.fakekube_builders import deployment, node, pod
 from tests.support.fakekube_store import Resource
+from tests.support.member_world import make_fhpa, make_member
 
 SAMPLES = Path(__file__).parent / "autoscaler_status"
 FHPA = make_fhpa()

@@ -4,73 +4,30 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 import pytest
 
 from controller.errors import ClusterUnreachableError, ConflictError, NotFoundError, NotOwnedError, PortError
-from controller.kube.clients import KubeClient, Timeouts, build_api_client
 from controller.kube.member import KubeMemberCluster
 from controller.member_layer import MemberLayer
 from controller.planning.member_hpa import ANNOTATION_DIGEST, LABEL_OWNER_UID, render_spec, template_digest
-from controller.ports import ClusterIdentity, MemberWrite
+from controller.ports import MemberWrite
 from fhpa_api.models import (
-    CronFederatedHPA,
-    CronFederatedHPAStatus,
     CrossVersionObjectReference,
     FederatedHPA,
-    FederatedHPASpec,
-    FederatedHPAStatus,
-    ObjectMeta,
 )
 from tests.support.fakekube import FakeKube
-from tests.support.fakekube_builders import deployment, node, pod
-
-HPAS = "horizontalpodautoscalers"
-TARGET = CrossVersionObjectReference(api_version="apps/v1", kind="Deployment", name="web")
-
-
-def make_fhpa(uid: str = "uid-1", max_replicas: int = 10, assignment: str = "Duplicated") -> FederatedHPA:
-    return FederatedHPA(
-        metadata=ObjectMeta(name="web", namespace="default", uid=uid, generation=1),
-        spec=FederatedHPASpec.model_validate(
-            {
-                "scaleTargetRef": TARGET.to_json(),
-                "minReplicas": 1,
-                "maxReplicas": max_replicas,
-                "federatedHPAAssignment": {"federatedHPAAssignmentType": assignment},
-            }
-        ),
-    )
-
-
-def populate(fake: FakeKube, replicas: int = 3) -> None:
-    """web: 2 ready pods on n1 (100m each) and 1 unschedulable; another team's 1-cpu pod on n1."""
-    fake.store.put("nodes", node("n1", cpu="4", pods=110))
-    fake.store.put("nodes", node("n2", cpu="16", unschedulable=True))
-    fake.store.put("deployments", deployment("web", replicas=replicas, cpu="100m"))
-    fake.store.put("pods", pod("web-a", labels={"app": "web"}, node_name="n1"))
-    fake.store.put("pods", pod("web-b", labels={"app": "web"}, node_name="n1"))
-    fake.store.put("pods", pod("web-c", labels={"app": "web"}, unschedulable=True))
-    fake.store.put("pods", pod("other", labels={"app": "other"}, node_name="n1", cpu="1"))
-
-
-def make_member(fake: FakeKube, name: str = "m1", ttl: float = 0.0) -> KubeMemberCluster:
-    config = fake.kubeconfig()
-    config["users"][0]["user"] = {}  # plain HTTP: a kubeconfig with a credential would be refused
-    client = KubeClient(name, build_api_client(config), Timeouts(connect=0.5, read=1.0, probe=0.5))
-    identity = ClusterIdentity(name=name, labels={"env": "prod"}, region="eu")
-    return KubeMemberCluster(identity, client, capacity_ttl_seconds=ttl)
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeKube]:
-    fk = FakeKube(stall_seconds=3)
-    fk.start()
-    populate(fk)
-    yield fk
-    fk.stop()
+from tests.support.fakekube_builders import deployment
+from tests.support.member_world import (
+    HPAS,
+    TARGET,
+    FixedClock,
+    RecordingControlPlane,
+    make_fhpa,
+    make_member,
+    populate,
+)
 
 
 @pytest.fixture
@@ -358,40 +315,6 @@ def test_credentials_never_appear_in_errors(fake: FakeKube, member: KubeMemberCl
 
 
 # --- a cluster vanishing mid-reconcile ----------------------------------------------------------------
-
-
-class RecordingControlPlane:
-    """Just enough of the ControlPlane port for reconcile: keeps the last status and the Events."""
-
-    def __init__(self) -> None:
-        self.statuses: list[FederatedHPAStatus] = []
-        self.events: list[tuple[str, str, str]] = []
-
-    def update_federated_hpa_status(self, fhpa: FederatedHPA, status: FederatedHPAStatus) -> FederatedHPA:
-        self.statuses.append(status)
-        return fhpa.model_copy(update={"status": status})
-
-    def emit_event(
-        self,
-        obj: FederatedHPA | CronFederatedHPA,
-        type_: Literal["Normal", "Warning"],
-        reason: str,
-        message: str,
-    ) -> None:
-        self.events.append((type_, reason, message))
-
-    def update_cron_federated_hpa_status(
-        self, cron: CronFederatedHPA, status: CronFederatedHPAStatus
-    ) -> None:
-        raise AssertionError("not used")
-
-
-class FixedClock:
-    def __init__(self) -> None:
-        self.t = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
-
-    def now(self) -> datetime:
-        return self.t
 
 
 @pytest.fixture

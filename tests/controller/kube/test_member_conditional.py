@@ -22,16 +22,10 @@ from controller.planning.plan import HPAAction, Plan, ReplicaWrite, bind
 from controller.ports import ControlPlane
 from controller.reconcile import reconcile_federated_hpa
 from fhpa_api.models import ClusterStatus, FederatedHPA, FederatedHPAStatus
-from tests.controller.kube.test_member import (
-    HPAS,
-    FixedClock,
-    RecordingControlPlane,
-    make_fhpa,
-    populate,
-)
-from tests.controller.kube.test_member import make_member as polling_member
 from tests.controller.kube.test_member_cache import FAST
 from tests.support.fakekube import FakeKube
+from tests.support.member_world import HPAS, FixedClock, RecordingControlPlane, make_fhpa
+from tests.support.member_world import make_member as polling_member
 
 _STARTED: list[KubeMemberCluster] = []
 _WATCH = {"on": False}
@@ -85,15 +79,6 @@ def make_member(fake: FakeKube, name: str = "m1") -> KubeMemberCluster:
     assert cached.cache is not None and cached.cache.wait_synced(30)
     _STARTED.append(cached)
     return cached
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeKube]:
-    fk = FakeKube(stall_seconds=3)
-    fk.start()
-    populate(fk)
-    yield fk
-    fk.stop()
 
 
 def someone_changes(fake: FakeKube, resource: str, change: dict[str, Any]) -> str:

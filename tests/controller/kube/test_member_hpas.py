@@ -14,7 +14,7 @@ from controller.planning.member_hpa import (
     template_digest,
 )
 from fhpa_api.models import CrossVersionObjectReference, HorizontalPodAutoscalerBehavior, MetricSpec
-from tests.controller.kube.test_member import make_fhpa
+from tests.support.member_world import make_fhpa
 
 
 def test_the_digest_written_is_the_planners_template_digest() -> None:
