@@ -169,13 +169,7 @@ def string(
 
 
 def boolean(obj: dict[str, Any], key: str, path: str, report: Report) -> bool | None:
-    value = obj.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, bool):
-        report.error(join(path, key), f"must be true or false, not {_type_name(value)}")
-        return None
-    return value
+    return _typed(obj, key, path, report, bool, "true or false", required=False)
 
 
 def integer(
