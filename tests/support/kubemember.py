@@ -46,7 +46,7 @@ from tests.support.builds import KubeBinaries, find_kube_binaries
 from tests.support.kube_load import LoadModel, MetricsServer
 from tests.support.kubelet_standin import KubeletStandIn
 from tests.support.pki import CertificateAuthority
-from tests.support.processes import ServerProcesses, free_ports
+from tests.support.processes import ServerProcesses, etcd_argv, free_ports
 
 JSON = dict[str, Any]
 KUBE_VERSION = "v1.20.2"
@@ -283,24 +283,7 @@ class KubeMember(ServerProcesses):
         (self.workdir / "admin.kubeconfig").write_text(yaml.safe_dump(self.kubeconfig(), sort_keys=False))
 
     def _start_etcd(self, binaries: KubeBinaries, peer_port: int) -> None:
-        url = f"http://127.0.0.1:{self.etcd_port}"
-        peer = f"http://127.0.0.1:{peer_port}"
-        self._spawn(
-            "etcd",
-            [
-                str(binaries.etcd),
-                "--name", "default",
-                "--data-dir", str(self.workdir / "etcd"),
-                "--listen-client-urls", url,
-                "--advertise-client-urls", url,
-                "--listen-peer-urls", peer,
-                "--initial-advertise-peer-urls", peer,
-                "--initial-cluster", f"default={peer}",
-                "--logger", "zap",
-                "--log-outputs", "stderr",
-                "--log-level", "warn",
-            ],
-        )  # fmt: skip
+        self._spawn("etcd", etcd_argv(binaries.etcd, self.workdir / "etcd", self.etcd_port, peer_port))
 
     def _apiserver_args(self, binaries: KubeBinaries) -> list[str]:
         pki = self.pki

@@ -75,6 +75,24 @@ def tail(path: Path, lines: int = 40) -> str:
     return "\n".join(text[-lines:])
 
 
+def etcd_argv(etcd: Path, data_dir: Path, port: int, peer_port: int) -> list[str]:
+    """A single-member etcd on loopback for one test cluster, logging only warnings (to its log file)."""
+    url, peer = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{peer_port}"
+    return [
+        str(etcd),
+        "--name", "default",
+        "--data-dir", str(data_dir),
+        "--listen-client-urls", url,
+        "--advertise-client-urls", url,
+        "--listen-peer-urls", peer,
+        "--initial-advertise-peer-urls", peer,
+        "--initial-cluster", f"default={peer}",
+        "--logger", "zap",
+        "--log-outputs", "stderr",
+        "--log-level", "warn",
+    ]  # fmt: skip
+
+
 def child_env() -> dict[str, str]:
     """This environment without the user's KUBE* settings, with loopback kept off any proxy."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")}

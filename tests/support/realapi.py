@@ -47,7 +47,7 @@ import yaml
 
 from tests.support.builds import Binaries, find_binaries
 from tests.support.pki import CertificateAuthority
-from tests.support.processes import ServerProcesses, free_ports, tail
+from tests.support.processes import ServerProcesses, etcd_argv, free_ports, tail
 from tests.support.webhook_configs import default_webhooks
 
 JSON = dict[str, Any]
@@ -265,23 +265,7 @@ class RealAPIServer(ServerProcesses):
         self.port, self.etcd_port, peer_port = free_ports(3)
         self._write_kubeconfig(self.kubeconfig_path)
         etcd_url = f"http://127.0.0.1:{self.etcd_port}"
-        peer_url = f"http://127.0.0.1:{peer_port}"
-        self._spawn(
-            "etcd",
-            [
-                str(binaries.etcd),
-                "--name", "default",
-                "--data-dir", str(self.workdir / "etcd"),
-                "--listen-client-urls", etcd_url,
-                "--advertise-client-urls", etcd_url,
-                "--listen-peer-urls", peer_url,
-                "--initial-advertise-peer-urls", peer_url,
-                "--initial-cluster", f"default={peer_url}",
-                "--logger", "zap",
-                "--log-outputs", "stderr",
-                "--log-level", "warn",
-            ],
-        )  # fmt: skip
+        self._spawn("etcd", etcd_argv(binaries.etcd, self.workdir / "etcd", self.etcd_port, peer_port))
         pki = self.workdir / "pki"
         self._spawn(
             "apiserver",
