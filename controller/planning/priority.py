@@ -145,8 +145,14 @@ def _demand_fell(fleet: Fleet) -> bool:
 def _sheds(slot: Slot) -> bool:
     """Is the cluster above its min with an HPA that wants fewer than it runs (now, once its
     stabilization window lets it: ScaleDownStabilized, or below the min it is held at: ScalingLimited
-    TooFewReplicas), or pinned itself (held above what its HPA would keep until the clusters below it
-    are done)? A pinned cluster above waits only for these."""
+    TooFewReplicas), that has just stepped down, or pinned itself (held above what its HPA would keep
+    until the clusters below it are done)? A pinned cluster above waits only for these.
+
+    A native HPA descends in steps, and the sync that makes a step reports the count it stepped from as
+    its current and the new count as desired, while the workload already runs the new count. Right after
+    a step, "desired equals what runs" is a cluster on its way down, not one that wants no fewer: read
+    as the latter, the pins above would be released between two steps and every tier would shed at once.
+    The HPA's next sync says which it is (ScaleDownStabilized again, or its current equal to desired)."""
     hpa = slot.cluster.hpa
     if slot.held or slot.max_replicas <= 0 or slot.current <= slot.min_replicas:
         return False
@@ -157,7 +163,8 @@ def _sheds(slot: Slot) -> bool:
     able, limited = hpa.condition("AbleToScale"), hpa.condition("ScalingLimited")
     stabilized = able is not None and able.reason == "ScaleDownStabilized"
     held_up = limited is not None and limited.status == "True" and limited.reason == "TooFewReplicas"
-    return hpa.desired_replicas < slot.cluster.current_replicas or stabilized or held_up
+    stepped = hpa.desired_replicas < hpa.current_replicas  # the HPA's own status: it just scaled down
+    return hpa.desired_replicas < slot.cluster.current_replicas or stabilized or held_up or stepped
 
 
 def _below_its_cap(slot: Slot) -> bool:

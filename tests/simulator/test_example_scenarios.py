@@ -129,14 +129,6 @@ def test_burst_fills_idc_before_the_cloud_grows():
     assert max(s.clusters["cloud"].replicas for s in result.steps) > 20  # and then takes the overflow
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: since pins release when the clusters below want no fewer (the design's Prioritized "
-    "scale-down), an emulated HPA that steps down to its desired reads as wanting no fewer, the pin on "
-    "idc is released between steps and both tiers shed together (idc 30 -> 26 at t=3120s while the cloud "
-    "runs 37); treating 'stepped down since the last pass' as shedding fixes this but left the ten-cluster "
-    "day's pins in place for good",
-)
 def test_after_the_burst_the_cloud_drains_first():
     result = run("burst-spill-prioritized")
     after_peak = [s for s in result.steps if s.t >= 45 * 60]

@@ -397,3 +397,20 @@ def test_a_pin_releases_once_the_clusters_below_want_no_fewer() -> None:
     assert row(p, "c2").pinned_min_replicas is None
     f, fleet, p = settle(f, fleet, T0 + 3 * S)  # c2 idle at what it runs: c1 is released too
     assert row(p, "c1").pinned_min_replicas is None
+
+
+def test_a_pin_holds_while_the_cluster_below_has_just_stepped_down() -> None:
+    """A native HPA scales down in steps; the sync that makes a step reports the count it stepped from
+    as its current and the new count as desired, while the workload already runs the new count. That
+    cluster is on its way down, not wanting what it runs: the pin above it stays, so the higher tier
+    does not shed between two steps of the lower one."""
+    f, fleet = seed_scale_down_fleet()
+    f, fleet, _ = settle(f, fleet, T0 + S)
+    fleet = update(fleet, "c3", current_replicas=3, hpa_desired=3)
+    c3 = next(o for o in fleet if o.name == "c3")
+    assert c3.hpa is not None
+    stepped = update(fleet, "c3", hpa=c3.hpa.model_copy(update={"current_replicas": 4}))
+    f, fleet, p = settle(f, stepped, T0 + 2 * S)
+    assert row(p, "c2").pinned_min_replicas == 9
+    f, fleet, p = settle(f, update(fleet, "c3", hpa_desired=3), T0 + 3 * S)  # the next sync: it holds at 3
+    assert row(p, "c2").pinned_min_replicas is None
