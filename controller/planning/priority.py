@@ -353,11 +353,18 @@ def pin_and_release(fleet: Fleet) -> bool:
     no fewer replicas than it runs (:func:`_sheds`): one that holds steady above its min would
     otherwise keep every cluster above it at its peak. Returns True when a pin was released (the
     caller then lets unused max flow back up).
+
+    No pin is taken while a cluster of the fleet failed over within the hour, as no drain is made in
+    its favour: the stand-ins keep what they run and the member HPAs shed side by side. A pin moves
+    load up the order at the lower HPAs' pace, one stabilization window per step; right after a
+    failover that holds the preferred tier at its peak long after the load fell, and the load it
+    pulls up would be left to the flapper's next outage.
     """
     if not policy_of(fleet.fhpa).tiered:
         return False
     ranked = _by_priority(fleet)
     falling = _load_falling(fleet)
+    after_failover = any(s.flapped for s in ranked)
     released = False
     for slot in ranked:
         _fit_pin(slot)
@@ -375,7 +382,7 @@ def pin_and_release(fleet: Fleet) -> bool:
                 )
                 slot.pin = None
                 released = True
-        elif falling and shedding and not slot.held and slot.current > slot.min_replicas:
+        elif falling and shedding and not after_failover and not slot.held and slot.current > slot.min_replicas:
             slot.pin = min(slot.current, slot.max_replicas)
             fleet.event(
                 "Pinned",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+
 from controller.planning import priority
 from controller.planning.fleet import Fleet, Slot
 from controller.planning.observation import CapacityObservation, ClusterObservation
@@ -342,6 +344,38 @@ def test_a_pin_is_lowered_to_the_room_a_cluster_has_left() -> None:
     }
     priority.pin_and_release(Fleet(fhpa=f, now=T0, slots=slots))
     assert slots["onprem"].hpa_min == 40  # still pinned (the cloud sheds), but within its room
+
+
+def shedding_under_onprem(flapped: str | None) -> tuple[Fleet, dict[str, Slot]]:
+    """On-prem (priority 2) runs 40; the cloud below runs 40 and its HPA wants 20: the load falls."""
+    f = fhpa("Prioritized", 2, 200, priorities={"onprem": 2, "cloud": 1})
+    slots = {
+        "onprem": Slot(
+            cluster=obs("onprem", 40, 100, hpa=owned_hpa(f, 2, 100, 40)), min_replicas=2, max_replicas=100
+        ),
+        "cloud": Slot(
+            cluster=obs("cloud", 40, 100, hpa=owned_hpa(f, 1, 100, 40, desired=20)),
+            min_replicas=1,
+            max_replicas=100,
+        ),
+    }
+    if flapped is not None:
+        slots[flapped].flapped = True
+    return Fleet(fhpa=f, now=T0, slots=slots), slots
+
+
+@pytest.mark.parametrize("flapped", ["onprem", "cloud"])
+def test_no_pin_is_taken_within_the_hour_after_a_failover(flapped: str) -> None:
+    """After a failover the stand-ins keep what they run, as the drain leaves them: the member HPAs
+    shed side by side for the hour, rather than the preferred tier being held at what it runs until
+    every lower cluster has stepped down to its min (found on the failover and regions-outage bench
+    fleets: the preferred cluster held 38 or 150 replicas for the fleet's 30)."""
+    fleet, slots = shedding_under_onprem(None)
+    priority.pin_and_release(fleet)
+    assert slots["onprem"].pin == 40  # the rule: the tier above is pinned while the cloud sheds
+    fleet, slots = shedding_under_onprem(flapped)
+    priority.pin_and_release(fleet)
+    assert slots["onprem"].pin is None
 
 
 def test_a_drain_parks_no_max_above_the_room_of_the_tier_above() -> None:
