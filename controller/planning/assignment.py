@@ -103,7 +103,8 @@ def initial_assignment(
     maxes, excess = split_with_excess(fhpa, spec.max_replicas, candidates, terms.available)
     min_shares = split(fhpa, spec.effective_min, candidates, terms.available)
     splits = split_records(fhpa, candidates, terms.available, order, maxes, min_shares, excess)
-    maxes = keep_what_runs(maxes, terms.runs, flapped, terms.ready, terms.current)
+    givers = list(reversed(order)) if policy_of(fhpa).tiered else None
+    maxes = keep_what_runs(maxes, terms.runs, flapped, terms.ready, terms.current, givers)
     floor = terms.floor(spec.effective_min)
     maxes, mins = hold_the_floor(maxes, min_shares, terms, floor, order)
     started: set[str] = set()
@@ -242,6 +243,7 @@ def keep_what_runs(
     flapped: Mapping[str, datetime] | None = None,
     ready: Mapping[str, int] | None = None,
     current: Mapping[str, int] | None = None,
+    givers: Sequence[str] | None = None,
 ) -> dict[str, int]:
     """Steps 2 and 3: every replica under an HPA, then no max below what its cluster ``runs``.
 
@@ -257,8 +259,14 @@ def keep_what_runs(
     the stand-in's ``ready`` replicas only (default: what runs): a stand-in still starting serves
     nothing yet, and Ready pods that serve are not stopped for it (a short blip of a sole holder).
     What is still short stays capped, and a running cluster still at max 0 is drained by the planner.
+
+    ``givers``: the order in which clusters give up their surplus (the first with any gives), where the
+    policy fills clusters one tier at a time; by default the largest surplus gives. A tiered split
+    fills the preferred clusters first, so the least preferred gives: a cluster that rejoins keeps what
+    it runs at the expense of the bottom of the order, as the optimization would place it, and the
+    preferred clusters' maxes do not move for it (and back a period later).
     """
-    result = _from_surplus(maxes, runs, runs if current is None else current)
+    result = _from_surplus(maxes, runs, runs if current is None else current, givers)
     last = dict(flapped or {})
     serving = runs if ready is None else ready
     for name in sorted(result):
@@ -280,25 +288,35 @@ def _yields_to(donor: str, taker: str, last_failover: Mapping[str, datetime]) ->
 
 
 def _from_surplus(
-    maxes: Mapping[str, int], runs: Mapping[str, int], current: Mapping[str, int]
+    maxes: Mapping[str, int],
+    runs: Mapping[str, int],
+    current: Mapping[str, int],
+    givers: Sequence[str] | None = None,
 ) -> dict[str, int]:
     """keep_what_runs's first part: only a surplus (max above what runs) is given."""
     result = dict(maxes)
     for name in sorted(result):
         if result[name] == 0 and current.get(name, 0) > 0:
-            donor = _largest_surplus(result, runs)
+            donor = _giver(result, runs, givers)
             if donor is None:
                 break
             result[donor] -= 1
             result[name] += 1
     for name in sorted(result):
         while 0 < result[name] < runs.get(name, 0):
-            donor = _largest_surplus(result, runs)
+            donor = _giver(result, runs, givers)
             if donor is None:
                 return result
             result[donor] -= 1
             result[name] += 1
     return result
+
+
+def _giver(maxes: Mapping[str, int], runs: Mapping[str, int], givers: Sequence[str] | None) -> str | None:
+    """The first of ``givers`` with a surplus (max above what runs), or the largest surplus."""
+    if givers is None:
+        return _largest_surplus(maxes, runs)
+    return next((n for n in givers if maxes.get(n, 0) > runs.get(n, 0)), None)
 
 
 def _largest_surplus(maxes: Mapping[str, int], current: Mapping[str, int]) -> str | None:

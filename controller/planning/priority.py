@@ -382,7 +382,7 @@ def pin_and_release(fleet: Fleet) -> bool:
                 )
                 slot.pin = None
                 released = True
-        elif falling and shedding and not after_failover and not slot.held and slot.current > slot.min_replicas:
+        elif falling and shedding and not (after_failover or slot.held) and slot.current > slot.min_replicas:
             slot.pin = min(slot.current, slot.max_replicas)
             fleet.event(
                 "Pinned",

@@ -294,3 +294,28 @@ def test_the_excess_goes_to_the_first_cluster_in_order_that_holds_a_replica() ->
     # when no cluster holds anything, the excess stays on the first in order, as before
     empty = [obs("m1", 0, 0), obs("m3", 0, 0)]
     assert as_pairs(initial_assignment(f, empty))["m3"] == (1, 16)
+
+
+def test_under_prioritized_a_rejoining_cluster_keeps_what_it_runs_from_the_bottom_of_the_order() -> None:
+    """Three clusters of one priority (room 60 each), F.max 90: east holds max 60 and north 20 when west
+    rejoins running 10. The split walks east, north, west (the holders first) and leaves west nothing;
+    west's 10 then come from the last in that order with a surplus, north, as the optimization would
+    place them: east keeps its 60 instead of giving 10 up at the rejoin and taking them back a period
+    later (four reversals an hour on the queue-outage fleet under Prioritized)."""
+    f = fhpa("Prioritized", 3, 90, priorities={"east": 1, "west": 1, "north": 1})
+    fleet = [
+        obs("east", 21, 60, hpa=owned_hpa(f, 3, 60, 21)),
+        obs("north", 10, 60, hpa=owned_hpa(f, 1, 20, 10)),
+        obs("west", 10, 60),
+    ]
+    assert {n: b for n, (_, b) in as_pairs(initial_assignment(f, fleet)).items()} == {
+        "east": 60,
+        "north": 20,
+        "west": 10,
+    }
+    # other policies keep taking from the largest surplus
+    assert keep_what_runs({"east": 60, "north": 30, "west": 0}, {"east": 21, "north": 10, "west": 10}) == {
+        "east": 50,
+        "north": 30,
+        "west": 10,
+    }
