@@ -313,10 +313,10 @@ def _from_surplus(
 
 
 def _giver(maxes: Mapping[str, int], runs: Mapping[str, int], givers: Sequence[str] | None) -> str | None:
-    """The first of ``givers`` with a surplus (max above what runs), or the largest surplus."""
-    if givers is None:
-        return _largest_surplus(maxes, runs)
-    return next((n for n in givers if maxes.get(n, 0) > runs.get(n, 0)), None)
+    """The first of ``givers`` with a surplus (max above what runs) that keeps a max of its own, or the
+    largest surplus: a tier is not left without an HPA to spare the order."""
+    first = next((n for n in givers or [] if maxes.get(n, 0) > max(runs.get(n, 0), 1)), None)
+    return first if first is not None else _largest_surplus(maxes, runs)
 
 
 def _largest_surplus(maxes: Mapping[str, int], current: Mapping[str, int]) -> str | None:
