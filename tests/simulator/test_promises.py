@@ -510,3 +510,16 @@ def test_a_flappers_failover_is_allowed_after_its_grown_grace():
     assert grown.max_reversals == 0 and grown.violations == []
     flag = measure(failovers(3, moves, back_at=30), TERMS)
     assert flag.max_reversals == 2  # the failovers after the first, moves up after a down
+
+
+def test_the_settle_time_waits_for_a_controller_that_is_down():
+    """The controller is down for the 3 minutes after each rejoin: it moves a's max back on its first
+    pass after that, still within the rejoin's settle time (it could not answer before)."""
+    fleet = failovers(3, {7: 15, 33: 10})
+    late = measure(fleet, TERMS)
+    assert late.max_reversals == 3  # 13 passes after the rejoin: too late for a controller that ran
+    for i, s in enumerate(fleet):
+        if 20 <= i % 40 < 32:
+            fleet[i] = replace(s, controller_up=False)
+    report = measure(fleet, TERMS)
+    assert report.max_reversals == 0 and report.violations == []
