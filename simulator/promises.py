@@ -31,11 +31,13 @@ tolerance, and then it is reported once, at the episode's first step, however lo
    counts as max 0) at most 4 times within any hour of flat demand. A reversal counts in a window when
    the demand stays flat from the move it reverses to the last reversal of the window; flat means
    max(demand) - min(demand) <= 10% of max(demand) (all zero is flat). So reversals while the demand
-   changes never count. A change of the candidate set (a cluster down or back, selected or de-selected)
-   allows each max one move in each direction within its settle time (see ``_changes``): a reversal
-   made by such a move is not counted; a further move within the settle time, or any move after it, is
-   a move like any other. Within any such hour, too, a cluster's workload switches between 0 and running
-   at most twice and the controller writes its replicas at most 4 times.
+   changes never count. A change of the candidate set (a cluster failed over once its grace is over,
+   rejoined after that, selected or de-selected; a blip within the grace is none) allows each max one
+   move in each direction within its settle time, one pass and one optimization period from the change
+   (see ``_changes``): a reversal made by such a move is not counted; a further move within the settle
+   time, or any move after it, is a move like any other. Within any such hour, too, a cluster's
+   workload switches between 0 and running at most twice and the controller writes its replicas at most
+   4 times.
 
 The controller's outages: while the controller is down nothing can act, so those steps are not
 measured; an episode open when it stops ends there, and the clock of a breach starts again at the
@@ -299,15 +301,26 @@ def _floor(steps: Sequence[StepSample], terms: PromiseTerms) -> tuple[list[Viola
 
 def _within_grown_grace(steps: Sequence[StepSample], flag_grace_s: float) -> list[bool]:
     """Per step: an unreachable cluster that would be eligible is held past the flag's grace but within
-    the grace its failovers have grown. Its unreachable spell counts from the first step the controller
-    was up to see it (a controller that was down sees it only on coming back), and a grace that shrank
-    during the spell (an hour went by since its last failover) counts shrunk: the controller fails it over
-    then. The grace recorded once it is failed over (longer again) is not its grace for this spell."""
+    the grace its failovers have grown."""
+    return [
+        any(flag_grace_s - _EPS <= elapsed < grace - _EPS for elapsed, grace in spells.values())
+        for spells in _unreachable_spells(steps, flag_grace_s)
+    ]
+
+
+def _unreachable_spells(
+    steps: Sequence[StepSample], flag_grace_s: float
+) -> list[dict[str, tuple[float, float]]]:
+    """Per step, each unreachable cluster that would be eligible: (how long it has been unreachable, its
+    grace). Its unreachable spell counts from the first step the controller was up to see it (a
+    controller that was down sees it only on coming back), and a grace that shrank during the spell (an
+    hour went by since its last failover) counts shrunk: the controller fails it over then. The grace
+    recorded once it is failed over (longer again) is not its grace for this spell."""
     since: dict[str, float] = {}
     grace: dict[str, float] = {}
-    within = []
+    out: list[dict[str, tuple[float, float]]] = []
     for s in steps:
-        held = False
+        spells: dict[str, tuple[float, float]] = {}
         for name, c in s.clusters.items():
             if not (c.down and c.selected and c.workload):
                 since.pop(name, None)
@@ -318,9 +331,9 @@ def _within_grown_grace(steps: Sequence[StepSample], flag_grace_s: float) -> lis
             recorded = flag_grace_s if c.failover_grace_s is None else c.failover_grace_s
             start = since.setdefault(name, s.t)
             grace[name] = min(grace.get(name, recorded), recorded)
-            held = held or flag_grace_s - _EPS <= s.t - start < grace[name] - _EPS
-        within.append(held)
-    return within
+            spells[name] = (s.t - start, grace[name])
+        out.append(spells)
+    return out
 
 
 # --- 2. every replica under an HPA ---------------------------------------------------------------------
@@ -475,29 +488,28 @@ def _max_of(s: StepSample, name: str) -> int:
     return (c.hpa_max or 0) if c is not None else 0
 
 
-def _candidates(s: StepSample) -> frozenset[str]:
-    return frozenset(n for n, c in s.clusters.items() if _eligible(c))
+def _candidates(steps: Sequence[StepSample], flag_grace_s: float) -> list[frozenset[str]]:
+    """Per step, the candidate set as the controller has it: the eligible clusters and those unreachable
+    within their grace (held, not yet failed over). A blip within the grace changes nothing."""
+    out = []
+    for s, spells in zip(steps, _unreachable_spells(steps, flag_grace_s), strict=True):
+        held = {n for n, (elapsed, grace) in spells.items() if elapsed < grace - _EPS}
+        out.append(frozenset(n for n, c in s.clusters.items() if _eligible(c)) | held)
+    return out
 
 
 def _changes(steps: Sequence[StepSample], terms: PromiseTerms) -> list[_Change]:
-    """Each change of the candidate set and the end of its settle time: the controller answers a rejoin
-    or a (de-)selection at once and a cluster that went down only after its failover grace (a flapper's
-    grown one) and one pass; the next period optimization then reshapes what that split left. So the
-    settle time is that wait plus one optimization period, counted on steps the controller ran."""
-    out: list[_Change] = []
-    for i in range(1, len(steps)):
-        before, now = _candidates(steps[i - 1]), _candidates(steps[i])
-        if before == now:
-            continue
-        gone = [steps[i].clusters[n] for n in before - now if n in steps[i].clusters]
-        graces = [
-            terms.failover_grace_s if c.failover_grace_s is None else c.failover_grace_s
-            for c in gone
-            if c.down
-        ]
-        wait = (max(graces) + terms.step_s if graces else 0.0) + terms.optimization_period_s
-        out.append(_Change(i, _settled_by(steps, i, wait, terms.step_s)))
-    return out
+    """Each change of the candidate set (a failover once the cluster's grace is over, a rejoin after one,
+    a selection or a de-selection) and the end of its settle time: the controller answers it on that pass
+    and the next period optimization reshapes what that left, so one pass plus one optimization period,
+    counted on steps the controller ran."""
+    sets = _candidates(steps, terms.failover_grace_s)
+    wait = terms.step_s + terms.optimization_period_s
+    return [
+        _Change(i, _settled_by(steps, i, wait, terms.step_s))
+        for i in range(1, len(steps))
+        if sets[i] != sets[i - 1]
+    ]
 
 
 def _settled_by(steps: Sequence[StepSample], start: int, seconds: float, dt: float) -> int:

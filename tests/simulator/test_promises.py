@@ -523,3 +523,11 @@ def test_the_settle_time_waits_for_a_controller_that_is_down():
             fleet[i] = replace(s, controller_up=False)
     report = measure(fleet, TERMS)
     assert report.max_reversals == 0 and report.violations == []
+
+
+def test_a_blip_within_the_grace_is_no_failover_and_allows_no_move():
+    """c is unreachable for 45 s (within its 60 s grace) in each cycle: it is held, not failed over, so
+    the candidate set does not change and a's max bouncing with each blip counts."""
+    report = measure(failovers(3, {3: 15, 5: 10}, back_at=5), TERMS)
+    assert report.max_reversals == 5 and [v.kind for v in report.violations] == [CHURN, CHURN]
+    assert report.allowed_moves == 0
