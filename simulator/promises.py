@@ -33,11 +33,11 @@ tolerance, and then it is reported once, at the episode's first step, however lo
    max(demand) - min(demand) <= 10% of max(demand) (all zero is flat). So reversals while the demand
    changes never count. A change of the candidate set (a cluster failed over once its grace is over,
    rejoined after that, selected or de-selected; a blip within the grace is none) allows each max one
-   move in each direction within its settle time, one pass and one optimization period from the change
-   (see ``_changes``): a reversal made by such a move is not counted; a further move within the settle
-   time, or any move after it, is a move like any other. Within any such hour, too, a cluster's
-   workload switches between 0 and running at most twice and the controller writes its replicas at most
-   4 times.
+   move in each direction within its settle time, from the change (a failover's from its outage) to one
+   pass and one optimization period after it (see ``_changes``): a reversal made by such a move is not
+   counted; a further move within the settle time, or any move after it, is a move like any other.
+   Within any such hour, too, a cluster's workload switches between 0 and running at most twice and the
+   controller writes its replicas at most 4 times.
 
 The controller's outages: while the controller is down nothing can act, so those steps are not
 measured; an episode open when it stops ends there, and the clock of a breach starts again at the
@@ -488,12 +488,14 @@ def _max_of(s: StepSample, name: str) -> int:
     return (c.hpa_max or 0) if c is not None else 0
 
 
-def _candidates(steps: Sequence[StepSample], flag_grace_s: float) -> list[frozenset[str]]:
+def _candidates(
+    steps: Sequence[StepSample], spells: Sequence[dict[str, tuple[float, float]]]
+) -> list[frozenset[str]]:
     """Per step, the candidate set as the controller has it: the eligible clusters and those unreachable
     within their grace (held, not yet failed over). A blip within the grace changes nothing."""
     out = []
-    for s, spells in zip(steps, _unreachable_spells(steps, flag_grace_s), strict=True):
-        held = {n for n, (elapsed, grace) in spells.items() if elapsed < grace - _EPS}
+    for s, spell in zip(steps, spells, strict=True):
+        held = {n for n, (elapsed, grace) in spell.items() if elapsed < grace - _EPS}
         out.append(frozenset(n for n, c in s.clusters.items() if _eligible(c)) | held)
     return out
 
@@ -502,14 +504,20 @@ def _changes(steps: Sequence[StepSample], terms: PromiseTerms) -> list[_Change]:
     """Each change of the candidate set (a failover once the cluster's grace is over, a rejoin after one,
     a selection or a de-selection) and the end of its settle time: the controller answers it on that pass
     and the next period optimization reshapes what that left, so one pass plus one optimization period,
-    counted on steps the controller ran."""
-    sets = _candidates(steps, terms.failover_grace_s)
+    counted on steps the controller ran. A failover's moves start with its outage: what the controller
+    lent while the cluster was held belongs to the same change."""
+    spells = _unreachable_spells(steps, terms.failover_grace_s)
+    sets = _candidates(steps, spells)
     wait = terms.step_s + terms.optimization_period_s
-    return [
-        _Change(i, _settled_by(steps, i, wait, terms.step_s))
-        for i in range(1, len(steps))
-        if sets[i] != sets[i - 1]
-    ]
+    out: list[_Change] = []
+    for i in range(1, len(steps)):
+        if sets[i] == sets[i - 1]:
+            continue
+        held = [spells[i - 1][n][0] for n in sets[i - 1] - sets[i] if n in spells[i - 1]]
+        began = steps[i - 1].t - max(held) if held else steps[i].t  # a failover: when its outage began
+        at = next(j for j in range(i + 1) if steps[j].t >= began - _EPS)
+        out.append(_Change(at, _settled_by(steps, i, wait, terms.step_s)))
+    return out
 
 
 def _settled_by(steps: Sequence[StepSample], start: int, seconds: float, dt: float) -> int:

@@ -531,3 +531,10 @@ def test_a_blip_within_the_grace_is_no_failover_and_allows_no_move():
     report = measure(failovers(3, {3: 15, 5: 10}, back_at=5), TERMS)
     assert report.max_reversals == 5 and [v.kind for v in report.violations] == [CHURN, CHURN]
     assert report.allowed_moves == 0
+
+
+def test_what_is_lent_while_a_cluster_is_held_belongs_to_its_failover():
+    """a's max is raised 15 s into c's outage (a held cluster's slack lent) and c is failed over when its
+    grace ends: the failover's change starts with the outage, so the move is its one move up."""
+    report = measure(failovers(3, {3: 15, 20: 10}), TERMS)
+    assert report.max_reversals == 0 and report.violations == []
