@@ -28,6 +28,7 @@ from typing import Any
 
 from controller.outcome import MEMBER_HPA_CONDITION
 from controller.planning.affinity import affinity_matches
+from controller.planning.deselection import DESELECTED
 from controller.planning.fleet import FAILED_OVER, SATURATED
 from controller.planning.member_health import row_lines
 from controller.planning.observation import ClusterObservation
@@ -63,7 +64,7 @@ class ClusterExplanation:
     current_replicas: int | None
     ready_replicas: int | None
     pending_replicas: int | None
-    state: str  # Assigned, Pinned, Saturated, Unreachable, FailedOver, ScaledToZero, NotStarted, NoShare, ...
+    state: str  # Assigned, Pinned, Saturated, Unreachable, FailedOver, Deselected, ScaledToZero, NoShare, ...
     why: list[str] = field(default_factory=list)
     next: list[str] = field(default_factory=list)
     events: list[EventLine] = field(default_factory=list)
@@ -306,6 +307,8 @@ def _state(context: _Context, row: ClusterStatus) -> str:
     assigned = _reason(row, "Assigned")
     if row.state == FAILED_OVER or assigned == "FailedOver":
         return "FailedOver"
+    if row.state == DESELECTED:
+        return "Deselected"
     if assigned in ("NotSelected", "ConflictingHPA", "NoShare") or assigned is None:
         return assigned or "Unknown"
     if assigned == "Unhealthy":
@@ -330,6 +333,8 @@ def _why(context: _Context, row: ClusterStatus, state: str) -> list[str]:
     assigned = _condition(row, "Assigned")
     if state in ("NotSelected", "ConflictingHPA", "Unknown"):
         return [assigned.message or state] if assigned is not None and assigned.message else [state]
+    if state == "Deselected":
+        return _left_selection(row, context.now)
     lines = [*_arithmetic(context, row)]
     lines += _keep_what_runs(context, row)
     lines += _special(context, row, state)
@@ -455,6 +460,24 @@ def _special(context: _Context, row: ClusterStatus, state: str) -> list[str]:
     return []
 
 
+def _left_selection(row: ClusterStatus, now: datetime) -> list[str]:
+    """A cluster that left the selection while it ran replicas: its HPA is gone with its share, and the
+    replicas it still runs were handed to the selected clusters (DESIGN §4 promise 2)."""
+    running = row.current_replicas or 0
+    lines = [
+        "left the selection (it no longer matches the clusterAffinity): its member HPA was removed with "
+        "its share of the bounds, and the split now runs over the clusters still selected"
+    ]
+    if running > 0:
+        lines.append(
+            f"it still runs {count(running, 'replica')} with nothing to scale them; they were handed to the "
+            f"selected clusters at {_stamp(row.drained_at)} ({_ago(row.drained_at, now)})"
+        )
+    else:
+        lines.append(f"drained: it runs no replica (handed over at {_stamp(row.drained_at)})")
+    return lines
+
+
 def _relative(t: datetime, now: datetime) -> str:
     """How far ``t`` is from now, either way."""
     return f"in {_span(t - now)}" if t > now else f"due {_span(now - t)} ago"
@@ -515,6 +538,8 @@ def _next(context: _Context, row: ClusterStatus, state: str) -> list[str]:
         ]
     if state == "ConflictingHPA":
         return ["takes part once the HPA it does not own is removed"]
+    if state == "Deselected":
+        return _drain_next(row, now)
     if (row.pending_replicas or 0) > 0 and row.pending_since and spec.effective_scale_assist:
         due = row.pending_since + delay
         return [
@@ -523,6 +548,21 @@ def _next(context: _Context, row: ClusterStatus, state: str) -> list[str]:
             "its max is held at its ready replicas and the rest moves to other clusters"
         ]
     return []
+
+
+def _drain_next(row: ClusterStatus, now: datetime) -> list[str]:
+    """When a de-selected cluster is drained, and that its row goes once it runs none."""
+    if not row.current_replicas:
+        return ["its status row goes on the next pass; it takes part again only if it is selected again"]
+    last = ""
+    if row.drained_at is not None:
+        due = _when(row.drained_at + DEFAULT_OPTIMIZATION_PERIOD, now)
+        last = f", {due} at the latest (one period, with the default --optimization-period 60s)"
+    return [
+        "drained to zero once the selected clusters run the handed replicas Ready"
+        + last
+        + "; its status row stays until it runs none"
+    ]
 
 
 # --- words for times --------------------------------------------------------------------------------
@@ -576,7 +616,7 @@ def render(explanation: Explanation) -> str:
 
 def _bounds(c: ClusterExplanation) -> str:
     if c.max_replicas is None:
-        return "no bounds"
+        return "no bounds" + ("" if c.current_replicas is None else f", {c.current_replicas} running")
     low = f"min {c.min_replicas}" + (
         f" (HPA min {c.hpa_min_replicas})" if c.hpa_min_replicas is not None else ""
     )

@@ -31,10 +31,13 @@ tolerance, and then it is reported once, at the episode's first step, however lo
    counts as max 0) at most 4 times within any hour of flat demand. A reversal counts in a window when
    the demand stays flat from the move it reverses to the last reversal of the window; flat means
    max(demand) - min(demand) <= 10% of max(demand) (all zero is flat). So reversals while the demand
-   changes never count. Within any such hour, too, a cluster's workload switches between 0 and running
-   at most twice and the controller writes its replicas at most 4 times; and after a change of the
-   candidate set (a cluster down or back, selected or de-selected) each max turns at most once (away and
-   back) before the next change, if the demand stayed flat since the change.
+   changes never count. A change of the candidate set (a cluster failed over once its grace is over,
+   rejoined after that, selected or de-selected; a blip within the grace is none) allows each max one
+   move in each direction within its settle time, from the change (a failover's from its outage) to one
+   pass and one optimization period after it (see ``_changes``): a reversal made by such a move is not
+   counted; a further move within the settle time, or any move after it, is a move like any other.
+   Within any such hour, too, a cluster's workload switches between 0 and running at most twice and the
+   controller writes its replicas at most 4 times.
 
 The controller's outages: while the controller is down nothing can act, so those steps are not
 measured; an episode open when it stops ends there, and the clock of a breach starts again at the
@@ -55,6 +58,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from controller.planning.policies import policy_named
 from simulator.samples import ClusterSample, StepSample
@@ -126,7 +130,8 @@ class PromiseReport:
     The seconds are integrals over the steps of breach episodes (episodes longer than their tolerance,
     from their first step): zero when nothing breached. ``unmanaged_replica_seconds`` weighs each step
     by the replicas left unmanaged. ``max_reversals`` is the most reversals of one member max within an
-    hour of flat demand (a count, breached above 4).
+    hour of flat demand (a count, breached above 4). ``allowed_moves`` counts the moves of member maxes,
+    over the run and every cluster, that changes of the candidate set allowed (not a breach figure).
     """
 
     terms: PromiseTerms
@@ -137,7 +142,7 @@ class PromiseReport:
     max_reversals: int
     zero_flips: int = 0
     replica_writes: int = 0
-    turns_after_change: int = 0
+    allowed_moves: int = 0
 
     def figures(self) -> dict[str, float | int]:
         return {
@@ -147,7 +152,7 @@ class PromiseReport:
             "max_reversals": self.max_reversals,
             "zero_flips": self.zero_flips,
             "replica_writes": self.replica_writes,
-            "turns_after_change": self.turns_after_change,
+            "allowed_moves": self.allowed_moves,
         }
 
 
@@ -157,7 +162,7 @@ def measure(steps: Sequence[StepSample], terms: PromiseTerms) -> PromiseReport:
     floor_v, floor_s = _floor(steps, terms)
     unmanaged_v, unmanaged_rs = _unmanaged(steps, terms)
     ceiling_v, over_s = _ceiling(steps, terms)
-    churn_v, calm = _churn(steps)
+    churn_v, calm = _churn(steps, terms)
     below_v = _max_sum_below(steps, dt)
     promised = terms.promised
     violations = [v for v in floor_v + unmanaged_v + ceiling_v + churn_v if v.kind in promised]
@@ -173,7 +178,7 @@ def measure(steps: Sequence[StepSample], terms: PromiseTerms) -> PromiseReport:
         max_reversals=calm["max_reversals"],
         zero_flips=calm["zero_flips"],
         replica_writes=calm["replica_writes"],
-        turns_after_change=calm["turns_after_change"],
+        allowed_moves=calm["allowed_moves"],
     )
 
 
@@ -296,15 +301,26 @@ def _floor(steps: Sequence[StepSample], terms: PromiseTerms) -> tuple[list[Viola
 
 def _within_grown_grace(steps: Sequence[StepSample], flag_grace_s: float) -> list[bool]:
     """Per step: an unreachable cluster that would be eligible is held past the flag's grace but within
-    the grace its failovers have grown. Its unreachable spell counts from the first step the controller
-    was up to see it (a controller that was down sees it only on coming back), and a grace that shrank
-    during the spell (an hour went by since its last failover) counts shrunk: the controller fails it over
-    then. The grace recorded once it is failed over (longer again) is not its grace for this spell."""
+    the grace its failovers have grown."""
+    return [
+        any(flag_grace_s - _EPS <= elapsed < grace - _EPS for elapsed, grace in spells.values())
+        for spells in _unreachable_spells(steps, flag_grace_s)
+    ]
+
+
+def _unreachable_spells(
+    steps: Sequence[StepSample], flag_grace_s: float
+) -> list[dict[str, tuple[float, float]]]:
+    """Per step, each unreachable cluster that would be eligible: (how long it has been unreachable, its
+    grace). Its unreachable spell counts from the first step the controller was up to see it (a
+    controller that was down sees it only on coming back), and a grace that shrank during the spell (an
+    hour went by since its last failover) counts shrunk: the controller fails it over then. The grace
+    recorded once it is failed over (longer again) is not its grace for this spell."""
     since: dict[str, float] = {}
     grace: dict[str, float] = {}
-    within = []
+    out: list[dict[str, tuple[float, float]]] = []
     for s in steps:
-        held = False
+        spells: dict[str, tuple[float, float]] = {}
         for name, c in s.clusters.items():
             if not (c.down and c.selected and c.workload):
                 since.pop(name, None)
@@ -315,9 +331,9 @@ def _within_grown_grace(steps: Sequence[StepSample], flag_grace_s: float) -> lis
             recorded = flag_grace_s if c.failover_grace_s is None else c.failover_grace_s
             start = since.setdefault(name, s.t)
             grace[name] = min(grace.get(name, recorded), recorded)
-            held = held or flag_grace_s - _EPS <= s.t - start < grace[name] - _EPS
-        within.append(held)
-    return within
+            spells[name] = (s.t - start, grace[name])
+        out.append(spells)
+    return out
 
 
 # --- 2. every replica under an HPA ---------------------------------------------------------------------
@@ -438,12 +454,23 @@ def is_flat(demand: Sequence[float]) -> bool:
 
 @dataclass(frozen=True)
 class _Counted:
-    """One counted event of a cluster: a reversal, a 0 <-> running flip, a replica write or a repeated
-    move after a candidate change. Demand must be flat from ``since`` (for a reversal, the move it
-    reverses) to the last event of a window for the events of that window to count."""
+    """One counted event of a cluster: a reversal, a 0 <-> running flip or a replica write. Demand must
+    be flat from ``since`` (for a reversal, the move it reverses) to the last event of a window for the
+    events of that window to count."""
 
     at: int  # the step of the event
     since: int
+
+
+@dataclass(frozen=True)
+class _Change:
+    """A change of the candidate set at step ``at``; the moves it allows happen by step ``until``."""
+
+    at: int
+    until: int
+
+
+Events = Callable[[Sequence[StepSample], str, Sequence[_Change]], list[_Counted]]
 
 
 @dataclass(frozen=True)
@@ -453,7 +480,7 @@ class _Measure:
     what: str  # completes "{cluster}: {what} N times from ..."
     limit: int
     figure: str  # its key in PromiseReport.figures()
-    events: Callable[[Sequence[StepSample], str], list[_Counted]]
+    events: Events
 
 
 def _max_of(s: StepSample, name: str) -> int:
@@ -461,22 +488,87 @@ def _max_of(s: StepSample, name: str) -> int:
     return (c.hpa_max or 0) if c is not None else 0
 
 
-def _reversals(steps: Sequence[StepSample], name: str) -> list[_Counted]:
-    out: list[_Counted] = []
-    last_move: tuple[int, int] | None = None  # (step, direction)
-    previous: int | None = None
-    for i, s in enumerate(steps):
-        current = _max_of(s, name)
-        if previous is not None and current != previous:
-            direction = 1 if current > previous else -1
-            if last_move is not None and last_move[1] != direction:
-                out.append(_Counted(i, last_move[0]))
-            last_move = (i, direction)
-        previous = current
+def _candidates(
+    steps: Sequence[StepSample], spells: Sequence[dict[str, tuple[float, float]]]
+) -> list[frozenset[str]]:
+    """Per step, the candidate set as the controller has it: the eligible clusters and those unreachable
+    within their grace (held, not yet failed over). A blip within the grace changes nothing."""
+    out = []
+    for s, spell in zip(steps, spells, strict=True):
+        held = {n for n, (elapsed, grace) in spell.items() if elapsed < grace - _EPS}
+        out.append(frozenset(n for n, c in s.clusters.items() if _eligible(c)) | held)
     return out
 
 
-def _flips(steps: Sequence[StepSample], name: str) -> list[_Counted]:
+def _changes(steps: Sequence[StepSample], terms: PromiseTerms) -> list[_Change]:
+    """Each change of the candidate set (a failover once the cluster's grace is over, a rejoin after one,
+    a selection or a de-selection) and the end of its settle time: the controller answers it on that pass
+    and the next period optimization reshapes what that left, so one pass plus one optimization period,
+    counted on steps the controller ran. A failover's moves start with its outage: what the controller
+    lent while the cluster was held belongs to the same change."""
+    spells = _unreachable_spells(steps, terms.failover_grace_s)
+    sets = _candidates(steps, spells)
+    wait = terms.step_s + terms.optimization_period_s
+    out: list[_Change] = []
+    for i in range(1, len(steps)):
+        if sets[i] == sets[i - 1]:
+            continue
+        held = [spells[i - 1][n][0] for n in sets[i - 1] - sets[i] if n in spells[i - 1]]
+        began = steps[i - 1].t - max(held) if held else steps[i].t  # a failover: when its outage began
+        at = next(j for j in range(i + 1) if steps[j].t >= began - _EPS)
+        out.append(_Change(at, _settled_by(steps, i, wait, terms.step_s)))
+    return out
+
+
+def _settled_by(steps: Sequence[StepSample], start: int, seconds: float, dt: float) -> int:
+    """The last step within ``seconds`` of the controller's time from step ``start`` (steps it was down
+    do not count: it answers a change only when it runs)."""
+    ran, last = 0.0, start
+    for j in range(start, len(steps)):
+        if ran > seconds + _EPS:
+            break
+        last = j
+        ran += dt if steps[j].controller_up else 0.0
+    return last
+
+
+def _moves(steps: Sequence[StepSample], name: str) -> list[tuple[int, int]]:
+    """(step, direction) of each move of the cluster's max."""
+    out: list[tuple[int, int]] = []
+    for i in range(1, len(steps)):
+        before, now = _max_of(steps[i - 1], name), _max_of(steps[i], name)
+        if now != before:
+            out.append((i, 1 if now > before else -1))
+    return out
+
+
+def _allowed(moves: Sequence[tuple[int, int]], changes: Sequence[_Change]) -> set[int]:
+    """The steps of the moves a change of the candidate set allows: one in each direction per change,
+    within its settle time, the latest change first where settle times overlap."""
+    used: set[tuple[int, int]] = set()  # (change, direction)
+    allowed: set[int] = set()
+    for at, direction in moves:
+        for k in range(len(changes) - 1, -1, -1):
+            c = changes[k]
+            if c.at <= at <= c.until and (k, direction) not in used:
+                used.add((k, direction))
+                allowed.add(at)
+                break
+    return allowed
+
+
+def _reversals(steps: Sequence[StepSample], name: str, changes: Sequence[_Change]) -> list[_Counted]:
+    """Moves of the cluster's max against the way it moved last, but for those a candidate change allows."""
+    moves = _moves(steps, name)
+    allowed = _allowed(moves, changes)
+    return [
+        _Counted(at, last_at)
+        for (last_at, last_direction), (at, direction) in pairwise(moves)
+        if direction != last_direction and at not in allowed
+    ]
+
+
+def _flips(steps: Sequence[StepSample], name: str, changes: Sequence[_Change]) -> list[_Counted]:
     """Steps at which the cluster's workload went from 0 replicas to running, or back."""
     out: list[_Counted] = []
     previous: bool | None = None
@@ -489,63 +581,40 @@ def _flips(steps: Sequence[StepSample], name: str) -> list[_Counted]:
     return out
 
 
-def _replica_writes(steps: Sequence[StepSample], name: str) -> list[_Counted]:
+def _replica_writes(steps: Sequence[StepSample], name: str, changes: Sequence[_Change]) -> list[_Counted]:
     """Steps at which the controller wrote the cluster's replicas."""
     return [_Counted(i, i) for i, s in enumerate(steps) if f"scale/{name}" in s.actions]
-
-
-def _candidates(s: StepSample) -> frozenset[str]:
-    return frozenset(n for n, c in s.clusters.items() if _eligible(c))
-
-
-def _turns_after_change(steps: Sequence[StepSample], name: str) -> list[_Counted]:
-    """Turns of the cluster's max beyond the first after a change of the candidate set (a failover, a
-    rejoin, a cluster selected or de-selected). Such a change may move each max away and back once;
-    turning again before the next change means the max was placed, taken back and placed again."""
-    out: list[_Counted] = []
-    change: int | None = None
-    last_direction, turns = 0, 0
-    for i in range(1, len(steps)):
-        if _candidates(steps[i]) != _candidates(steps[i - 1]):
-            change, last_direction, turns = i, 0, 0
-        before, now = _max_of(steps[i - 1], name), _max_of(steps[i], name)
-        if now == before or change is None:
-            continue
-        direction = 1 if now > before else -1
-        if last_direction and direction != last_direction:
-            turns += 1
-            if turns > 1:
-                out.append(_Counted(i, change))
-        last_direction = direction
-    return out
 
 
 CALM_MEASURES = (
     _Measure("member max reversed direction", CALM_MAX_REVERSALS, "max_reversals", _reversals),
     _Measure("workload switched between 0 and running", CALM_MAX_ZERO_FLIPS, "zero_flips", _flips),
     _Measure("controller wrote the replicas", CALM_MAX_REPLICA_WRITES, "replica_writes", _replica_writes),
-    _Measure(
-        "member max turned again after a candidate change", 0, "turns_after_change", _turns_after_change
-    ),
 )
 
 
-def _churn(steps: Sequence[StepSample]) -> tuple[list[Violation], dict[str, int]]:
-    """Every calm count, per cluster: violations, and the most events of each within a flat hour."""
+def _churn(steps: Sequence[StepSample], terms: PromiseTerms) -> tuple[list[Violation], dict[str, int]]:
+    """Every calm count, per cluster: violations, and the most events of each within a flat hour; and
+    how many moves the changes of the candidate set allowed."""
+    changes = _changes(steps, terms)
     violations: list[Violation] = []
     most: dict[str, int] = {}
     for m in CALM_MEASURES:
-        found, most[m.figure] = _counted(steps, m)
+        found, most[m.figure] = _counted(steps, m, changes)
         violations += found
+    names = _cluster_names(steps)
+    most["allowed_moves"] = sum(len(_allowed(_moves(steps, n), changes)) for n in names)
     return violations, most
 
 
-def _counted(steps: Sequence[StepSample], m: _Measure) -> tuple[list[Violation], int]:
+def _counted(
+    steps: Sequence[StepSample], m: _Measure, changes: Sequence[_Change]
+) -> tuple[list[Violation], int]:
     demand = [s.demand_rps for s in steps]
     violations: list[Violation] = []
     most = 0
     for name in _cluster_names(steps):
-        events = m.events(steps, name)
+        events = m.events(steps, name, changes)
         episode: _ChurnEpisode | None = None
         for k, last in enumerate(events):
             first: int | None = None  # the earliest event of the flat window under an hour ending here

@@ -10,6 +10,7 @@ from typing import Any
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
+from controller.planning.deselection import DESELECTED
 from controller.planning.observation import CapacityObservation
 from fhpa.explanation import explain, render
 from fhpa_api.models import ClusterStatus, FederatedHPA, SplitStatus
@@ -94,6 +95,35 @@ def test_a_preference_picked_by_labels_is_read_from_status() -> None:
     assert not [g for g in e.not_in_status if "labelSelector" in g]
 
 
+def _without_last(f: FederatedHPA, names: tuple[str, ...]) -> FederatedHPA:
+    """The FederatedHPA with the last cluster's name edited out of its clusterAffinity."""
+    edited = f.model_copy(deep=True)
+    assert edited.spec.cluster_affinity is not None
+    edited.spec.cluster_affinity.cluster_names = list(names[:-1])
+    edited.metadata.generation = (f.metadata.generation or 1) + 1
+    return edited
+
+
+def test_explain_describes_a_cluster_that_left_the_selection_until_it_is_drained() -> None:
+    """c leaves the clusterAffinity running 10 replicas: explain says it left, what it still runs and
+    when it is drained; once it runs none, that its row goes."""
+    names = ("a", "b", "c")
+    f = fhpa("StaticWeighted", 3, 60, clusters=list(names), weights=dict.fromkeys(names, 1))
+    f, fleet, _ = settle(f, [obs(n, 10, 40) for n in names])
+    f = _without_last(f, names)
+    f, fleet, _ = settle(f, fleet, T0 + timedelta(seconds=1))
+    c = next(x for x in explain(f, [], T0 + timedelta(seconds=11)).clusters if x.name == "c")
+    assert (c.state, c.current_replicas, c.max_replicas) == ("Deselected", 10, None)
+    assert c.why[0].startswith("left the selection")
+    assert "it still runs 10 replicas with nothing to scale them" in c.why[1]
+    assert c.next[0].startswith("drained to zero once the selected clusters run the handed replicas")
+    assert "in 50s, at 2026-01-01T12:01:01Z at the latest" in c.next[0]
+    f, fleet, _ = settle(f, fleet, T0 + timedelta(seconds=2))  # the handed replicas run: c goes to 0
+    c = next(x for x in explain(f, [], T0 + timedelta(seconds=3)).clusters if x.name == "c")
+    assert (c.state, c.current_replicas) == ("Deselected", 0)
+    assert c.why[1].startswith("drained: it runs no replica") and "row goes on the next pass" in c.next[0]
+
+
 # --- every number explain prints, over random fleets of every policy ----------------------------------
 
 POLICIES = ("Duplicated", "StaticWeighted", "DynamicWeighted", "Aggregated", "Prioritized")
@@ -103,8 +133,8 @@ SPLIT = re.compile(
     r"F\.min (?P<fmin>\d+) to min (?P<min>\d+)(?P<tail>.*)$"
 )
 HEADER = re.compile(
-    r"^(?P<name>[a-d]): min (?P<min>\d+)(?: \(HPA min (?P<hpa_min>\d+)\))? max (?P<max>\d+)"
-    r"(?:, (?P<current>\d+) running)?(?:, (?P<pending>\d+) pending)?  \[\w+\]$"
+    r"^(?P<name>[a-d]): (?:no bounds|min (?P<min>\d+)(?: \(HPA min (?P<hpa_min>\d+)\))? max (?P<max>\d+))"
+    r"(?:, (?P<current>\d+) running)?(?:, (?P<pending>\d+) pending)?  \[(?P<state>\w+)\]$"
 )
 # numbers that are not figures: times (stamps, spans) and the words that hold a digit
 NOT_FIGURES = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ|\b\d+(?:h\d+)?[smh]\b|min >= 1|\bHPA\b")
@@ -215,6 +245,8 @@ def _check_why(check: Checked, f: FederatedHPA, row: ClusterStatus) -> None:
     elif m := re.search(r"its member HPA's min is (\d+) \(assigned min (\d+)\)", line):
         check.equal(m[1], row.pinned_min_replicas, "pinnedMinReplicas")
         check.equal(m[2], row.min_replicas, "minReplicas")
+    elif m := re.match(r"it still runs (\d+) replicas? with nothing to scale them", line):
+        check.equal(m[1], current, "currentReplicas")
     elif m := re.match(r"(\d+) pods pend since .*autoscaleMultiClusterDelay (\d+)s", line):
         check.equal(m[1], row.pending_replicas, "pendingReplicas")
         check.equal(m[2], f.spec.effective_delay_seconds, "autoscaleMultiClusterDelay")
@@ -223,6 +255,9 @@ def _check_why(check: Checked, f: FederatedHPA, row: ClusterStatus) -> None:
 def _check_header(check: Checked, row: ClusterStatus) -> None:
     m = HEADER.match(check.line)
     assert m is not None, check.line
+    assert (m["state"] == "Deselected") == (row.state == DESELECTED), check.line
+    if m["max"] is None:
+        assert row.max_replicas is None, check.line
     check.equal(m["min"], row.min_replicas, "minReplicas")
     check.equal(m["max"], row.max_replicas, "maxReplicas")
     check.equal(m["current"], row.current_replicas, "currentReplicas")
@@ -234,16 +269,31 @@ def _check_header(check: Checked, row: ClusterStatus) -> None:
 
 
 @settings(max_examples=120, deadline=None)
-@given(st.sampled_from(POLICIES), clusters, st.integers(1, 6), st.integers(0, 24), st.integers(0, 3))
+@given(
+    st.sampled_from(POLICIES),
+    clusters,
+    st.integers(1, 6),
+    st.integers(0, 24),
+    st.integers(0, 3),
+    st.integers(0, 2),
+)
 def test_every_number_explain_prints_is_the_status_field_it_names(
-    policy: str, fleet: list[tuple[int, tuple[int, int] | None, int]], low: int, extra: int, passes: int
+    policy: str,
+    fleet: list[tuple[int, tuple[int, int] | None, int]],
+    low: int,
+    extra: int,
+    passes: int,
+    after_leaving: int,
 ) -> None:
+    """``after_leaving``: 0 keeps every cluster selected; else the last one leaves the selection (a
+    de-selected row while it is drained) and that many passes follow."""
     names = NAMES[: len(fleet)]
     prefs = {n: p + 1 for n, (_, _, p) in zip(names, fleet, strict=True)}
     f = fhpa(
         policy,
         low,
         low + extra,
+        clusters=list(names),
         weights=prefs if policy == "StaticWeighted" else None,
         priorities=prefs if policy == "Prioritized" else None,
     )
@@ -252,6 +302,11 @@ def test_every_number_explain_prints_is_the_status_field_it_names(
     for _ in range(passes + 1):
         f, observations, _p = settle(f, observations, now)
         now += timedelta(seconds=70)
+    if after_leaving and len(names) > 1:
+        f = _without_last(f, names)
+        for _ in range(after_leaving):
+            f, observations, _p = settle(f, observations, now)
+            now += timedelta(seconds=30)
     status = f.status
     assert status is not None
     rows = {r.name: r for r in status.clusters or []}

@@ -97,7 +97,7 @@ def test_a_fleet_that_keeps_every_promise_reports_nothing():
         "max_reversals": 0,
         "zero_flips": 0,
         "replica_writes": 0,
-        "turns_after_change": 0,
+        "allowed_moves": 0,
     }
 
 
@@ -442,3 +442,99 @@ def test_the_floor_is_capped_by_a_quota():
     b = cluster(0, capacity=0, hpa=(1, 10))
     assert measure(steps(*[{"a": a, "b": b}] * 20), TERMS).violations == []
     assert measure(steps(*[{"a": replace(a, quota_pods=None), "b": b}] * 20), TERMS).violations != []
+
+
+# --- 4. calm: a change of the candidate set allows each max one move each way ---------------------------
+
+
+def failovers(
+    cycles: int,
+    a_moves: dict[int, int],
+    *,
+    down_at: int = 2,
+    back_at: int = 20,
+    every: int = 40,
+    c_grace: float | None = None,
+) -> list[StepSample]:
+    """c is down from step ``down_at`` to ``back_at`` of every ``every`` steps; a's max moves to the value
+    ``a_moves`` gives at those steps of each cycle (it starts at 10), b gives way so the sum stays 20."""
+    fleets: list[dict[str, ClusterSample]] = []
+    a_max = 10
+    for i in range(cycles * every):
+        a_max = a_moves.get(i % every, a_max)
+        c = replace(cluster(hpa=(1, 5), down=down_at <= i % every < back_at), failover_grace_s=c_grace)
+        fleets.append({"a": cluster(hpa=(1, a_max)), "b": cluster(hpa=(1, 15 - a_max)), "c": c})
+    return steps(*fleets)
+
+
+def test_a_max_that_moves_out_at_each_failover_and_back_at_each_rejoin_is_calm():
+    """Three failovers and rejoins in 30 minutes: a's max goes 10 -> 15 one pass after each failover (the
+    grace) and back at each rejoin, 5 reversals that the changes of the candidate set allow."""
+    report = measure(failovers(3, {7: 15, 20: 10}), TERMS)
+    assert report.violations == [] and report.max_reversals == 0
+    assert report.allowed_moves == 12  # a's 6 and b's 6
+
+
+def test_the_same_moves_with_no_change_of_the_candidate_set_still_count():
+    fleet = failovers(3, {7: 15, 20: 10})
+    for s in fleet:
+        s.clusters["c"] = cluster(hpa=(1, 5))  # c never goes down
+    report = measure(fleet, TERMS)
+    assert [v.kind for v in report.violations] == [CHURN, CHURN] and report.max_reversals == 5
+    assert report.allowed_moves == 0
+
+
+def test_moves_beyond_one_each_way_after_a_change_count():
+    """After one failover a's max goes up, down, up ... 8 times within the settle time: the first up and
+    the first down are the change's, the 6 reversals after them count."""
+    bounce = {7 + k: 15 if k % 2 == 0 else 10 for k in range(8)}
+    report = measure(failovers(1, bounce, back_at=40), TERMS)
+    assert report.max_reversals == 6 and [v.kind for v in report.violations] == [CHURN, CHURN]
+    assert "a: member max reversed direction 6 times" in report.violations[0].detail
+
+
+def test_a_move_back_after_the_settle_time_counts():
+    """The rejoin allows a move back for one optimization period (60 s here); a's max comes back 4
+    minutes after it, a reversal like any other (the move out at the failover is still allowed)."""
+    report = measure(failovers(3, {7: 15, 36: 10}), TERMS)
+    assert report.max_reversals == 3 and report.violations == []
+    on_time = measure(failovers(3, {7: 15, 24: 10}), TERMS)
+    assert on_time.max_reversals == 0
+
+
+def test_a_flappers_failover_is_allowed_after_its_grown_grace():
+    """c's status gives it a grace of 300 s: it is failed over then, and a's max moves 330 s after c went
+    down; with the flag's 60 s grace the same move comes too late to be the failover's."""
+    moves = {24: 15, 30: 10}
+    grown = measure(failovers(3, moves, back_at=30, c_grace=300), TERMS)
+    assert grown.max_reversals == 0 and grown.violations == []
+    flag = measure(failovers(3, moves, back_at=30), TERMS)
+    assert flag.max_reversals == 2  # the failovers after the first, moves up after a down
+
+
+def test_the_settle_time_waits_for_a_controller_that_is_down():
+    """The controller is down for the 3 minutes after each rejoin: it moves a's max back on its first
+    pass after that, still within the rejoin's settle time (it could not answer before)."""
+    fleet = failovers(3, {7: 15, 33: 10})
+    late = measure(fleet, TERMS)
+    assert late.max_reversals == 3  # 13 passes after the rejoin: too late for a controller that ran
+    for i, s in enumerate(fleet):
+        if 20 <= i % 40 < 32:
+            fleet[i] = replace(s, controller_up=False)
+    report = measure(fleet, TERMS)
+    assert report.max_reversals == 0 and report.violations == []
+
+
+def test_a_blip_within_the_grace_is_no_failover_and_allows_no_move():
+    """c is unreachable for 45 s (within its 60 s grace) in each cycle: it is held, not failed over, so
+    the candidate set does not change and a's max bouncing with each blip counts."""
+    report = measure(failovers(3, {3: 15, 5: 10}, back_at=5), TERMS)
+    assert report.max_reversals == 5 and [v.kind for v in report.violations] == [CHURN, CHURN]
+    assert report.allowed_moves == 0
+
+
+def test_what_is_lent_while_a_cluster_is_held_belongs_to_its_failover():
+    """a's max is raised 15 s into c's outage (a held cluster's slack lent) and c is failed over when its
+    grace ends: the failover's change starts with the outage, so the move is its one move up."""
+    report = measure(failovers(3, {3: 15, 20: 10}), TERMS)
+    assert report.max_reversals == 0 and report.violations == []
