@@ -234,9 +234,14 @@ class SimulatedCluster:
         source = "cluster-autoscaler" if self.nodes is not None else "allocatable"
         if quota is not None and quota <= self.capacity + (self.nodes.room_to_grow if self.nodes else 0):
             source = "quota"
-        provision = self.nodes.spec.provision_s if self.nodes is not None else None
+        nodes = self.nodes
         return CapacityObservation(
-            firm=firm, elastic=elastic, source=source, detail=self._room_detail(), provision_seconds=provision
+            firm=firm,
+            elastic=elastic,
+            source=source,
+            detail=self._room_detail(),
+            provision_seconds=nodes.spec.provision_s if nodes is not None else None,
+            pods_per_node=nodes.spec.pods_per_node if nodes is not None else None,
         )
 
     def _room_detail(self) -> str | None:

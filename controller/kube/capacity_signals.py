@@ -19,6 +19,7 @@ not.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -224,7 +225,7 @@ def observe_capacity(
     refusal = room.quota_refusal(workload_status)
     elastic, unbounded = elastic_room(signals, nodes, template, declared)
     if elastic is not None and provision_seconds is not None:
-        elastic = room.Elastic(elastic.pods, elastic.source, elastic.detail, provision_seconds)
+        elastic = dataclasses.replace(elastic, provision_seconds=provision_seconds)
     capacity = room.combine(running, fit, quota, elastic, refusal)
     available = None if unbounded and quota is None and refusal is None else room.available(capacity)
     fields: dict[str, Any] = {

@@ -72,12 +72,16 @@ def _group_shape(group: NodeGroup, nodes: Sequence[NodeInfo], template_spec: Map
 def cluster_autoscaler_room(
     groups: Iterable[NodeGroup], nodes: Sequence[NodeInfo], template_spec: Mapping[str, Any]
 ) -> Elastic:
-    """(maxSize - target) x pods-per-node, summed over the node groups that can run the template."""
-    pods, full, coming = 0, [], 0
+    """(maxSize - target) x pods-per-node, summed over the node groups that can run the template.
+
+    The node shape reported is the largest of those groups': a node of it goes only once that many
+    pods have left, so the planner never counts a node freed that would stay."""
+    pods, full, coming, shapes = 0, [], 0, []
     for group in groups:
         per_node = _group_shape(group, nodes, template_spec)
         if per_node <= 0:
             continue
+        shapes.append(per_node)
         pods += max(0, group.max_size - group.target) * per_node
         coming += max(0, group.target - group.registered)
         if group.target >= group.max_size:
@@ -88,7 +92,9 @@ def cluster_autoscaler_room(
         detail = full[0]
     else:
         detail = f"node groups can add {count(pods, 'pod')}"
-    return Elastic(pods=pods, source="cluster-autoscaler", detail=detail)
+    return Elastic(
+        pods=pods, source="cluster-autoscaler", detail=detail, pods_per_node=max(shapes, default=None)
+    )
 
 
 def _pool_admits(pool: Mapping[str, Any], template_spec: Mapping[str, Any]) -> bool:

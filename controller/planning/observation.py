@@ -70,6 +70,7 @@ class CapacityObservation(BaseModel):
     source: str = "allocatable"  # allocatable, quota, cluster-autoscaler, karpenter, declared
     detail: str | None = None  # why the cluster is full or growing, in words an operator reads
     provision_seconds: float | None = None  # how long a new node takes here, when the cluster shows it
+    pods_per_node: int | None = None  # pods of the workload one node of its node group holds (None: unknown)
 
 
 class ClusterFacts(BaseModel):

@@ -273,6 +273,19 @@ def _pays_per_node(slot: Slot) -> bool:
     return room is not None and (room.elastic > 0 or room.source in NODE_GROUP_SOURCES)
 
 
+def _freeable(slot: Slot) -> int:
+    """Of what a lower cluster runs above its min, the pods whose leaving lets its nodes go.
+
+    The nodes its min keeps stay whatever else leaves them, and pods on them cost nothing more:
+    moving those pods up the order would only add to what the preferred cluster runs. When the node
+    shape is unknown, every replica above the min counts."""
+    keep = slot.hpa_min
+    per_node = slot.cluster.capacity.pods_per_node if slot.cluster.capacity is not None else None
+    if per_node:
+        keep = max(keep, -(-keep // per_node) * per_node)
+    return max(0, slot.current - keep)
+
+
 def _settled(fleet: Fleet) -> bool:
     """Every running cluster's HPA reports its metrics and wants what runs, no pod pends, is refused or
     is starting anywhere, and the load does not fall."""
@@ -309,9 +322,11 @@ def take_back_up(fleet: Fleet, settle_seconds: float) -> bool:
     minReplicas raised) to what it runs plus what its firm room holds of such clusters' replicas above
     their mins; their HPAs then see their load fall and shed it, and the pin is released once they are
     at their mins, as after any drain. Only firm room counts: elastic room would make nodes come to
-    move load that already runs. A lower cluster of fixed nodes keeps its share: moving it saves
-    nothing, and leaves fewer HPAs to grow side by side in the next burst. After any replica write or
-    max move of ours the fleet gets ``settle_seconds`` to show where its load went first.
+    move load that already runs. Only pods beyond the nodes a lower cluster's min keeps are taken
+    (:func:`_freeable`): the others would leave no node to let go. A lower cluster of fixed nodes
+    keeps its share: moving it saves nothing, and leaves fewer HPAs to grow side by side in the next
+    burst. After any replica write or max move of ours the fleet gets ``settle_seconds`` to show where
+    its load went first.
     """
     if not policy_of(fleet.fhpa).tiered or _moved_lately(fleet, settle_seconds) or not _settled(fleet):
         return False
@@ -320,7 +335,7 @@ def take_back_up(fleet: Fleet, settle_seconds: float) -> bool:
     for slot in ranked:
         level = priority(prefs, slot.cluster)  # a cluster of the same priority is not lower
         lower = [s for s in ranked if priority(prefs, s.cluster) < level and _pays_per_node(s)]
-        excess = sum(max(0, s.current - s.hpa_min) for s in lower)
+        excess = sum(_freeable(s) for s in lower)
         firm = _firm_room(slot)
         if firm is None or excess <= 0 or slot.current < slot.hpa_min:
             continue

@@ -123,6 +123,7 @@ class Elastic:
     source: str  # cluster-autoscaler, karpenter, declared
     detail: str | None = None
     provision_seconds: float | None = None
+    pods_per_node: int | None = None  # the shape of the group's nodes, in pods of the template
 
 
 def combine(
@@ -142,10 +143,16 @@ def combine(
     source = elastic.source if elastic is not None else "allocatable"
     detail = elastic.detail if elastic is not None else None
     provision = elastic.provision_seconds if elastic is not None else None
+    per_node = elastic.pods_per_node if elastic is not None else None
     if refusal is not None:
         words = quota.words() if quota is not None else "quota refuses new pods"
         return CapacityObservation(
-            firm=running, elastic=0, source="quota", detail=words, provision_seconds=provision
+            firm=running,
+            elastic=0,
+            source="quota",
+            detail=words,
+            provision_seconds=provision,
+            pods_per_node=per_node,
         )
     if quota is not None:
         cap = running + quota.pods
@@ -154,7 +161,12 @@ def combine(
         elif firm + grow > cap:
             grow, source, detail = cap - firm, "quota", quota.words()
     return CapacityObservation(
-        firm=firm, elastic=grow, source=source, detail=detail, provision_seconds=provision
+        firm=firm,
+        elastic=grow,
+        source=source,
+        detail=detail,
+        provision_seconds=provision,
+        pods_per_node=per_node,
     )
 
 

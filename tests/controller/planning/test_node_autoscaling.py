@@ -40,6 +40,14 @@ def test_room_is_max_minus_target_times_pods_per_node_over_fitting_groups() -> N
     assert cluster_autoscaler_room(groups, nodes, gpu_only).pods == 10 * 2
 
 
+def test_the_node_shape_is_the_largest_of_the_groups_that_fit() -> None:
+    groups = [NodeGroup("web", 0, 30, 2, 2), NodeGroup("big", 0, 5, 1, 1), NodeGroup("gpu", 0, 10, 0)]
+    nodes = [node("n1", "web", cpu="4"), node("b1", "big", cpu="8"), node("g1", "gpu", cpu="2", gpu="true")]
+    assert cluster_autoscaler_room(groups, nodes, TEMPLATE).pods_per_node == 8
+    gpu_only = {**TEMPLATE, "nodeSelector": {"gpu": "true"}}
+    assert cluster_autoscaler_room(groups, nodes, gpu_only).pods_per_node == 2
+
+
 def test_a_group_at_zero_takes_the_shape_of_other_nodes_else_one_pod() -> None:
     groups = [NodeGroup("cloud", 0, 30, 0)]
     assert cluster_autoscaler_room(groups, [node("n1", "onprem", cpu="8")], TEMPLATE).pods == 30 * 8

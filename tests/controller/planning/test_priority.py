@@ -324,6 +324,18 @@ def test_nothing_is_taken_back_for_elastic_room_unsteady_load_or_from_fixed_node
     assert "Pinned" not in reasons(run(f, update(back, "b", capacity=None), T0 + 240 * S))
 
 
+def test_only_what_lets_a_node_go_is_taken_back() -> None:
+    """Pods on the nodes a lower cluster's min keeps cost nothing more there: moving them up would only
+    add to what the preferred cluster runs, and its HPA would hand them back at the next pass."""
+    f, fleet = drained_fleet()
+    back = update(fleet, "a", available_replicas=30)
+    one_node = CLOUD.model_copy(update={"pods_per_node": 20})  # b's 20 pods share the node its min keeps
+    assert "Pinned" not in reasons(run(f, update(back, "b", capacity=one_node), T0 + 240 * S))
+    two_nodes = CLOUD.model_copy(update={"pods_per_node": 10})  # the 10 beyond that node let one go
+    p = run(f, update(back, "b", capacity=two_nodes), T0 + 240 * S)
+    assert row(p, "a").pinned_min_replicas == 20
+
+
 def at_target(fleet):
     """Every member HPA reports its metrics at target: the load is steady."""
     return [

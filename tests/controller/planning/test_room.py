@@ -85,8 +85,8 @@ def test_replica_failure_with_a_quota_message_refuses_the_missing_pods() -> None
 
 
 def test_combine_adds_elastic_to_firm() -> None:
-    room = combine(running=3, fit=1, elastic=Elastic(pods=20, source="cluster-autoscaler"))
-    assert (room.firm, room.elastic, room.source) == (4, 20, "cluster-autoscaler")
+    room = combine(running=3, fit=1, elastic=Elastic(pods=20, source="cluster-autoscaler", pods_per_node=4))
+    assert (room.firm, room.elastic, room.source, room.pods_per_node) == (4, 20, "cluster-autoscaler", 4)
     assert available(room) == 24
 
 
