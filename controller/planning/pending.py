@@ -7,6 +7,9 @@ then at once: it has already waited longer than any delay would have. A pod no n
 (``NotTriggerScaleUp``) and a pod the namespace's quota refused count at once: nothing in the cluster
 will make room for them, so waiting ``autoscaleMultiClusterDelay`` would only hold the load back.
 
+A pod the autoscaler has not spoken of yet, in a cluster that can still grow nodes, waits as a
+coming one does: the autoscaler's next look will most likely say a node comes for it.
+
 Refused pods were never created, so they are not among the unschedulable pods the adapter counts; they
 join them here, which is what lets a quota-bound cluster spill while nothing in it is Pending.
 """
@@ -29,24 +32,52 @@ def provision_seconds(cluster: ClusterObservation, flag: float | None) -> float:
     return DEFAULT_PROVISION_SECONDS if shown is None else shown
 
 
+def unheard(cluster: ClusterObservation) -> int:
+    """Pods that pend in a cluster that can still grow nodes, and of which its node autoscaler has not
+    said yet whether a node comes for them.
+
+    The autoscaler looks at unschedulable pods on its own period (the cluster autoscaler every 10
+    seconds), so a pod that began to pend moments ago has no Event yet: it is as likely coming as any
+    pod that has one, and moving load away would race that node just the same."""
+    room = cluster.capacity
+    if room is None or room.elastic <= 0:
+        return 0
+    spoken = cluster.pending_coming_replicas + cluster.pending_stuck_replicas
+    return max(0, cluster.pending_replicas - spoken)
+
+
 def as_counted(
-    cluster: ClusterObservation, now: datetime, flag: float | None, delay_seconds: float
+    cluster: ClusterObservation,
+    now: datetime,
+    flag: float | None,
+    delay_seconds: float,
+    pending_since: datetime | None = None,
 ) -> ClusterObservation:
     """The observation as the spill rules read it: ``pending_replicas`` holds the pods that count
     (coming ones only once overdue, refused ones always) and ``pending_stuck_replicas`` those that
-    count at once (no node group fits, overdue coming, refused)."""
+    count at once (no node group fits, overdue coming, refused). Pods the node autoscaler has not
+    spoken of yet (:func:`unheard`) wait as coming ones do, from ``pending_since`` (when the cluster's
+    pods began to pend, as its status row recorded; None: now)."""
     coming = min(cluster.pending_coming_replicas, cluster.pending_replicas)
-    if coming == 0 and cluster.refused_replicas == 0:
+    silent = unheard(cluster)
+    if coming == 0 and silent == 0 and cluster.refused_replicas == 0:
         return cluster
-    since = cluster.pending_coming_since
     wait = max(provision_seconds(cluster, flag), delay_seconds)
+    since = cluster.pending_coming_since
     overdue = coming > 0 and since is not None and (now - since).total_seconds() >= wait
-    waiting = 0 if overdue else coming
+    started = pending_since or now
+    silent_overdue = silent > 0 and (now - started).total_seconds() >= wait
+    waiting = (0 if overdue else coming) + (0 if silent_overdue else silent)
+    if silent and not silent_overdue:
+        since = started if since is None else min(since, started)
     return cluster.model_copy(
         update={
             "pending_replicas": cluster.pending_replicas - waiting + cluster.refused_replicas,
             "pending_coming_replicas": waiting,
-            "pending_stuck_replicas": cluster.pending_stuck_replicas + (coming if overdue else 0),
+            "pending_coming_since": since,
+            "pending_stuck_replicas": cluster.pending_stuck_replicas
+            + (coming if overdue else 0)
+            + (silent if silent_overdue else 0),
         }
     )
 

@@ -78,7 +78,10 @@ def plan(
     paused = is_paused(fhpa.metadata.annotations)
     rows = {r.name: r for r in previous.clusters or []}
     delay = fhpa.spec.effective_delay_seconds
-    observations = [pending.as_counted(o, now, config.node_provision_seconds, delay) for o in observations]
+    observations = [
+        pending.as_counted(o, now, config.node_provision_seconds, delay, _row_pending_since(rows.get(o.name)))
+        for o in observations
+    ]
     removed = removed_clusters(observations, rows)
     registered, selected = _registered_and_selected(fhpa, observations, removed)
     health_policy = HealthPolicy(
@@ -225,9 +228,14 @@ def _last_known(cluster: ClusterObservation, row: ClusterStatus | None) -> Clust
 
 
 def _pending_since(cluster: ClusterObservation, row: ClusterStatus | None, now: datetime) -> datetime | None:
-    if cluster.pending_replicas <= 0 or not cluster.healthy:
+    """Since when the cluster's pods pend, whether they count yet or wait for a node to come."""
+    if cluster.pending_replicas + cluster.pending_coming_replicas <= 0 or not cluster.healthy:
         return None
-    return (row.pending_since if row is not None else None) or now
+    return _row_pending_since(row) or now
+
+
+def _row_pending_since(row: ClusterStatus | None) -> datetime | None:
+    return row.pending_since if row is not None else None
 
 
 def _assign(

@@ -48,7 +48,7 @@ def test_pods_with_nodes_coming_do_not_spill_within_the_provision_time() -> None
     # past autoscaleMultiClusterDelay (30 s), within the default provision time (10 minutes)
     p = run(f, fleet, T0 + 120 * S)
     assert not spilled(p)
-    assert row(p, "member1").pending_since is None
+    assert row(p, "member1").pending_since == T0 + 10 * S  # they pend, they do not count yet
     assert p.requeue_after_seconds is not None and p.requeue_after_seconds <= 480
 
 
@@ -69,6 +69,22 @@ def test_the_provision_time_is_the_clusters_else_the_flag_overrides() -> None:
     assert spilled(run(f, fleet, T0 + 121 * S))
     config = PlannerConfig(node_provision_seconds=900)
     assert not spilled(plan(f, fleet, T0 + 601 * S, config))
+
+
+def test_pods_the_autoscaler_has_not_spoken_of_yet_wait_as_coming_ones_in_a_cluster_that_can_grow() -> None:
+    """The cluster autoscaler looks every few seconds: a pod that just began to pend has no Event yet,
+    and moving load away would race the node it is about to ask for."""
+    f, fleet = burst_fleet(delay=0)
+    grows = CapacityObservation(firm=20, elastic=100, source="cluster-autoscaler", provision_seconds=60)
+    fleet = update(coming(fleet, None), "member1", pending_coming_replicas=0, capacity=grows)
+    first = run(f, fleet, T0 + 10 * S)
+    assert not spilled(first)
+    f = f.model_copy(update={"status": first.status})
+    assert not spilled(run(f, fleet, T0 + 60 * S))
+    assert spilled(run(f, fleet, T0 + 71 * S))  # still unheard past the provision time: they count
+    # in a cluster that cannot grow, pending pods are the spill's business at once
+    fixed = update(fleet, "member1", capacity=grows.model_copy(update={"elastic": 0}))
+    assert spilled(run(f.model_copy(update={"status": None}), fixed, T0 + 10 * S))
 
 
 def test_pods_no_node_group_fits_spill_at_once_without_the_delay() -> None:
