@@ -146,15 +146,8 @@ def combine(
     per_node = elastic.pods_per_node if elastic is not None else None
     if refusal is not None:
         words = quota.words() if quota is not None else "quota refuses new pods"
-        return CapacityObservation(
-            firm=running,
-            elastic=0,
-            source="quota",
-            detail=words,
-            provision_seconds=provision,
-            pods_per_node=per_node,
-        )
-    if quota is not None:
+        firm, grow, source, detail = running, 0, "quota", words
+    elif quota is not None:
         cap = running + quota.pods
         if firm is None or firm >= cap:
             firm, grow, source, detail = cap, 0, "quota", quota.words()
