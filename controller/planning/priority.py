@@ -158,6 +158,8 @@ def _sheds(slot: Slot) -> bool:
         return False
     if slot.pin is not None:
         return True
+    if slot.replicas is not None and slot.replicas > slot.cluster.current_replicas:
+        return False  # this pass raised it (it takes a spill): whatever its HPA said, it sheds nothing now
     if hpa is None or not hpa.owned:
         return False
     able, limited = hpa.condition("AbleToScale"), hpa.condition("ScalingLimited")
@@ -398,7 +400,10 @@ def pin_and_release(fleet: Fleet) -> bool:
                 slot.pin = None
                 released = True
         elif falling and shedding and not (after_failover or slot.held) and slot.current > slot.min_replicas:
-            slot.pin = min(slot.current, slot.max_replicas)
+            # what it runs, not clipped to its max: a max cut by the spill may rise again in this very
+            # pass (the period optimization), and the member HPA's min follows it (``Slot.hpa_min``);
+            # a pin clipped to the old max would be taken again at once, higher, by the next pass
+            slot.pin = slot.current
             fleet.event(
                 "Pinned",
                 f"{slot.name}: minReplicas pinned at {slot.pin} while lower-priority "

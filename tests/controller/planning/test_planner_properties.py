@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from datetime import timedelta
 
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, example, given, note, settings
 from hypothesis import strategies as st
 
 from controller.planning.assignment import min_ceiling
@@ -209,8 +209,43 @@ def seen_at_once(
     return seen
 
 
+def _spill_then_pin() -> tuple[FederatedHPA, list[ClusterObservation]]:
+    """Prioritized member1 over member2 (room 4 and unknown), F 1..7: the shape of two walks found."""
+    f = fhpa("Prioritized", 1, 7, priorities={"member1": 1, "member2": 0}, autoscaleMultiClusterDelay=0)
+    return f, [obs("member1", available=4, workload_found=True), obs("member2", workload_found=True)]
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(walks())
+# a pin taken at the max the spill had cut (1), then the period optimization raised the max in that same
+# pass: the next pass pinned again, higher (3)
+@example(
+    (
+        *_spill_then_pin(),
+        [
+            ("member1", "pending", 1),
+            ("member1", "pending", 2),
+            ("member1", "shrink", 1),
+            ("member2", "want_less", 2),
+            ("member1", "pending", 1),
+        ],
+    )
+)
+# a spill onto member2 in the pass that kept the pin on member1 (member2's HPA still said it wanted
+# fewer): the next pass released the pin
+@example(
+    (
+        *_spill_then_pin(),
+        [
+            ("member1", "pending", 1),
+            ("member1", "pending", 3),
+            ("member1", "shrink", 2),
+            ("member2", "want_less", 1),
+            ("member1", "pending", 1),
+            ("member1", "pending", 1),
+        ],
+    )
+)
 def test_invariants_hold_through_a_random_walk(
     case: tuple[FederatedHPA, list[ClusterObservation], list[tuple[str, str, int]]],
 ) -> None:
