@@ -53,13 +53,23 @@ def room_kinds(
 def fill_firm_first(
     total: int,
     order: Sequence[str],
+    grow_order: Sequence[str],
     clusters: Sequence[ClusterObservation],
     capacity: Mapping[str, int | None],
 ) -> tuple[dict[str, int], int]:
-    """Walk ``order`` over the firm rooms, then again over the elastic rooms: the shares and what is left."""
+    """Walk ``order`` over the firm rooms, then ``grow_order`` over the elastic rooms: the shares and what
+    is left.
+
+    The two walks may differ: the order by firm room follows the nodes up right now, and those come and
+    go with the pods. Once a peak is over, a cluster autoscaler removes idle nodes from each node group in
+    turn, so the cluster with a node more changes with every node removed; a second walk in that order
+    would hand the whole elastic remainder back and forth between the groups at a steady load (DESIGN
+    §4 Promise 4: calm). The caller passes an order for the second walk that nodes coming and going do
+    not turn around.
+    """
     firm, elastic = room_kinds(clusters, capacity)
     shares, left = fill(total, order, firm)
-    grown, left = fill(left, order, elastic)
+    grown, left = fill(left, grow_order, elastic)
     return {n: shares[n] + grown[n] for n in order}, left
 
 

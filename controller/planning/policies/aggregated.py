@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 from controller.planning.firm_first import fill_firm_first
-from controller.planning.policies.base import Capacity, Clusters, InOrder, by_room
+from controller.planning.policies.base import (
+    Capacity,
+    Clusters,
+    InOrder,
+    by_room,
+    holders_of_their_room_first,
+)
 from fhpa_api.models import FederatedHPA
 
 
 class Aggregated(InOrder):
     """Room decides the order (unknown first, as unlimited; firm room before elastic room), and the walk
-    fills every firm room before any elastic one. A full cluster is capped by the trigger, not spilled
-    down the order, and metric shares weigh the clusters by room."""
+    fills every firm room before any elastic one; a cluster already given all of its room keeps it in the
+    walk over elastic rooms, so node groups losing idle nodes in turn do not turn that walk around. A
+    full cluster is capped by the trigger, not spilled down the order, and metric shares weigh the
+    clusters by room."""
 
     name = "Aggregated"
     tiered = False
@@ -26,7 +34,9 @@ class Aggregated(InOrder):
 
     def split(self, fhpa: FederatedHPA, total: int, clusters: Clusters, capacity: Capacity) -> dict[str, int]:
         order = self.preference_order(fhpa, clusters)
-        shares, left = fill_firm_first(total, order, clusters, capacity)
+        shares, left = fill_firm_first(
+            total, order, holders_of_their_room_first(clusters), clusters, capacity
+        )
         if left and order:
             shares[order[0]] += left
         return shares
@@ -34,8 +44,10 @@ class Aggregated(InOrder):
     def capped_split(
         self, fhpa: FederatedHPA, total: int, clusters: Clusters, capacity: Capacity
     ) -> tuple[dict[str, int], int]:
-        """Firm rooms first, in order, then elastic rooms in the same order: only the remainder is left."""
-        return fill_firm_first(total, self.preference_order(fhpa, clusters), clusters, capacity)
+        """Firm rooms first, in order, then elastic rooms, the clusters that hold all of theirs first: only
+        the remainder is left."""
+        order = self.preference_order(fhpa, clusters)
+        return fill_firm_first(total, order, holders_of_their_room_first(clusters), clusters, capacity)
 
     def least_preferred(self, fhpa: FederatedHPA, clusters: Clusters) -> str:
         """The cluster running the fewest replicas; a tie goes to the least room (unknown counts as

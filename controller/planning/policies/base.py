@@ -124,6 +124,26 @@ def by_room(clusters: Clusters) -> list[str]:
     return [c.name for c in sorted(clusters, key=room)]
 
 
+def holders_of_their_room_first(clusters: Clusters) -> list[str]:
+    """Cluster names for a walk over elastic rooms: first the clusters whose member HPA already holds a
+    max of all their room (firm + elastic), then the others by room (:func:`by_room`).
+
+    The order by room ranks firm room first, and on an elastic cluster firm room is the nodes up now:
+    once a peak is over the cluster autoscaler removes idle nodes from each node group in turn, so the
+    cluster with a node more changes with every node removed. A walk over the elastic rooms in that
+    order would hand the room still to come back and forth between node groups at a steady load
+    (DESIGN §4 Promise 4: calm). A cluster that was given all of its room keeps it, as the excess stays
+    where it is; the order is read from the member HPAs, so a restarted controller walks the same way."""
+    order = by_room(clusters)
+    full = {c.name for c in clusters if _holds_all_its_room(c)}
+    return [n for n in order if n in full] + [n for n in order if n not in full]
+
+
+def _holds_all_its_room(cluster: ClusterObservation) -> bool:
+    hpa, room = cluster.hpa, cluster.available_replicas
+    return hpa is not None and hpa.owned and room is not None and hpa.max_replicas >= room > 0
+
+
 class Shared:
     """What most policies answer alike: a metric share weighed by room, the split explained in one
     fixed sentence (``split_words``), no split an explanation can compute from the spec alone."""

@@ -22,7 +22,7 @@ def test_a_fill_uses_every_firm_room_before_any_elastic_room() -> None:
     clusters = [cloud(100, 0, 100), obs("onprem", 0, 40)]
     capacity = {"cloud": 100, "onprem": 40}
     # the cloud comes first in the order, yet on-prem's firm room is filled before a cloud node comes
-    shares, left = fill_firm_first(50, ["cloud", "onprem"], clusters, capacity)
+    shares, left = fill_firm_first(50, ["cloud", "onprem"], ["cloud", "onprem"], clusters, capacity)
     assert shares == {"cloud": 10, "onprem": 40} and left == 0
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from controller.planning.observation import CapacityObservation
 from controller.planning.policies.aggregated import Aggregated
-from tests.support.planning_builders import bounds, fhpa, obs, run
+from tests.support.planning_builders import bounds, fhpa, obs, owned_hpa, run
 
 POLICY = Aggregated()
 F = fhpa("Aggregated", 2, 20)
@@ -47,3 +47,25 @@ def test_the_walk_fills_firm_room_before_any_node_has_to_come() -> None:
         0,
     )
     assert bounds(run(f, _hybrid())) == {"onprem": (2, 40), "cloud": (1, 160)}
+
+
+def _two_node_groups(cheap_nodes: int, dear_nodes: int) -> list:
+    """After a campaign: a node group of at most 8 nodes whose HPA holds max 80 and one of at most 30
+    holding 120 (10 pods a node), each running 20 pods on the nodes it has up now."""
+    cheap = CapacityObservation(firm=cheap_nodes * 10, elastic=80 - cheap_nodes * 10)
+    dear = CapacityObservation(firm=dear_nodes * 10, elastic=300 - dear_nodes * 10)
+    f = fhpa("Aggregated", 2, 200)
+    return [
+        obs("cheap", 20, 80, capacity=cheap, hpa=owned_hpa(f, 1, 80, 20)),
+        obs("dear", 20, 300, capacity=dear, hpa=owned_hpa(f, 1, 120, 20)),
+    ]
+
+
+def test_the_room_nodes_must_come_for_stays_with_the_cluster_that_holds_all_of_its_room() -> None:
+    # after a peak each group loses an idle node in turn, so the one with a node more flips back and
+    # forth; the max of what only new nodes can hold must not follow it (promise 4: calm)
+    f = fhpa("Aggregated", 2, 200)
+    for cheap_nodes, dear_nodes in [(5, 5), (5, 4), (4, 4), (4, 3)]:
+        clusters = _two_node_groups(cheap_nodes, dear_nodes)
+        shares, left = POLICY.capped_split(f, 200, clusters, {"cheap": 80, "dear": 300})
+        assert shares == {"cheap": 80, "dear": 120} and left == 0
