@@ -13,7 +13,7 @@ from datetime import datetime
 
 from controller.planning.observation import ClusterObservation
 from controller.planning.policies import policy_of
-from controller.planning.policy import available, preference_order, split, split_with_excess
+from controller.planning.policy import available, preference_order, split_mins, split_with_excess
 from controller.planning.split_record import split_records
 from fhpa_api.models import FederatedHPA, SplitStatus
 
@@ -101,7 +101,7 @@ def initial_assignment(
     terms = Terms.of(candidates)
     order = preference_order(fhpa, candidates)
     maxes, excess = split_with_excess(fhpa, spec.max_replicas, candidates, terms.available)
-    min_shares = split(fhpa, spec.effective_min, candidates, terms.available)
+    min_shares = split_mins(fhpa, spec.effective_min, candidates, terms.available)
     splits = split_records(fhpa, candidates, terms.available, order, maxes, min_shares, excess)
     givers = list(reversed(order)) if policy_of(fhpa).tiered else None
     maxes = keep_what_runs(maxes, terms.runs, flapped, terms.ready, terms.current, givers)

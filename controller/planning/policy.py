@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from controller.planning.divide import fill
+from controller.planning.firm_first import room_kinds
 from controller.planning.observation import ClusterObservation
 from controller.planning.policies import policy_of
 from fhpa_api.models import FederatedHPA
@@ -42,6 +44,30 @@ def split(
     if not clusters:
         return {}
     return policy_of(fhpa).split(fhpa, total, clusters, capacity)
+
+
+def split_mins(
+    fhpa: FederatedHPA,
+    total: int,
+    clusters: Sequence[ClusterObservation],
+    capacity: Mapping[str, int | None],
+) -> dict[str, int]:
+    """Share F.min as :func:`split` does, except that a tiered policy (Prioritized) walks its order over
+    the firm rooms before the elastic rooms (DESIGN §3 Step 1).
+
+    A min is the floor's promise of replicas that run now. On elastic room its pods pend until a node
+    has come, so a failover that put the lost replicas on a preferred cluster's nodes-to-come would
+    leave the fleet below its floor for a node's provisioning while a lower tier had room at once. The
+    max keeps the policy's order over firm + elastic room: the preferred cluster can still grow into
+    its nodes as the load asks. The other policies already rank firm room first (Aggregated,
+    DynamicWeighted) or divide by the user's weights (StaticWeighted)."""
+    if not clusters or not policy_of(fhpa).tiered:
+        return split(fhpa, total, clusters, capacity)
+    firm, _ = room_kinds(clusters, capacity)
+    shares, left = fill(total, preference_order(fhpa, clusters), firm)
+    rest = {n: None if (cap := capacity.get(n)) is None else max(0, cap - shares[n]) for n in shares}
+    grown = split(fhpa, left, clusters, rest) if left else {}
+    return {n: shares[n] + grown.get(n, 0) for n in shares}
 
 
 def capped_split(

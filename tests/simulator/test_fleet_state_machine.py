@@ -1702,6 +1702,7 @@ FIXED_BREACHES = frozenset(
         "flapper-held-within-its-grown-grace-seed-1",
         "flaps-on-a-fleet-that-cannot-hold-f-min-move-a-roomless-max",
         "prioritized-flaps-turn-a-max-five-times",
+        "failover-onto-elastic-room-a-quota-leaves-one-pod-seed-1",
     }
 )
 """Breaches this machine found that the planner now keeps: each is replayed as a regression test."""

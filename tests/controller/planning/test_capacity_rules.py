@@ -146,3 +146,14 @@ def test_the_floor_counts_elastic_room() -> None:
     floor = next(c for c in p.status.conditions or [] if c.type == "FloorHeld")
     assert floor.status == "True"
     assert bounds(p)["cloud"][0] >= 10
+
+
+def test_prioritized_mins_take_firm_room_before_a_preferred_clusters_nodes_to_come() -> None:
+    """F.min 10 under Prioritized: the preferred cloud runs 4 pods on its nodes and could grow 6 more,
+    on-prem (lower) has room for 10 now. The mins hold the floor on what runs now: on-prem's min covers
+    what the cloud's nodes hold not, and the cloud keeps the max to grow into as the load asks."""
+    cloud = combine(running=4, fit=0, elastic=Elastic(pods=6, source="cluster-autoscaler"))
+    f = fhpa("Prioritized", 10, 30, priorities={"cloud": 2, "onprem": 1})
+    p = run(f, [obs("cloud", 4, available(cloud), capacity=cloud), obs("onprem", 0, 10)])
+    assert bounds(p)["cloud"][0] == 4 and bounds(p)["cloud"][1] >= 10
+    assert bounds(p)["onprem"][0] == 6
