@@ -70,6 +70,9 @@ def planned_status(
         for o in sorted(reported, key=lambda o: o.name)
     ]
     table = [_leaving(r, draining[r.name]) if r.name in draining else r for r in table]
+    shown = {r.name for r in table}
+    kept = [r for r in _draining_out_of_reach(registered, rows, selected_names) if r.name not in shown]
+    table = sorted([*table, *kept], key=lambda r: r.name)
     slots = fleet.ordered()
     current = sum(s.cluster.current_replicas for s in slots)  # as observed, like the rows
     desired = sum(
@@ -291,6 +294,20 @@ def _woken_at(
     if slot is not None and slot.replicas and seen.current_replicas == 0:
         return now
     return row.woken_at if row is not None else None
+
+
+def _draining_out_of_reach(
+    registered: list[ClusterObservation], rows: Mapping[str, ClusterStatus], selected: set[str]
+) -> list[ClusterStatus]:
+    """The rows of de-selected clusters still being drained that this pass cannot reach, as they were.
+
+    Their member HPA is gone, so the row is all that says they still run replicas: dropped on a blip,
+    nobody would drain them when they answer again (promise 2)."""
+    return [
+        rows[o.name]
+        for o in registered
+        if not o.healthy and o.name not in selected and o.name in rows and rows[o.name].state == DESELECTED
+    ]
 
 
 def _leaving(row: ClusterStatus, leaving: Deselected) -> ClusterStatus:

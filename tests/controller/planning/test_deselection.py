@@ -61,3 +61,14 @@ def test_a_paused_federated_hpa_drains_nothing_and_keeps_the_hpa() -> None:
     p = run(f, fleet, T0 + S)
     assert writes(p) == {} and "ClusterDeselected" not in reasons(p)
     assert "c" not in {a.cluster for a in p.hpa_actions if a.op == "delete"}
+
+
+def test_a_blip_while_it_is_drained_keeps_its_row_and_the_drain_finishes() -> None:
+    # its member HPA is gone, so only the Deselected row says it still runs replicas to drain: a pass
+    # that cannot reach it must not forget that, or nobody drains it when it answers again
+    f, fleet = leaving_fleet()
+    f, fleet, _ = settle(f, fleet, T0 + S)
+    slow = update(update(fleet, "a", ready_replicas=12), "b", ready_replicas=12)
+    f, _, p = settle(f, update(slow, "c", healthy=False, unobserved="timed out"), T0 + 30 * S)
+    assert row(p, "c").state == DESELECTED
+    assert writes(run(f, slow, T0 + 61 * S)) == {"c": 0}
