@@ -1786,6 +1786,189 @@ KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
         "Deselected status row is dropped meanwhile, and once it answers again nothing drains it: 3 "
         "replicas with no member HPA for 360 s (allowed 60 s)",
     ),
+    "prioritized-failover-and-rejoin-turn-a-max-five-times-seed-13": (
+        Fleet(
+            members=(
+                Member(
+                    name="m1",
+                    capacity=25,
+                    replicas=19,
+                    startup_s=15,
+                    grow_nodes=None,
+                    provision_s=60,
+                    quota=None,
+                ),
+                Member(
+                    name="m2", capacity=4, replicas=3, startup_s=0, grow_nodes=4, provision_s=30, quota=None
+                ),
+                Member(
+                    name="m3", capacity=1, replicas=4, startup_s=15, grow_nodes=2, provision_s=60, quota=5
+                ),
+                Member(
+                    name="m4",
+                    capacity=39,
+                    replicas=26,
+                    startup_s=120,
+                    grow_nodes=1,
+                    provision_s=0,
+                    quota=None,
+                ),
+                Member(
+                    name="m5", capacity=4, replicas=1, startup_s=30, grow_nodes=2, provision_s=180, quota=None
+                ),
+            ),
+            spec=Spec(
+                policy="Aggregated",
+                fmin=83,
+                fmax=83,
+                scaling_to_zero=True,
+                delay_s=60,
+                weights=(1, 0, 4, 3, 2),
+                priorities=(1, 1, 3, 3, 2),
+                excluded=(),
+            ),
+            demand_pods=50,
+        ),
+        (
+            ("change_bounds", {"extra": 38, "fmin": 32, "then": 8}),
+            ("change_bounds", {"extra": 5, "fmin": 23, "then": 2}),
+            (
+                "change_policy",
+                {
+                    "delay_s": 30,
+                    "policy": "Prioritized",
+                    "priorities": (3, 0, 3, 0, 1),
+                    "scaling_to_zero": False,
+                    "then": 14,
+                    "weights": (1, 2, 0, 0, 1),
+                },
+            ),
+            ("top_tier_blips", {"down_steps": 4, "times": 3, "up_steps": 10}),
+            ("wait", {"steps": 1}),
+            ("top_tier_blips", {"down_steps": 4, "times": 2, "up_steps": 14}),
+            (
+                "change_policy",
+                {
+                    "delay_s": 30,
+                    "policy": "Aggregated",
+                    "priorities": (1, 0, 2, 2, 0),
+                    "scaling_to_zero": True,
+                    "then": 11,
+                    "weights": (4, 3, 0, 0, 0),
+                },
+            ),
+            (
+                "change_policy",
+                {
+                    "delay_s": 120,
+                    "policy": "Duplicated",
+                    "priorities": (0, 0, 0, 0, 0),
+                    "scaling_to_zero": False,
+                    "then": 6,
+                    "weights": (3, 0, 0, 2, 2),
+                },
+            ),
+            ("wait", {"steps": 6}),
+            ("change_bounds", {"extra": 48, "fmin": 60, "then": 10}),
+            (
+                "change_policy",
+                {
+                    "delay_s": 0,
+                    "policy": "Duplicated",
+                    "priorities": (3, 3, 0, 2, 2),
+                    "scaling_to_zero": False,
+                    "then": 3,
+                    "weights": (2, 0, 0, 2, 4),
+                },
+            ),
+            ("wait", {"steps": 18}),
+            ("make_ties", {"capacity": None, "level": 2, "policy": "Aggregated", "then": 11}),
+            ("cluster_outage", {"then": 1, "which": 3}),
+            (
+                "change_policy",
+                {
+                    "delay_s": 60,
+                    "policy": "StaticWeighted",
+                    "priorities": (0, 0, 1, 1, 1),
+                    "scaling_to_zero": True,
+                    "then": 6,
+                    "weights": (1, 0, 2, 0, 1),
+                },
+            ),
+            ("cluster_back", {"then": 1, "which": 4}),
+            ("change_bounds", {"extra": 29, "fmin": 33, "then": 3}),
+            ("wait", {"steps": 13}),
+            (
+                "change_policy",
+                {
+                    "delay_s": 120,
+                    "policy": "DynamicWeighted",
+                    "priorities": (1, 2, 1, 2, 2),
+                    "scaling_to_zero": False,
+                    "then": 14,
+                    "weights": (4, 0, 3, 1, 4),
+                },
+            ),
+            ("tiny_max_scaling_to_zero", {"pods": 2, "then": 18}),
+            ("cluster_outage", {"then": 12, "which": 0}),
+            ("change_bounds", {"extra": 4, "fmin": 5, "then": 18}),
+            ("load_step", {"pods": 38, "ramp_steps": 4, "then": 18}),
+            ("load_step", {"pods": 10, "ramp_steps": 0, "then": 20}),
+            ("cluster_outage", {"then": 19, "which": 3}),
+            ("flap", {"down_steps": 11, "times": 1, "up_steps": 8, "which": 2}),
+            ("top_tier_blips", {"down_steps": 1, "times": 2, "up_steps": 9}),
+            ("load_step", {"pods": 10, "ramp_steps": 20, "then": 11}),
+            ("make_ties", {"capacity": 36, "level": 3, "policy": "Prioritized", "then": 8}),
+            ("wait", {"steps": 6}),
+            ("make_ties", {"capacity": 36, "level": 2, "policy": "StaticWeighted", "then": 13}),
+            ("load_step", {"pods": 39, "ramp_steps": 20, "then": 1}),
+            ("load_step", {"pods": 23, "ramp_steps": 0, "then": 3}),
+            ("cluster_back", {"then": 14, "which": 2}),
+            ("top_tier_blips", {"down_steps": 7, "times": 2, "up_steps": 20}),
+            ("tiny_max_scaling_to_zero", {"pods": 4, "then": 33}),
+            ("flap", {"down_steps": 10, "times": 1, "up_steps": 6, "which": 1}),
+            (
+                "change_policy",
+                {
+                    "delay_s": 120,
+                    "policy": "Prioritized",
+                    "priorities": (0, 1, 0, 3, 0),
+                    "scaling_to_zero": True,
+                    "then": 16,
+                    "weights": (4, 1, 2, 0, 1),
+                },
+            ),
+            ("make_ties", {"capacity": None, "level": 1, "policy": "Prioritized", "then": 16}),
+            ("cluster_outage", {"then": 19, "which": 0}),
+            ("top_tier_blips", {"down_steps": 2, "times": 3, "up_steps": 20}),
+            ("top_tier_blips", {"down_steps": 9, "times": 1, "up_steps": 27}),
+            ("flap", {"down_steps": 4, "times": 1, "up_steps": 9, "which": 2}),
+            ("load_step", {"pods": 15, "ramp_steps": 4, "then": 12}),
+            ("top_tier_blips", {"down_steps": 1, "times": 1, "up_steps": 30}),
+            ("change_bounds", {"extra": 18, "fmin": 44, "then": 19}),
+            ("flap", {"down_steps": 5, "times": 4, "up_steps": 8, "which": 1}),
+            (
+                "change_policy",
+                {
+                    "delay_s": 0,
+                    "policy": "Prioritized",
+                    "priorities": (1, 0, 1, 3, 0),
+                    "scaling_to_zero": True,
+                    "then": 8,
+                    "weights": (4, 3, 1, 2, 1),
+                },
+            ),
+            ("cluster_back", {"then": 5, "which": 2}),
+            ("flap", {"down_steps": 5, "times": 1, "up_steps": 7, "which": 3}),
+            ("flap", {"down_steps": 9, "times": 2, "up_steps": 6, "which": 0}),
+        ),
+        ChurnBreach,
+        "bench/fleet_state_machine.py --seed 13 --examples 150 --no-shrink, its fleet 114, as found (not "
+        "shrunk), not diagnosed: Prioritized at a flat load; m4 (32 replicas) fails over at "
+        "t=12090s and rejoins 15 s later; m2's max goes 12->10->12->6->4->12->10->4 within 7 minutes "
+        "(the failover, the rejoin, pins and their release): 5 reversals where a change of the candidate "
+        "set allows one turn away and back",
+    ),
 }
 
 
