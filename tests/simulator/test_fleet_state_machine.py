@@ -1964,7 +1964,8 @@ KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
         ),
         ChurnBreach,
         "bench/fleet_state_machine.py --seed 13 --examples 150 --no-shrink, its fleet 114, as found (not "
-        "shrunk), not diagnosed: Prioritized at a flat load; m4 (32 replicas) fails over at "
+        "shrunk), found before the calm promise's allowance for candidate-set changes (design §4 Promise 4) "
+        "was merged, which keeps it: Prioritized at a flat load; m4 (32 replicas) fails over at "
         "t=12090s and rejoins 15 s later; m2's max goes 12->10->12->6->4->12->10->4 within 7 minutes "
         "(the failover, the rejoin, pins and their release): 5 reversals where a change of the candidate "
         "set allows one turn away and back",
@@ -2013,6 +2014,7 @@ FIXED_BREACHES = frozenset(
         "prioritized-flaps-turn-a-max-five-times",
         "failover-onto-elastic-room-a-quota-leaves-one-pod-seed-1",
         "deselected-cluster-unreachable-while-drained-is-never-drained-seed-10",
+        "prioritized-failover-and-rejoin-turn-a-max-five-times-seed-13",
     }
 )
 """Breaches this machine found that the planner now keeps: each is replayed as a regression test."""
