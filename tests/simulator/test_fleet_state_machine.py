@@ -1970,6 +1970,44 @@ KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
         "(the failover, the rejoin, pins and their release): 5 reversals where a change of the candidate "
         "set allows one turn away and back",
     ),
+    "tiny-max-dynamic-weighted-flips-a-cluster-at-each-top-tier-blip-seed-22": (
+        Fleet(
+            members=(
+                Member(
+                    name="m1", capacity=0, replicas=5, startup_s=120, grow_nodes=1, provision_s=0, quota=5
+                ),
+                Member(
+                    name="m2", capacity=0, replicas=3, startup_s=15, grow_nodes=2, provision_s=180, quota=1
+                ),
+                Member(
+                    name="m3",
+                    capacity=0,
+                    replicas=3,
+                    startup_s=120,
+                    grow_nodes=None,
+                    provision_s=60,
+                    quota=None,
+                ),
+            ),
+            spec=Spec(
+                policy="DynamicWeighted",
+                fmin=1,
+                fmax=1,
+                scaling_to_zero=False,
+                delay_s=0,
+                weights=(3, 1, 1, 0, 0),
+                priorities=(0, 1, 1, 0, 2),
+                excluded=(),
+            ),
+            demand_pods=1,
+        ),
+        (("top_tier_blips", {"down_steps": 4, "times": 2, "up_steps": 26}),),
+        ChurnBreach,
+        "bench/fleet_state_machine.py --seed 22 --examples 120 --no-shrink, its fleet 79, as found on "
+        "2026-11-26 (short already, not shrunk further), not diagnosed: DynamicWeighted F 1..1 over "
+        "elastic clusters with no firm room; the top tier blips twice and m2's one replica switches "
+        "between 0 and running 3 times within 450 s of flat demand (max 1->0->1->0; 2 allowed an hour)",
+    ),
 }
 
 
