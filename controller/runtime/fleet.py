@@ -330,23 +330,17 @@ class FleetManager(Manager):
         The Events' object is recorded here too: the probe loop may report the registry's problem with
         this Secret before the trimmed change arrives, and an Event must name the Secret's uid."""
         if event_type != "DELETED":
-            self._remember_secret(secret, None)
+            meta = secret.get("metadata") or {}
+            self._remember_secret(meta.get("namespace"), meta.get("name"), meta)
         self._registry_event(event_type, secret)
 
-    def _remember_secret(self, secret: Mapping[str, Any], namespace: str | None) -> None:
-        meta = secret.get("metadata") or {}
-        name = meta.get("name")
+    def _remember_secret(self, namespace: str | None, name: str | None, meta: Mapping[str, Any]) -> None:
         if not name:
             return
+        where = namespace or self.config.namespace
+        ref = SecretRef(_SecretMeta(name, where, meta.get("uid"), meta.get("resourceVersion")))
         with self._members_lock:
-            self._member_secrets[name] = SecretRef(
-                _SecretMeta(
-                    name,
-                    namespace or meta.get("namespace") or self.config.namespace,
-                    meta.get("uid"),
-                    meta.get("resourceVersion"),
-                )
-            )
+            self._member_secrets[name] = ref
 
     def _on_secret(self, event: WatchEvent) -> None:
         """A member Secret's trimmed change: the Events' object; a Secret a relist found gone leaves."""
@@ -354,8 +348,7 @@ class FleetManager(Manager):
             with self._members_lock:
                 self._member_secrets.pop(event.key[1], None)
         else:
-            obj = {**event.obj, "metadata": {**(event.obj.get("metadata") or {}), "name": event.key[1]}}
-            self._remember_secret(obj, event.key[0])
+            self._remember_secret(event.key[0], event.key[1], event.obj.get("metadata") or {})
         if event.type == "DELETED":
             self._registry_event("DELETED", event.obj)  # already seen whole when watched; not after a relist
 
