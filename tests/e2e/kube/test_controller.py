@@ -169,7 +169,7 @@ def test_bounds_failover_rejoin_and_deletion_on_real_members(world: KubeWorld) -
     # planned bounds, written through autoscaling/v2beta2 (1.20 has no v2)
     planned = wait_for(
         lambda: (b := world.bounds()) and all(b.values()) and sum(x[1] for x in b.values() if x) == 10 and b,
-        60,
+        240,
         "member HPAs with bounds summing to maxReplicas",
     )
     assert planned == {"m1": (1, 5), "m2": (1, 5)}
@@ -178,21 +178,24 @@ def test_bounds_failover_rejoin_and_deletion_on_real_members(world: KubeWorld) -
     assert ours and {f["apiVersion"] for f in ours} == {"autoscaling/v2beta2"}  # the version we wrote with
     assert hpa["metadata"]["labels"]["autoscaling.karmada.io/federatedhpa-uid"] == uid
     # the real HPA controller acts on what we wrote: with no load it holds the workload at its min
-    wait_for(lambda: (hpa_status(m1, world.ns) or {}).get("currentReplicas") == 1, 60, "the real HPA reports")
+    wait_for(
+        lambda: (hpa_status(m1, world.ns) or {}).get("currentReplicas") == 1, 240, "the real HPA reports"
+    )
 
     # failover: m2's apiserver stops; after the grace period m1 holds all of maxReplicas
     m2.stop_apiserver()
-    wait_for(lambda: world.bounds().get("m1") == (2, 10), 60, "failover to m1")
+    wait_for(lambda: world.bounds().get("m1") == (2, 10), 240, "failover to m1")
     status = (world.fhpa() or {}).get("status") or {}
     assert "m2" in json.dumps(status.get("clusters") or [])
 
-    # rejoin: m2 answers again; after the hysteresis both hold a share again
+    # rejoin: m2 answers again; after the hysteresis both hold a share again (bounds are generous: at a
+    # load average of 30 the member's apiserver restart alone took most of the old 90 s)
     m2.start_apiserver()
-    wait_for(lambda: world.bounds() == {"m1": (1, 5), "m2": (1, 5)}, 90, "m2 rejoined with its share")
+    wait_for(lambda: world.bounds() == {"m1": (1, 5), "m2": (1, 5)}, 360, "m2 rejoined with its share")
 
     # deletion: the finalizer removes the member HPAs before the FederatedHPA goes
     world.custom().delete_namespaced_custom_object(GROUP, "v1alpha1", world.ns, "federatedhpas", "web")
-    wait_for(lambda: world.fhpa() is None, 60, "the FederatedHPA gone")
+    wait_for(lambda: world.fhpa() is None, 240, "the FederatedHPA gone")
     assert world.bounds() == {"m1": None, "m2": None}
     assert proc.alive()
 
