@@ -215,7 +215,7 @@ def test_a_karpenter_nodepool_and_a_declared_bound_read_from_real_members(
             sources = {n: (r.get("capacity") or {}).get("source") for n, r in rows.items()}
             return rows if sources == {"m1": "declared", "m2": "karpenter"} else None
 
-        rows = wait_for(both_recorded, 90, "m1's room from its declared bound, m2's from its NodePool")
+        rows = wait_for(both_recorded, 300, "m1's room from its declared bound, m2's from its NodePool")
         assert rows["m1"]["capacity"]["elastic"] == 6
         assert rows["m1"]["capacity"]["detail"] == "declared elastic up to 6 pods"
         assert rows["m2"]["capacity"]["elastic"] == 3

@@ -275,7 +275,7 @@ def test_a_member_that_refuses_the_hpa_makes_the_object_not_ready_and_gets_no_re
         conditions = ((world.fhpa() or {}).get("status") or {}).get("conditions") or []
         return next((c for c in conditions if c["type"] == "Ready" and c["status"] == "False"), None)
 
-    condition = wait_for(ready, 90, "Ready=False")
+    condition = wait_for(ready, 300, "Ready=False")
     assert condition["reason"] == "MemberRejected", condition
     assert "m1" in condition["message"] and "m2" in condition["message"]
     rows = {r["name"]: r for r in world.fhpa()["status"]["clusters"]}

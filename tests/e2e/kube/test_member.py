@@ -151,7 +151,7 @@ def test_real_hpa_status_reads_as_wanting_more_than_its_max(
         hpa = m1.observe(fhpa).hpa
         return hpa if hpa is not None and hpa.wants_more_than_max else None
 
-    hpa = wait_for(limited, 60, "the real HPA controller reports ScalingLimited at its max")
+    hpa = wait_for(limited, 240, "the real HPA controller reports ScalingLimited at its max")
     assert hpa.desired_replicas == 2
     limit = hpa.condition("ScalingLimited")
     assert limit is not None and limit.reason == "TooManyReplicas"
@@ -165,7 +165,7 @@ def test_a_scale_write_is_answered_by_the_real_deployment_controller_and_pending
     member = kube_members["m1"]  # one 2-CPU node
     member.create_deployment(kube_namespace, "web", replicas=1, cpu="500m")
     fhpa = make_fhpa(kube_namespace)
-    wait_for(lambda: m1.observe(fhpa).ready_replicas == 1, 60, "one ready replica observed")
+    wait_for(lambda: m1.observe(fhpa).ready_replicas == 1, 240, "one ready replica observed")
     before = m1.observe(fhpa)
     assert before.current_replicas == 1 and before.scale_resource_version
     m1.scale_workload(
@@ -176,7 +176,7 @@ def test_a_scale_write_is_answered_by_the_real_deployment_controller_and_pending
         obs = m1.observe(fhpa)
         return obs if obs.ready_replicas == 4 and obs.pending_replicas == 2 else None
 
-    obs = wait_for(settled, 60, "four ready and two Unschedulable observed")
+    obs = wait_for(settled, 240, "four ready and two Unschedulable observed")
     assert obs.current_replicas == 6
     assert obs.available_replicas == 4  # what fits is what runs: the node is full
 
@@ -193,13 +193,13 @@ def test_capacity_estimate_matches_what_the_real_scheduler_places(
         member.create_deployment(kube_namespace, "web", replicas=1, cpu=cpu)
         fhpa = make_fhpa(kube_namespace)
         first = wait_for(
-            lambda: (o := cluster.observe(fhpa)).ready_replicas == 1 and o, 60, "one ready replica observed"
+            lambda: (o := cluster.observe(fhpa)).ready_replicas == 1 and o, 240, "one ready replica observed"
         )
         estimate = first.available_replicas
         cluster.scale_workload(kube_namespace, TARGET, 10)
         wait_for(
             lambda: (s := member.pod_summary(kube_namespace, "web"))["ready"] + s["unschedulable"] == 10,
-            60,
+            240,
             "every pod either ready or Unschedulable",
         )
         scheduled = sum(1 for p in member.pods(kube_namespace, "web") if p["spec"].get("nodeName"))

@@ -200,7 +200,7 @@ def test_observe_from_the_cache_equals_observe_from_direct_reads(
             )
             return (left == right and hpa_same) and (left, right)
 
-        left, _ = wait_for(same, 30, "the cached observation equal to the direct one")
+        left, _ = wait_for(same, 180, "the cached observation equal to the direct one")
         assert left == [6, 5, 1, 5]
         cached.scale_workload(kube_namespace, TARGET, 2)
         wait_for(lambda: cached.observe(fhpa).ready_replicas == 2 and same(), 60, "both see the scale-down")
