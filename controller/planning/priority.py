@@ -386,11 +386,12 @@ def _fit_pin_to_load(fleet: Fleet, ranked: list[Slot], slot: Slot) -> None:
     A pin keeps a preferred cluster at its peak while the tiers below shed; when the load falls far
     and fast (the end of a campaign), the lower tiers shed one stabilization window per step and the
     pin would hold the whole peak, and on a node group every node of it, long after the load left.
-    So once the fleet, with every lower cluster down to what the nodes its min keeps hold
-    (:func:`_kept`), would still run beyond the HPA's tolerance above what the load asks for, the pin
-    is lowered to the load's need less what the other clusters of its priority or above run and what
-    those kept nodes hold. The cluster's own HPA then descends at its pace, as a lone native HPA would,
-    and the tiers below still shed first: they are never asked for less than their kept nodes hold.
+    So once the load asks for fewer replicas than this cluster and the others of its priority or above
+    run, beyond the HPA's tolerance, the pin is lowered to the load's need less what those others run
+    and what the nodes the lower clusters' mins keep hold (:func:`_kept`). The cluster's own HPA then
+    descends at its pace, as a lone native HPA would, and the tiers below still shed first: they are
+    never asked for less than their kept nodes hold. A pin that takes load back up the order
+    (:func:`take_back_up`) holds no more than the load, and is left alone.
     """
     asked = burst.asked_for(fleet)
     if asked is None or slot.pin is None:
@@ -398,10 +399,9 @@ def _fit_pin_to_load(fleet: Fleet, ranked: list[Slot], slot: Slot) -> None:
     level = _level(fleet, slot)
     reachable = [s for s in ranked if s.can_receive and s is not slot]
     others = sum(s.current for s in reachable if _level(fleet, s) >= level)
+    if asked >= (1 - tolerance_of(fleet.fhpa).down) * (others + slot.current):
+        return  # the load still needs what this cluster and those above it run
     kept = sum(min(s.current, _kept(s)) for s in reachable if _level(fleet, s) < level)
-    running = others + slot.current + kept
-    if asked >= (1 - tolerance_of(fleet.fhpa).down) * running:
-        return  # within the HPA's tolerance of the load: nothing to give up
     fit = max(asked - others - kept, slot.min_replicas)
     if slot.pin - fit < max(2, -(-slot.pin // 10)):
         return  # a step of one replica or a few percent is its HPA's own business

@@ -494,8 +494,10 @@ def test_a_pin_follows_the_load_down_to_what_the_fleet_needs_of_the_cluster() ->
     assert "Pinned" in [e.reason for e in fleet.events]
 
 
-def test_a_pin_within_the_tolerance_of_the_load_stays_where_it_is() -> None:
-    fleet, slots = end_of_campaign(east_ratio=0.95)  # 162 of the 170 that run: inside the 10% band
+def test_a_pin_the_load_still_needs_stays_where_it_is() -> None:
+    # the load asks for 133: beyond the tolerance below the 170 that run, but not below east's 140
+    # (nor its 10% band): west sheds first, as it does when a pin takes load back up the order
+    fleet, slots = end_of_campaign(east_ratio=0.78)
     priority.pin_and_release(fleet)
     assert slots["east"].pin == 140
 
