@@ -50,6 +50,13 @@ def _need(fleet: Fleet) -> tuple[Decimal, int, int] | None:
     return (needed, ready, have) if measured and ready > 0 else None
 
 
+def asked_for(fleet: Fleet) -> int | None:
+    """The replicas the fleet's load asks for at target, from the member HPAs' metrics (None: no
+    member HPA reports a metric)."""
+    need = _need(fleet)
+    return None if need is None else math.ceil(need[0])
+
+
 def deficit(fleet: Fleet) -> int:
     """Replicas the load asks for beyond what runs or starts (0 within the HPA's tolerance, or unknown).
     The pods still starting are already on their way."""

@@ -79,7 +79,9 @@ def plan(
     rows = {r.name: r for r in previous.clusters or []}
     delay = fhpa.spec.effective_delay_seconds
     observations = [
-        pending.as_counted(o, now, config.node_provision_seconds, delay, _row_pending_since(rows.get(o.name)))
+        pending.as_counted(
+            o, now, config.node_provision_seconds, delay, _row_pending_since(rows.get(o.name), o)
+        )
         for o in observations
     ]
     removed = removed_clusters(observations, rows)
@@ -231,11 +233,20 @@ def _pending_since(cluster: ClusterObservation, row: ClusterStatus | None, now: 
     """Since when the cluster's pods pend, whether they count yet or wait for a node to come."""
     if cluster.pending_replicas + cluster.pending_coming_replicas <= 0 or not cluster.healthy:
         return None
-    return _row_pending_since(row) or now
+    return _row_pending_since(row, cluster) or now
 
 
-def _row_pending_since(row: ClusterStatus | None) -> datetime | None:
-    return row.pending_since if row is not None else None
+def _row_pending_since(row: ClusterStatus | None, cluster: ClusterObservation) -> datetime | None:
+    """Since when the last pass saw the cluster's pods pend; None (from now) once its firm room grew
+    since then. Nodes arrived: what still pends is what the node autoscaler has yet to see (new pods of
+    a climb, or beyond the nodes that came), and its clock starts again. Counted from the first pod of
+    an unbroken climb instead, every new pod of it would be overdue as soon as it pends, before the
+    autoscaler's next look, and the load would be moved away from nodes about to come."""
+    if row is None:
+        return None
+    was, has = row.capacity, cluster.capacity
+    grew = was is not None and was.firm is not None and has is not None and has.firm > was.firm
+    return None if grew else row.pending_since
 
 
 def _assign(

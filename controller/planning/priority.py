@@ -26,6 +26,7 @@ from controller.planning.fleet import Fleet, Slot
 from controller.planning.member_health import blind_reason
 from controller.planning.policies import policy_of
 from controller.planning.policy import preference_order
+from controller.planning.tolerance import tolerance_of
 
 
 def _by_priority(fleet: Fleet) -> list[Slot]:
@@ -275,17 +276,33 @@ def _pays_per_node(slot: Slot) -> bool:
     return room is not None and (room.elastic > 0 or room.source in NODE_GROUP_SOURCES)
 
 
-def _freeable(slot: Slot) -> int:
-    """Of what a lower cluster runs above its min, the pods whose leaving lets its nodes go.
-
-    The nodes its min keeps stay whatever else leaves them, and pods on them cost nothing more:
-    moving those pods up the order would only add to what the preferred cluster runs. When the node
-    shape is unknown, every replica above the min counts."""
+def _kept(slot: Slot) -> int:
+    """The pods that the nodes a cluster's min keeps can hold: its min, rounded up to whole nodes
+    where the node shape is known. Those nodes stay whatever else leaves them, so pods on them cost
+    nothing more."""
     keep = slot.hpa_min
     per_node = slot.cluster.capacity.pods_per_node if slot.cluster.capacity is not None else None
     if per_node:
         keep = max(keep, -(-keep // per_node) * per_node)
-    return max(0, slot.current - keep)
+    return keep
+
+
+def _freeable(slot: Slot) -> int:
+    """Of what a lower cluster runs above its min, the pods whose leaving lets its nodes go.
+
+    Moving the pods on the nodes its min keeps (:func:`_kept`) up the order would only add to what the
+    preferred cluster runs. When the node shape is unknown, every replica above the min counts."""
+    return max(0, slot.current - _kept(slot))
+
+
+def _lets_nodes_go(lower: list[Slot], take: int) -> bool:
+    """Does taking ``take`` replicas take all that the lower clusters run beyond the nodes their mins
+    keep, each of them of a known node shape? Then at least one node of theirs goes, however few
+    pods that is: two pods that keep a node of ten are worth moving, where two of a hundred that
+    leave every node in use are not."""
+    givers = [s for s in lower if _freeable(s) > 0]
+    shaped = all(s.cluster.capacity is not None and s.cluster.capacity.pods_per_node for s in givers)
+    return bool(givers) and shaped and take >= sum(_freeable(s) for s in givers)
 
 
 def _settled(fleet: Fleet) -> bool:
@@ -342,7 +359,7 @@ def take_back_up(fleet: Fleet, settle_seconds: float) -> bool:
         if firm is None or excess <= 0 or slot.current < slot.hpa_min:
             continue
         take = min(min(firm, slot.max_replicas) - slot.current, excess)
-        if take < max(2, -(-slot.current // 10)):
+        if take <= 0 or (take < max(2, -(-slot.current // 10)) and not _lets_nodes_go(lower, take)):
             continue  # a step of one replica or a few percent is not worth moving pods for
         slot.pin = slot.current + take
         fleet.event(
@@ -361,6 +378,39 @@ def _fit_pin(slot: Slot) -> None:
     room = slot.cluster.available_replicas
     if slot.pin is not None and room is not None and slot.pin > room:
         slot.pin = max(room, 1)
+
+
+def _fit_pin_to_load(fleet: Fleet, ranked: list[Slot], slot: Slot) -> None:
+    """A pin never holds a cluster above what the fleet's load still needs of it.
+
+    A pin keeps a preferred cluster at its peak while the tiers below shed; when the load falls far
+    and fast (the end of a campaign), the lower tiers shed one stabilization window per step and the
+    pin would hold the whole peak, and on a node group every node of it, long after the load left.
+    So once the load asks for fewer replicas than this cluster and the others of its priority or above
+    run, beyond the HPA's tolerance, the pin is lowered to the load's need less what those others run
+    and what the nodes the lower clusters' mins keep hold (:func:`_kept`). The cluster's own HPA then
+    descends at its pace, as a lone native HPA would, and the tiers below still shed first: they are
+    never asked for less than their kept nodes hold. A pin that takes load back up the order
+    (:func:`take_back_up`) holds no more than the load, and is left alone.
+    """
+    asked = burst.asked_for(fleet)
+    if asked is None or slot.pin is None:
+        return
+    level = _level(fleet, slot)
+    reachable = [s for s in ranked if s.can_receive and s is not slot]
+    others = sum(s.current for s in reachable if _level(fleet, s) >= level)
+    if asked >= (1 - tolerance_of(fleet.fhpa).down) * (others + slot.current):
+        return  # the load still needs what this cluster and those above it run
+    kept = sum(min(s.current, _kept(s)) for s in reachable if _level(fleet, s) < level)
+    fit = max(asked - others - kept, slot.min_replicas)
+    if slot.pin - fit < max(2, -(-slot.pin // 10)):
+        return  # a step of one replica or a few percent is its HPA's own business
+    fleet.event(
+        "Pinned",
+        f"{slot.name}: the load needs {asked} replicas in all; minReplicas lowered from {slot.pin} to "
+        f"{fit} while lower-priority clusters scale down",
+    )
+    slot.pin = fit
 
 
 def pin_and_release(fleet: Fleet) -> bool:
@@ -399,6 +449,8 @@ def pin_and_release(fleet: Fleet) -> bool:
                 )
                 slot.pin = None
                 released = True
+            else:
+                _fit_pin_to_load(fleet, ranked, slot)
         elif falling and shedding and not (after_failover or slot.held) and slot.current > slot.min_replicas:
             # what it runs, not clipped to its max: a max cut by the spill may rise again in this very
             # pass (the period optimization), and the member HPA's min follows it (``Slot.hpa_min``);
@@ -409,6 +461,7 @@ def pin_and_release(fleet: Fleet) -> bool:
                 f"{slot.name}: minReplicas pinned at {slot.pin} while lower-priority "
                 "clusters scale down first",
             )
+            _fit_pin_to_load(fleet, ranked, slot)
         draining = any(s.current > s.min_replicas for s in lower)
         if slot.saturated and lower and not draining and _below_its_cap(slot):
             # every lower-priority cluster is back at its min and this one's HPA wants fewer than it may

@@ -87,6 +87,23 @@ def test_pods_the_autoscaler_has_not_spoken_of_yet_wait_as_coming_ones_in_a_clus
     assert spilled(run(f.model_copy(update={"status": None}), fixed, T0 + 10 * S))
 
 
+def test_the_unheard_clock_starts_again_when_nodes_arrive() -> None:
+    """Found on the two-elastic-regions bench fleet: in a climb the cluster's pods pend without a break
+    (each batch until its node comes), so pods that began to pend a moment ago were counted from the
+    climb's first pod and spilled before the autoscaler's next look."""
+    f, fleet = burst_fleet(delay=0)
+    grows = CapacityObservation(firm=20, elastic=100, source="cluster-autoscaler", provision_seconds=60)
+    fleet = update(coming(fleet, None), "member1", pending_coming_replicas=0, capacity=grows)
+    f = f.model_copy(update={"status": run(f, fleet, T0 + 10 * S).status})
+    # 61 s on, a node has come (firm room 30) and new pods of the climb pend, unheard yet
+    arrived = update(fleet, "member1", capacity=grows.model_copy(update={"firm": 30, "elastic": 90}))
+    p = run(f, arrived, T0 + 71 * S)
+    assert not spilled(p)
+    assert row(p, "member1").pending_since == T0 + 71 * S
+    # the same pods with no node come since: counted from when the cluster's pods began to pend
+    assert spilled(run(f, fleet, T0 + 71 * S))
+
+
 def test_pods_no_node_group_fits_spill_at_once_without_the_delay() -> None:
     f, fleet = burst_fleet(delay=300)
     stuck = update(

@@ -9,6 +9,7 @@ import pytest
 from controller.planning import priority
 from controller.planning.fleet import Fleet, Slot
 from controller.planning.observation import CapacityObservation, ClusterObservation
+from controller.planning.plan import Plan
 from fhpa_api.models import Condition
 from tests.support.planning_builders import (
     T0,
@@ -460,3 +461,60 @@ def test_a_pin_holds_while_the_cluster_below_has_just_stepped_down() -> None:
     assert row(p, "c2").pinned_min_replicas == 9
     f, fleet, p = settle(f, update(fleet, "c3", hpa_desired=3), T0 + 3 * S)  # the next sync: it holds at 3
     assert row(p, "c2").pinned_min_replicas is None
+
+
+def end_of_campaign(east_ratio: float) -> tuple[Fleet, dict[str, Slot]]:
+    """east (priority 2) pinned at its campaign peak of 140 while west (priority 1, a node group of
+    10-pod nodes whose min of 1 keeps one) sheds its 30; every HPA reads ``east_ratio`` of target."""
+    f = fhpa("Prioritized", 2, 240, priorities={"east": 2, "west": 1})
+    group = CapacityObservation(firm=140, elastic=10, source="cluster-autoscaler", pods_per_node=10)
+    east_hpa = owned_hpa(f, 140, 150, 140).model_copy(update={"metric_ratio": east_ratio})
+    west_hpa = owned_hpa(f, 1, 90, 30, desired=20).model_copy(update={"metric_ratio": east_ratio})
+    slots = {
+        "east": Slot(
+            cluster=obs("east", 140, 150, hpa=east_hpa, capacity=group),
+            min_replicas=1,
+            max_replicas=150,
+            pin=140,
+        ),
+        "west": Slot(
+            cluster=obs("west", 30, 150, hpa=west_hpa, capacity=group), min_replicas=1, max_replicas=90
+        ),
+    }
+    return Fleet(fhpa=f, now=T0, slots=slots), slots
+
+
+def test_a_pin_follows_the_load_down_to_what_the_fleet_needs_of_the_cluster() -> None:
+    """Found on the two-elastic-regions bench fleet: after the campaign the pin held east's 15 nodes
+    for half an hour while west shed one window per step and the load fell to a fifth."""
+    fleet, slots = end_of_campaign(east_ratio=0.5)  # the load asks for 85 replicas in all
+    priority.pin_and_release(fleet)
+    # still pinned (west sheds), but at the load's need less the 10 pods west's kept node holds
+    assert slots["east"].pin == 75
+    assert "Pinned" in [e.reason for e in fleet.events]
+
+
+def test_a_pin_the_load_still_needs_stays_where_it_is() -> None:
+    # the load asks for 133: beyond the tolerance below the 170 that run, but not below east's 140
+    # (nor its 10% band): west sheds first, as it does when a pin takes load back up the order
+    fleet, slots = end_of_campaign(east_ratio=0.78)
+    priority.pin_and_release(fleet)
+    assert slots["east"].pin == 140
+
+
+def a_few_pods_above_a_kept_node(b_runs: int, a_room: int) -> Plan:
+    """a (priority 2) runs 30 and has firm room for ``a_room``; b (priority 1) is a node group of
+    10-pod nodes whose min keeps one, running ``b_runs``; the load is steady at target."""
+    f = fhpa("Prioritized", 2, 80, priorities={"a": 2, "b": 1})
+    group = CapacityObservation(firm=20, elastic=80, source="cluster-autoscaler", pods_per_node=10)
+    f, fleet, _ = settle(f, [obs("a", 30, 30), obs("b", b_runs, 100, capacity=group)])
+    f, fleet, p = settle(f, at_target(fleet), T0 + 120 * S)
+    assert "Pinned" not in reasons(p)
+    return run(f, update(at_target(fleet), "a", available_replicas=a_room), T0 + 240 * S)
+
+
+def test_a_take_back_of_a_few_pods_is_made_when_it_lets_a_node_go() -> None:
+    # 2 pods are under a tenth of a's 30, but they are all b runs beyond its kept node: that node goes
+    assert row(a_few_pods_above_a_kept_node(b_runs=12, a_room=40), "a").pinned_min_replicas == 32
+    # 2 of b's 3 beyond its kept node would leave that node in use: not worth moving
+    assert row(a_few_pods_above_a_kept_node(b_runs=13, a_room=32), "a").pinned_min_replicas is None
