@@ -37,7 +37,7 @@ from controller.planning.namespaces import NamespacePolicy
 from controller.planning.plan import Plan
 from controller.planning.planner import PlannerConfig
 from controller.ports import ClusterIdentity
-from fhpa_api.models import CrossVersionObjectReference, FederatedHPA
+from fhpa_api.models import ClusterStatus, CrossVersionObjectReference, FederatedHPA
 from fhpa_api.validation import parse_object
 from simulator.changes import patched_object, relabel
 from simulator.clock import VirtualClock
@@ -483,7 +483,7 @@ class Simulation:
                 elastic_room=cluster.capacity_observation().elastic,
                 provision_s=cluster.nodes.spec.provision_s if cluster.nodes is not None else 0.0,
                 quota_pods=cluster.room.quota_pods,
-                failover_grace_s=grace_now(rows.get(name), now, self._graces),
+                failover_grace_s=_grace_applied(rows.get(name), now, self._graces),
             )
         self._steps.append(
             StepSample(
@@ -536,3 +536,12 @@ def _cron_module() -> Any:
 def simulate(scenario: Scenario, progress: Progress | None = None) -> RunResult:
     """Run ``scenario`` to its end."""
     return Simulation(scenario, progress).run()
+
+
+def _grace_applied(row: ClusterStatus | None, now: datetime, policy: HealthPolicy) -> float:
+    """The failover grace the controller gives a cluster now. Its failovers set it (``grace_now``), but a
+    held sole holder's is shorter, and only its status row knows that: a measurement that assumed the
+    longer one would read its failover as a blip that moved nothing."""
+    grace = grace_now(row, now, policy)
+    recorded = row.failover_grace_seconds if row is not None else None
+    return grace if recorded is None else min(grace, float(recorded))

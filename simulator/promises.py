@@ -36,8 +36,11 @@ tolerance, and then it is reported once, at the episode's first step, however lo
    move in each direction within its settle time, from the change (a failover's from its outage) to one
    pass and one optimization period after it (see ``_changes``): a reversal made by such a move is not
    counted; a further move within the settle time, or any move after it, is a move like any other.
-   Within any such hour, too, a cluster's workload switches between 0 and running at most twice and the
-   controller writes its replicas at most 4 times.
+   Within any such hour, too, a cluster's workload switches between 0 and running at most twice (a
+   change of the candidate set allows one switch each way within its settle time, as it allows a max
+   one move each way) and the controller writes its replicas at most 4 times. A cluster unreachable
+   before the controller ever reached it was never planned, so it is not held: the pass that first
+   reaches it is a change of the candidate set (it joins).
 
 The controller's outages: while the controller is down nothing can act, so those steps are not
 measured; an episode open when it stops ends there, and the clock of a breach starts again at the
@@ -492,10 +495,18 @@ def _candidates(
     steps: Sequence[StepSample], spells: Sequence[dict[str, tuple[float, float]]]
 ) -> list[frozenset[str]]:
     """Per step, the candidate set as the controller has it: the eligible clusters and those unreachable
-    within their grace (held, not yet failed over). A blip within the grace changes nothing."""
+    within their grace (held, not yet failed over). A blip within the grace changes nothing. Only a
+    cluster the controller has reached since it was selected can be held: one unreachable from the
+    start was never planned, so the pass that first reaches it adds it to the candidates."""
     out = []
+    reached: set[str] = set()
     for s, spell in zip(steps, spells, strict=True):
-        held = {n for n, (elapsed, grace) in spell.items() if elapsed < grace - _EPS}
+        for n, c in s.clusters.items():
+            if not (c.selected and c.workload):
+                reached.discard(n)
+            elif s.controller_up and not c.down:
+                reached.add(n)
+        held = {n for n, (elapsed, grace) in spell.items() if elapsed < grace - _EPS and n in reached}
         out.append(frozenset(n for n, c in s.clusters.items() if _eligible(c)) | held)
     return out
 
@@ -569,16 +580,19 @@ def _reversals(steps: Sequence[StepSample], name: str, changes: Sequence[_Change
 
 
 def _flips(steps: Sequence[StepSample], name: str, changes: Sequence[_Change]) -> list[_Counted]:
-    """Steps at which the cluster's workload went from 0 replicas to running, or back."""
-    out: list[_Counted] = []
+    """Steps at which the cluster's workload went from 0 replicas to running, or back, but for those a
+    change of the candidate set allows: its max moved with the change, and its replicas follow the max
+    (a stand-in started at a failover and drained at the rejoin is one trip the fault made)."""
+    switches: list[tuple[int, int]] = []
     previous: bool | None = None
     for i, s in enumerate(steps):
         c = s.clusters.get(name)
         running = c is not None and c.replicas > 0
         if previous is not None and running != previous:
-            out.append(_Counted(i, i))
+            switches.append((i, 1 if running else -1))
         previous = running
-    return out
+    allowed = _allowed(switches, changes)
+    return [_Counted(i, i) for i, _ in switches if i not in allowed]
 
 
 def _replica_writes(steps: Sequence[StepSample], name: str, changes: Sequence[_Change]) -> list[_Counted]:

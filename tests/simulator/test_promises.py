@@ -538,3 +538,42 @@ def test_what_is_lent_while_a_cluster_is_held_belongs_to_its_failover():
     grace ends: the failover's change starts with the outage, so the move is its one move up."""
     report = measure(failovers(3, {3: 15, 20: 10}), TERMS)
     assert report.max_reversals == 0 and report.violations == []
+
+
+def stand_in(cycles: int, *, c_fails: bool = True, every: int = 40) -> list[StepSample]:
+    """c runs 2 replicas (max 5) and fails over in each cycle (down at step 2, back at 20) when
+    ``c_fails``; b, at 0 with no HPA, is started one pass after c's grace (max 5, a's max 15 -> 10)
+    and drained at the rejoin."""
+    fleets: list[dict[str, ClusterSample]] = []
+    for i in range(cycles * every):
+        standing = 7 <= i % every < 20
+        b = cluster(1, hpa=(1, 5)) if standing else cluster(0, hpa=None)
+        c = cluster(hpa=(1, 5), down=c_fails and 2 <= i % every < 20)
+        fleets.append({"a": cluster(4, hpa=(1, 10 if standing else 15)), "b": b, "c": c})
+    return steps(*fleets)
+
+
+def test_a_stand_in_started_at_each_failover_and_drained_at_each_rejoin_is_calm():
+    """Two failovers and rejoins in 20 minutes switch b between 0 and running 4 times, each with the
+    max a change of the candidate set moves; the same switches with c never down are a breach."""
+    report = measure(stand_in(2), TERMS)
+    assert report.violations == [] and report.zero_flips == 0
+    unexplained = measure(stand_in(2, c_fails=False), TERMS)
+    assert unexplained.zero_flips == 4
+    details = [v.detail for v in unexplained.violations]
+    assert any("b: workload switched between 0 and running 4 times" in d for d in details)
+
+
+def test_a_cluster_unreachable_from_the_start_joins_when_first_reached():
+    """c does not answer the controller's first three passes: never planned, it was not held, so the
+    pass that first reaches it changes the candidate set, and a's max giving it way is that change's."""
+    fleets = [
+        {"a": cluster(4, hpa=(1, 20)), "c": cluster(hpa=None, down=i < 3)}
+        if i < 3
+        else {"a": cluster(4, hpa=(1, 15)), "c": cluster(hpa=(1, 5))}
+        for i in range(10)
+    ]
+    report = measure(steps(*fleets), TERMS)
+    assert report.allowed_moves == 2  # a's down, c's up
+    reached = [{**f, "c": replace(f["c"], down=False)} if i == 0 else f for i, f in enumerate(fleets)]
+    assert measure(steps(*reached), TERMS).allowed_moves == 0  # reached at once, then a blip: held
