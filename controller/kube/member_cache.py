@@ -35,6 +35,7 @@ from controller.kube.listwatch import (
     DEFAULT_PAGE_SIZE,
     DEFAULT_WATCH_TIMEOUT_SECONDS,
     DROPPED,
+    OWN,
     SYNC,
     ListWatch,
     ObjectKey,
@@ -61,7 +62,7 @@ from controller.planning.selectors import Requirement, parse_selector, selector_
 log = logging.getLogger(__name__)
 
 
-QUIET = (SYNC, DROPPED)
+QUIET = (SYNC, DROPPED, OWN)
 """Handler event types that index or unindex an object without news for the listeners."""
 
 
@@ -256,6 +257,7 @@ class MemberCache:
             if current is None:
                 continue
             updated = {
+                **current,
                 "metadata": {
                     **current["metadata"],
                     "resourceVersion": (scale.get("metadata") or {}).get("resourceVersion"),
