@@ -79,3 +79,20 @@ def test_a_scale_we_wrote_and_its_watch_echo_are_not_reported() -> None:
     echoed["status"] = {"replicas": 2}
     lw._handle_line(event("MODIFIED", echoed))
     assert keys(changes, WORKLOAD) == [("default", "web")]
+
+
+def test_the_echo_of_a_write_in_flight_is_not_reported_even_before_its_answer() -> None:
+    changes: list[Change] = []
+    cache = synced_cache(changes)
+    lw = cache.hpas_watch
+    lw._handle_line(event("ADDED", served(hpa("h1"), "2")))
+    written = served(hpa("h1"), "3")
+    written["spec"]["maxReplicas"] = 9
+    with cache.own_writes.writing(HPA, ("default", "h1"), "2"):
+        lw._handle_line(event("MODIFIED", written))  # the echo overtakes the write's answer
+        cache.note_hpa("default", "h1", written)
+    assert cache.hpa("default", "h1")["spec"]["maxReplicas"] == 9
+    assert keys(changes, HPA) == [("default", "h1")]
+    after = served(hpa("h1"), "4")
+    lw._handle_line(event("MODIFIED", after))  # the next change is someone else's
+    assert keys(changes, HPA) == [("default", "h1"), ("default", "h1")]
