@@ -278,7 +278,7 @@ def reaction_counters(run: Run) -> dict[str, float]:
 
 
 def controller_metrics(url: str) -> dict[str, float]:
-    """The controller's reconcile and member-event counters, summed over their labels."""
+    """The controller's reconcile and member-event counters, one per series (labels in brackets)."""
     wanted = ("fhpa_reconciles_total", "fhpa_member_events_total")
     try:
         with urllib.request.urlopen(f"{url}/metrics", timeout=10) as resp:
@@ -289,7 +289,10 @@ def controller_metrics(url: str) -> dict[str, float]:
     for line in text.splitlines():
         name = line.split("{", 1)[0].split(" ", 1)[0]
         if name in wanted:
-            found[name] = found.get(name, 0.0) + float(line.rsplit(" ", 1)[1])
+            labels = line.partition("{")[2].partition("}")[0]
+            detail = ",".join(v.split("=")[1].strip('"') for v in labels.split(",") if v)
+            series = f"{name}[{detail}]" if detail else name
+            found[series] = found.get(series, 0.0) + float(line.rsplit(" ", 1)[1])
     return found
 
 
