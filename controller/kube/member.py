@@ -26,9 +26,9 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
-from controller.errors import ConflictError, NotFoundError, NotOwnedError
+from controller.errors import ClusterUnreachableError, ConflictError, NotFoundError, NotOwnedError
 from controller.kube.member_hpas import already_applied, labels_of, owns, spec_template_digest, target_group
-from controller.kube.member_reads import MemberReader
+from controller.kube.member_reads import SCALE_IN_OBJECT, MemberReader, ResolvedKind
 from controller.kube.member_watches import HPA, WORKLOAD
 from controller.planning.member_hpa import (
     ANNOTATION_DECISION,
@@ -143,6 +143,38 @@ class KubeMemberCluster(MemberReader):
             return contextlib.nullcontext()
         return self.cache.own_writes.writing(resource, (namespace, name), resource_version)
 
+    def _cached_scale(
+        self,
+        kind: ResolvedKind,
+        namespace: str,
+        target: CrossVersionObjectReference,
+        observed: Observed | None,
+    ) -> Mapping[str, Any] | None:
+        """The Scale from the cache, when it holds the workload at the version the plan observed and the
+        kind carries its Scale in the object: the write is conditional on that version anyway, so a read
+        of the Scale first would only cost a request. None: read it."""
+        wkind = (kind.group, target.kind)
+        if (
+            self.cache is None
+            or observed is None
+            or not observed.resource_version
+            or wkind not in SCALE_IN_OBJECT
+        ):
+            return None
+        try:
+            cached = self.cache.workload(wkind, namespace, target.name)
+        except ClusterUnreachableError:  # not watched yet, or the member is unknown now
+            return None
+        if (
+            cached is None
+            or (cached.get("metadata") or {}).get("resourceVersion") != observed.resource_version
+        ):
+            return None
+        return {
+            "metadata": cached["metadata"],
+            "spec": {"replicas": (cached.get("spec") or {}).get("replicas")},
+        }
+
     def _note_hpa(self, namespace: str, name: str, written: Any, deleted: bool = False) -> None:
         """Our write, into the cache at once (read-your-writes for the next reconcile)."""
         if self.cache is not None and (deleted or isinstance(written, dict)):
@@ -211,7 +243,7 @@ class KubeMemberCluster(MemberReader):
                 "with a scale subresource"
             )
         path = kind.path(namespace, target.name, "scale")
-        scale = self.client.get(path)
+        scale = self._cached_scale(kind, namespace, target, observed) or self.client.get(path)
         if int((scale.get("spec") or {}).get("replicas") or 0) == replicas:
             return
         body = {
