@@ -52,6 +52,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -257,6 +258,56 @@ def cpu_burners(count: int) -> Iterator[None]:
             burner.wait(10)
 
 
+def reaction_counters(run: Run) -> dict[str, float]:
+    """What the reactions are charged with, so far: the CPU seconds of the controller and of the
+    member servers, member and control-plane requests by kind, and the controller's own counters
+    (reconciles, member events that enqueued something)."""
+    assert run.controller is not None
+    counters: dict[str, float] = {
+        "controller_cpu_s": cpu_seconds(run.controller.pid) or 0.0,
+        "members_cpu_s": sum(cpu_seconds(m.proc.pid) or 0.0 for m in run.members),
+    }
+    for kind, n in requests_by_kind(run.members).items():
+        counters[f"member_requests.{kind}"] = float(n)
+    if run.control_plane is not None:
+        for kind, n in requests_by_kind([run.control_plane]).items():
+            counters[f"control_plane_requests.{kind}"] = float(n)
+    for name, n in controller_metrics(run.metrics_url).items():
+        counters[f"controller.{name}"] = n
+    return counters
+
+
+def controller_metrics(url: str) -> dict[str, float]:
+    """The controller's reconcile and member-event counters, one per series (labels in brackets)."""
+    wanted = ("fhpa_reconciles_total", "fhpa_member_events_total")
+    try:
+        with urllib.request.urlopen(f"{url}/metrics", timeout=10) as resp:
+            text = resp.read().decode()
+    except OSError:
+        return {}
+    found: dict[str, float] = {}
+    for line in text.splitlines():
+        name = line.split("{", 1)[0].split(" ", 1)[0]
+        if name in wanted:
+            labels = line.partition("{")[2].partition("}")[0]
+            detail = ",".join(v.split("=")[1].strip('"') for v in labels.split(",") if v)
+            series = f"{name}[{detail}]" if detail else name
+            found[series] = found.get(series, 0.0) + float(line.rsplit(" ", 1)[1])
+    return found
+
+
+def per_reaction(before: dict[str, float], after: dict[str, float], trials: int) -> dict[str, Any]:
+    """What one reaction cost on average over the timed phase (its pods' restore included)."""
+    if not trials:
+        return {}
+    spent = {k: (after[k] - before.get(k, 0.0)) / trials for k in after}
+    return {
+        "reaction_controller_cpu_s": round(spent.pop("controller_cpu_s"), 3),
+        "reaction_members_cpu_s": round(spent.pop("members_cpu_s"), 3),
+        "reaction_counts": {k: round(v, 1) for k, v in sorted(spent.items()) if v},
+    }
+
+
 def peak_rss_mib(pid: int, field: str = "VmHWM") -> float | None:
     """VmHWM (peak resident set) of a live process, in MiB; ``field="VmRSS"``: the resident set now."""
     try:
@@ -273,6 +324,7 @@ class Run:
     members: list[Member] = field(default_factory=list)
     controller: subprocess.Popen[bytes] | None = None
     control_plane: Any = None
+    metrics_url: str = ""
 
 
 @contextlib.contextmanager
@@ -310,12 +362,13 @@ def world(args: argparse.Namespace, workdir: Path) -> Iterator[Run]:
     with fleet(args, workdir) as (run, kubeconfig):
         try:
             controller_log = (workdir / "controller.log").open("wb")
+            run.metrics_url = f"http://127.0.0.1:{free_port()}"
             cmd = [
                 sys.executable, "-m", "fhpa", "controller", "run",
                 "--kubeconfig", str(kubeconfig),
                 "--namespace", SYSTEM,
                 "--no-leader-elect",
-                "--metrics-bind", f"127.0.0.1:{free_port()}",
+                "--metrics-bind", run.metrics_url.removeprefix("http://"),
                 "--log-level", args.log_level,
                 *args.controller_arg,
             ]  # fmt: skip
@@ -561,7 +614,9 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
         sync_cpu = cpu0
         kinds_after = requests_by_kind(run.members)
         steady_kinds = {k: kinds_after.get(k, 0) - kinds_before.get(k, 0) for k in sorted(kinds_after)}
+        react_before = reaction_counters(run)
         times, missed = measure_reactions(run, args)
+        react_after = reaction_counters(run)
         rss = peak_rss_mib(run.controller.pid)
         total_cpu = cpu_seconds(run.controller.pid)
         alive = run.controller.poll() is None
@@ -575,6 +630,7 @@ def run_benchmark(args: argparse.Namespace) -> dict[str, Any]:
             "reaction_p99_s": None if not times else round(percentile(times, 99) or 0.0, 3),
             "reactions_timed": len(times),
             "reactions_missed": missed,
+            **per_reaction(react_before, react_after, len(times) + missed),
             "rss_mib": rss,
             "cpu_burners": args.cpu_burner,
             "steady_cpu_cores": None if cpu0 is None or cpu1 is None else round((cpu1 - cpu0) / window, 3),

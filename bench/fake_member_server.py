@@ -32,6 +32,7 @@ Times are time.monotonic(), which is one system-wide clock on Linux, so they com
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
 import math
 import sys
@@ -183,8 +184,9 @@ def serve_commands(fake: CountingFake) -> None:
         elif cmd == "synced":
             out = {"synced": _synced(fake, int(msg["clusters"]))}
         elif cmd == "writes_since":
-            with fake._requests_lock:
-                out = {"writes": [list(w) for w in fake.write_log if w[0] >= float(msg["t"])]}
+            with fake._requests_lock:  # the log is in time order: find the start, do not scan it all
+                start = bisect.bisect_left(fake.write_log, float(msg["t"]), key=lambda w: w[0])
+                out = {"writes": [list(w) for w in fake.write_log[start:]]}
         else:
             out = {"error": f"unknown command {cmd!r}"}
         sys.stdout.write(json.dumps(out) + "\n")

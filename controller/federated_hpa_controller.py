@@ -101,7 +101,7 @@ class FederatedHPAReconciler:
             raise ConflictError(f"FederatedHPA {namespace}/{name}: {where}; replanning")
         if result.failed:
             raise PortError("; ".join(f"{k}: {v}" for k, v in sorted(result.failed.items())))
-        return Result.after(the_plan.requeue_after_seconds)
+        return Result.after(the_plan.requeue_after_seconds, the_plan.requeue_routine)
 
     def _clean_up(self, fhpa: FederatedHPA, members: Mapping[str, MemberCluster]) -> Result:
         cp = self.control_plane

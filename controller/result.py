@@ -18,11 +18,13 @@ class Result:
     """``requeue_after_seconds``: when to reconcile the object again; None: on the next event or resync."""
 
     requeue_after_seconds: float | None = None
+    routine: bool = False
+    """The requeue is routine (a periodic optimization, nothing falls due): it waits behind reactions."""
 
     @classmethod
-    def after(cls, seconds: float | None) -> Result:
+    def after(cls, seconds: float | None, routine: bool = False) -> Result:
         """A requeue in ``seconds`` (negative is now); None is the same as ``Result()``."""
-        return cls(None if seconds is None else max(0.0, seconds))
+        return cls(None if seconds is None else max(0.0, seconds), routine and seconds is not None)
 
 
 class Reconciler(Protocol):

@@ -138,10 +138,16 @@ class CapacitySignals:
         return list((found or {}).get("items") or [])
 
     def node_groups(self) -> list[node_autoscaling.NodeGroup]:
+        """The node groups of the autoscaler's status ConfigMap, parsed when it is read (once per
+        ``ttl_seconds``), not at each observation: its YAML costs more than the rest of an observe."""
         ns, name = autoscaler_status.NAMESPACE, autoscaler_status.NAME
         path = f"/api/v1/namespaces/{ns}/configmaps/{name}"
-        found = self._read("cluster-autoscaler-status", self.ttl_seconds, lambda: self.client.find(path))
-        return autoscaler_status.node_groups(found)
+
+        def fetch() -> list[node_autoscaling.NodeGroup] | None:
+            found = self.client.find(path)
+            return None if found is None else autoscaler_status.node_groups(found)
+
+        return list(self._read("cluster-autoscaler-status", self.ttl_seconds, fetch) or [])
 
     def node_pools(self) -> list[dict[str, Any]] | None:
         """Karpenter's NodePools; None where the API is not served."""

@@ -448,16 +448,18 @@ class KubeClient:
             if body is not None:
                 headers["Content-Type"] = content_type or "application/json"
             params = [(k, _query_value(v)) for k, v in (query or {}).items() if v is not None]
-            serialized = self.api.param_serialize(
-                method,
-                path,
-                query_params=params,
-                header_params=headers,
-                body=body,
-                auth_settings=["BearerToken"],
+            # the body is given to the request as it is: it is plain JSON already, and the generated
+            # client's walk over it (meant for its model classes) would only copy every node of it
+            method_, url, headers_, _, post = self.api.param_serialize(
+                method, path, query_params=params, header_params=headers, auth_settings=["BearerToken"]
             )
             resp = self.api.call_api(
-                *serialized, _request_timeout=timeout or (self.timeouts.connect, self.timeouts.read)
+                method_,
+                url,
+                headers_,
+                body,
+                post,
+                _request_timeout=timeout or (self.timeouts.connect, self.timeouts.read),
             )
             data = resp.read()
             if not 200 <= resp.status <= 299:

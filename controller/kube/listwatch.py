@@ -87,6 +87,9 @@ SYNC = "SYNC"
 DROPPED = "DROPPED"
 """The handler's event type for an object let go because the store was given up (its member went over
 its budget): the handler unindexes it, and it is not news (the member is unknown now, not emptied)."""
+OWN = "OWN"
+"""The handler's event type for our own write put into the store (``apply_local``): the handler indexes
+it, and it is not news (the pass that wrote it planned from it already)."""
 
 
 class WatchError(PortError):
@@ -541,7 +544,9 @@ class ListWatch:
         """Our own write, as the server answered it (``obj``; None with ``key``: deleted), put into the
         store at once rather than when its watch event arrives: a reconcile right after the write reads
         what was written, not the version before it. The watch's resourceVersion is not moved (the
-        event still comes, and then changes nothing). Only once the first list is in."""
+        event still comes, and then changes nothing). The handler gets it as ``OWN``: a write's echo must
+        not plan its object again, or every write would cost a second pass. Only once the first list is
+        in."""
         if not self.synced.is_set():
             return
         trimmed = self._trim(obj) if obj is not None else None
@@ -557,11 +562,8 @@ class ListWatch:
             self._resize(key, object_size(trimmed) if trimmed is not None and self._budget else None)
         if self._budget is not None:  # our own write: counted, never refused
             self._budget.hold(self.name, len(self._sizes), self._bytes)
-        if trimmed is None:
-            if before is not None:
-                self._emit("DELETED", key, before, None)
-        elif before != trimmed:
-            self._emit("MODIFIED" if before is not None else "ADDED", key, before, trimmed)
+        if before != trimmed:
+            self._emit(OWN, key, before, trimmed)
 
     def _full(self, kind: str, obj: Mapping[str, Any]) -> None:
         if self._hooks.on_full is None:

@@ -20,13 +20,16 @@ What it writes, and how it stays safe with other writers:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from typing import Any
 
-from controller.errors import ConflictError, NotFoundError, NotOwnedError
+from controller.errors import ClusterUnreachableError, ConflictError, NotFoundError, NotOwnedError
 from controller.kube.member_hpas import already_applied, labels_of, owns, spec_template_digest, target_group
-from controller.kube.member_reads import MemberReader
+from controller.kube.member_reads import SCALE_IN_OBJECT, MemberReader, ResolvedKind
+from controller.kube.member_watches import HPA, WORKLOAD
 from controller.planning.member_hpa import (
     ANNOTATION_DECISION,
     ANNOTATION_DIGEST,
@@ -106,9 +109,10 @@ class KubeMemberCluster(MemberReader):
         # resourceVersion is never used, so a stale plan answers 409 instead of winning
         create = mine is None if observed is None else observed.resource_version is None
         if create:  # absent when observed: POST, and one that exists now answers 409 AlreadyExists
-            made = self.client.request(
-                "POST", self._hpa_path(namespace), {"fieldManager": FIELD_MANAGER}, body
-            )
+            with self._writing(HPA, namespace, name, None):
+                made = self.client.request(
+                    "POST", self._hpa_path(namespace), {"fieldManager": FIELD_MANAGER}, body
+                )
             self._note_hpa(namespace, name, made)
             log.info("Created member HPA", extra={"cluster": self.name, "object": f"{namespace}/{name}"})
             return
@@ -120,15 +124,56 @@ class KubeMemberCluster(MemberReader):
             assert mine is not None
             metadata["resourceVersion"] = mine["metadata"]["resourceVersion"]
         try:
-            put = self.client.request(
-                "PUT", self._hpa_path(namespace, name), {"fieldManager": FIELD_MANAGER}, body
-            )
+            with self._writing(HPA, namespace, name, metadata["resourceVersion"]):
+                put = self.client.request(
+                    "PUT", self._hpa_path(namespace, name), {"fieldManager": FIELD_MANAGER}, body
+                )
             self._note_hpa(namespace, name, put)
         except ConflictError:
             if self._applied_meanwhile(fhpa, namespace, name, spec, decision):
                 return  # the same decision landed since (another leader, or our cache was a moment behind)
             raise
         log.info("Updated member HPA", extra={"cluster": self.name, "object": f"{namespace}/{name}"})
+
+    def _writing(
+        self, resource: str, namespace: str, name: str, resource_version: str | None
+    ) -> AbstractContextManager[None]:
+        """Around a write conditional on ``resource_version``: its watch echo does not plan it again."""
+        if self.cache is None:
+            return contextlib.nullcontext()
+        return self.cache.own_writes.writing(resource, (namespace, name), resource_version)
+
+    def _cached_scale(
+        self,
+        kind: ResolvedKind,
+        namespace: str,
+        target: CrossVersionObjectReference,
+        observed: Observed | None,
+    ) -> Mapping[str, Any] | None:
+        """The Scale from the cache, when it holds the workload at the version the plan observed and the
+        kind carries its Scale in the object: the write is conditional on that version anyway, so a read
+        of the Scale first would only cost a request. None: read it."""
+        wkind = (kind.group, target.kind)
+        if (
+            self.cache is None
+            or observed is None
+            or not observed.resource_version
+            or wkind not in SCALE_IN_OBJECT
+        ):
+            return None
+        try:
+            cached = self.cache.workload(wkind, namespace, target.name)
+        except ClusterUnreachableError:  # not watched yet, or the member is unknown now
+            return None
+        if (
+            cached is None
+            or (cached.get("metadata") or {}).get("resourceVersion") != observed.resource_version
+        ):
+            return None
+        return {
+            "metadata": cached["metadata"],
+            "spec": {"replicas": (cached.get("spec") or {}).get("replicas")},
+        }
 
     def _note_hpa(self, namespace: str, name: str, written: Any, deleted: bool = False) -> None:
         """Our write, into the cache at once (read-your-writes for the next reconcile)."""
@@ -162,18 +207,19 @@ class KubeMemberCluster(MemberReader):
             )
             return
         meta = existing["metadata"]
+        # as observed when the deletion was planned (a change since answers 409), else as read
+        rv = (observed.resource_version if observed is not None else None) or meta["resourceVersion"]
         options = {
             "apiVersion": "v1",
             "kind": "DeleteOptions",
             "preconditions": {
                 "uid": (observed.uid if observed is not None else None) or meta["uid"],
-                # as observed when the deletion was planned (a change since answers 409), else as read
-                "resourceVersion": (observed.resource_version if observed is not None else None)
-                or meta["resourceVersion"],
+                "resourceVersion": rv,
             },
         }
         try:
-            self.client.request("DELETE", self._hpa_path(namespace, name), body=options)
+            with self._writing(HPA, namespace, name, rv):
+                self.client.request("DELETE", self._hpa_path(namespace, name), body=options)
         except NotFoundError:
             return
         self._note_hpa(namespace, name, None, deleted=True)
@@ -197,7 +243,7 @@ class KubeMemberCluster(MemberReader):
                 "with a scale subresource"
             )
         path = kind.path(namespace, target.name, "scale")
-        scale = self.client.get(path)
+        scale = self._cached_scale(kind, namespace, target, observed) or self.client.get(path)
         if int((scale.get("spec") or {}).get("replicas") or 0) == replicas:
             return
         body = {
@@ -212,7 +258,8 @@ class KubeMemberCluster(MemberReader):
             },
             "spec": {"replicas": replicas},
         }
-        written = self.client.request("PUT", path, {"fieldManager": FIELD_MANAGER}, body)
+        with self._writing(WORKLOAD, namespace, target.name, body["metadata"]["resourceVersion"]):
+            written = self.client.request("PUT", path, {"fieldManager": FIELD_MANAGER}, body)
         if self.cache is not None and isinstance(written, dict):
             group = target_group(target)
             self.cache.note_scale((group, target.kind), namespace, target.name, written)

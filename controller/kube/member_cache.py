@@ -14,7 +14,8 @@ cannot be read in every namespace make capacity unknown. A refused list is retri
 failing (the member went away), the member must be observed as UNKNOWN, never as empty or as it was: the
 query methods raise ``CacheNotSyncedError`` or ``ClusterUnreachableError`` rather than answer from a
 partial or past store. Each change of a trimmed object is reported to the listeners as a ``Change``
-(resource, key, old, new); a change to a field not kept (a pod's annotations, say) is not reported.
+(resource, key, old, new); a change to a field not kept (a pod's annotations, say) is not reported,
+nor is our own write, noted at once, or its echo (``controller.kube.own_writes``).
 ``controller.runtime.member_events`` decides which changes matter to which FederatedHPA.
 """
 
@@ -35,6 +36,7 @@ from controller.kube.listwatch import (
     DEFAULT_PAGE_SIZE,
     DEFAULT_WATCH_TIMEOUT_SECONDS,
     DROPPED,
+    OWN,
     SYNC,
     ListWatch,
     ObjectKey,
@@ -54,14 +56,14 @@ from controller.kube.member_watches import (
     WatchFamily,
     WorkloadKind,
 )
+from controller.kube.own_writes import OwnWrites
 from controller.kube.watch_transport import KubeTransport
 from controller.planning import capacity
 from controller.planning.selectors import Requirement, parse_selector, selector_matches
 
 log = logging.getLogger(__name__)
 
-
-QUIET = (SYNC, DROPPED)
+QUIET = (SYNC, DROPPED, OWN)
 """Handler event types that index or unindex an object without news for the listeners."""
 
 
@@ -112,6 +114,7 @@ class MemberCache:
         }
         self.capacity_ttl_seconds = capacity_ttl_seconds
         self._listeners: list[ChangeListener] = [on_change] if on_change is not None else []
+        self.own_writes = OwnWrites()  # the echoes of our writes in flight are not news either
         self._interner = Interner()
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -251,15 +254,14 @@ class MemberCache:
         family = self._workloads.get(kind)
         if family is None or not isinstance(scale, Mapping):
             return
+        rv = (scale.get("metadata") or {}).get("resourceVersion")
         for lw in family.watches():
             current = lw.get((namespace, name))
             if current is None:
                 continue
             updated = {
-                "metadata": {
-                    **current["metadata"],
-                    "resourceVersion": (scale.get("metadata") or {}).get("resourceVersion"),
-                },
+                **current,
+                "metadata": {**current["metadata"], "resourceVersion": rv},
                 "spec": {**current["spec"], "replicas": (scale.get("spec") or {}).get("replicas")},
             }
             lw.apply_local(AlreadyTrimmed(updated))
@@ -329,14 +331,14 @@ class MemberCache:
                         del self._hpas_by_target[target]
             if new is not None:
                 self._hpas_by_target.setdefault(_hpa_target(namespace, new), set()).add(name)
-        if _type not in QUIET:
+        if _type not in QUIET and not self.own_writes.is_echo(HPA, key, old):
             self.fire(Change(HPA, key, old, new))
 
     def _workload_handler(self, kind: WorkloadKind) -> Callable[[str, ObjectKey, Any, Any], None]:
         def handler(_type: str, key: ObjectKey, old: Any, new: Any) -> None:
             with self._lock:
                 self._index_selector(kind, key, new)
-            if _type not in QUIET:
+            if _type not in QUIET and not self.own_writes.is_echo(WORKLOAD, key, old):
                 self.fire(Change(WORKLOAD, key, old, new, kind))
 
         return handler

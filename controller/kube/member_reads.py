@@ -60,7 +60,7 @@ from fhpa_api.models import CrossVersionObjectReference, FederatedHPA
 log = logging.getLogger(__name__)
 
 HPA_VERSIONS = ("v2", "v2beta2")  # preferred first
-_SCALE_IN_OBJECT = {("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "ReplicaSet")}
+SCALE_IN_OBJECT = {("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "ReplicaSet")}
 _TERMINAL = ("Succeeded", "Failed")
 
 
@@ -391,7 +391,7 @@ class MemberReader:
         """(replicas, selector, the Scale's resourceVersion); None when the Scale is not there."""
         rv = (workload.get("metadata") or {}).get("resourceVersion")
         spec = workload.get("spec") or {}
-        if wkind in _SCALE_IN_OBJECT:
+        if wkind in SCALE_IN_OBJECT:
             return int(spec.get("replicas") or 0), spec.get("selector"), rv
         key = (wkind, namespace, name)
         memo = self._scales.get(key)

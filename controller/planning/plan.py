@@ -64,6 +64,7 @@ class Plan(BaseModel):
     status: FederatedHPAStatus
     events: list[EventRecord] = Field(default_factory=list)
     requeue_after_seconds: float | None = None
+    requeue_routine: bool = False  # only the periodic optimization is due then: no reaction waits on it
 
     @property
     def has_member_writes(self) -> bool:

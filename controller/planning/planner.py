@@ -146,13 +146,16 @@ def plan(
         hpa_actions, replica_writes, fleet, {d.cluster.name: d.cluster.current_replicas for d in leaving}
     )
     # paused, nothing becomes due by time alone: removing the annotation is a watch event
-    requeue = None if paused else _requeue(fleet, health, health_policy, last_optimization, config)
+    requeue, routine = (
+        (None, False) if paused else _requeue(fleet, health, health_policy, last_optimization, config)
+    )
     return Plan(
         hpa_actions=hpa_actions,
         replica_writes=replica_writes,
         status=status,
         events=events,
         requeue_after_seconds=requeue,
+        requeue_routine=routine,
     )
 
 
@@ -532,11 +535,14 @@ def _requeue(
     policy: HealthPolicy,
     last_optimization: datetime | None,
     config: PlannerConfig,
-) -> float | None:
-    """Seconds until something becomes due by time alone: optimization, a delay, a grace, a hysteresis."""
+) -> tuple[float | None, bool]:
+    """Seconds until something becomes due by time alone: optimization, a delay, a grace, a hysteresis;
+    and whether that is only the periodic optimization (routine: it may wait behind reactions, while a
+    delay or a grace running out is a decision falling due)."""
     times: list[datetime] = []
+    optimization = None
     if _assists(fleet.fhpa) and fleet.slots and last_optimization is not None:
-        times.append(last_optimization + timedelta(seconds=config.optimization_period_seconds))
+        optimization = last_optimization + timedelta(seconds=config.optimization_period_seconds)
     if _assists(fleet.fhpa):
         delay = timedelta(seconds=fleet.fhpa.spec.effective_delay_seconds)
         times += [s.pending_since + delay for s in fleet.slots.values() if s.pending_since is not None]
@@ -548,6 +554,7 @@ def _requeue(
     times += [t for h in health.values() if (t := due_at(h, policy)) is not None]
     times += [s.assist_until for s in fleet.slots.values() if s.assist_until is not None]
     future = [t for t in times if t > fleet.now]
-    if not future:
-        return None
-    return (min(future) - fleet.now).total_seconds()
+    due = min(future, default=None)
+    if optimization is not None and optimization > fleet.now and (due is None or optimization < due):
+        return (optimization - fleet.now).total_seconds(), True
+    return (None, False) if due is None else ((due - fleet.now).total_seconds(), False)

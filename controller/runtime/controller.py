@@ -109,7 +109,7 @@ class Controller:
         log.debug("reconciled", extra={"object": ref, "kind": kind, "requeue_after_seconds": requeue})
         queue.forget(key)
         if requeue is not None:
-            queue.add_after(key, requeue)
+            queue.add_after(key, requeue, low=result.routine)
 
     def _failed(self, queue: WorkQueue[Key], key: Key, result: str, exc: BaseException) -> None:
         self.metrics.reconciles.labels(kind=key[0], result=result).inc()

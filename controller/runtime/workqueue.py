@@ -7,7 +7,9 @@ that keeps failing must back off exponentially instead of spinning (``add_rate_l
 reconcile that asks to be called again later (a planner's ``requeue_after``, a cron fire) needs a
 delayed add that does not occupy a thread while it waits; and a periodic resync of a thousand keys
 must not delay the one key a member event just asked for (``add_low``: a second lane, taken only when
-the first is empty; a key in it that is then added normally moves to the first lane).
+the first is empty; a key in it that is then added normally moves to the first lane). A delayed add
+may go to either lane when it falls due: a pass that is routine (a periodic optimization) must not
+delay a reaction either.
 
 Everything here is thread-safe. Time comes from an injectable monotonic clock so tests need no sleeps.
 """
@@ -51,6 +53,7 @@ class WorkQueue(Generic[K]):
         self._dirty: set[K] = set()  # queued, or to be queued again when its processing ends
         self._processing: set[K] = set()
         self._delayed: list[tuple[float, int, K]] = []  # heap of (due, seq, key)
+        self._low_due: set[K] = set()  # keys whose pending delayed add goes to the low lane
         self._due: dict[K, float] = {}  # earliest pending delayed add per key
         self._seq = itertools.count()
         self._failures: dict[K, int] = {}
@@ -68,20 +71,17 @@ class WorkQueue(Generic[K]):
     def add_low(self, key: K) -> None:
         """Queue ``key`` behind every normally added key (a resync): dedup as ``add``."""
         with self._cond:
-            if self._shutting_down or key in self._dirty:
-                return
-            self._dirty.add(key)
-            if key in self._processing:
-                return
-            self._low.append(key)
-            self._in_low.add(key)
-            self._report_depth_locked()
-            self._cond.notify()
+            if not self._shutting_down:
+                self._add_low_locked(key)
 
-    def add_after(self, key: K, delay_seconds: float) -> None:
-        """Queue ``key`` once ``delay_seconds`` have passed; an earlier pending delayed add wins."""
+    def add_after(self, key: K, delay_seconds: float, low: bool = False) -> None:
+        """Queue ``key`` once ``delay_seconds`` have passed (``low``: in the resync lane); an earlier
+        pending delayed add wins."""
         if delay_seconds <= 0:
-            self.add(key)
+            if low:
+                self.add_low(key)
+            else:
+                self.add(key)
             return
         with self._cond:
             if self._shutting_down:
@@ -90,6 +90,10 @@ class WorkQueue(Generic[K]):
             if key in self._due and self._due[key] <= due:
                 return
             self._due[key] = due
+            if low:
+                self._low_due.add(key)
+            else:
+                self._low_due.discard(key)
             heapq.heappush(self._delayed, (due, next(self._seq), key))
             self._cond.notify()
 
@@ -218,6 +222,17 @@ class WorkQueue(Generic[K]):
         self._report_depth_locked()
         self._cond.notify()
 
+    def _add_low_locked(self, key: K) -> None:
+        if key in self._dirty:
+            return
+        self._dirty.add(key)
+        if key in self._processing:
+            return
+        self._low.append(key)
+        self._in_low.add(key)
+        self._report_depth_locked()
+        self._cond.notify()
+
     def _promote_due_locked(self) -> None:
         now = self._clock()
         while self._delayed and self._delayed[0][0] <= now:
@@ -225,7 +240,11 @@ class WorkQueue(Generic[K]):
             if self._due.get(key) != due:
                 continue  # superseded by an earlier add_after for the same key
             del self._due[key]
-            self._add_locked(key)
+            if key in self._low_due:
+                self._low_due.discard(key)
+                self._add_low_locked(key)
+            else:
+                self._add_locked(key)
 
     def _seconds_to_next_due_locked(self) -> float | None:
         while self._delayed and self._due.get(self._delayed[0][2]) != self._delayed[0][0]:

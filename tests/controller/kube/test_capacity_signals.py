@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from controller.backoff import ExponentialBackoff
+from controller.kube import autoscaler_status as status_format
 from controller.kube.capacity_signals import declared
 from controller.kube.member import KubeMemberCluster
 from controller.planning.observation import ClusterObservation
@@ -158,6 +159,21 @@ def test_the_cluster_autoscaler_status_gives_elastic_room(fake: FakeKube, sample
     )
     assert seen.available_replicas == 4 + 108
     assert seen.capacity.detail == "2 nodes coming"
+
+
+@pytest.mark.parametrize("present", [False, True])
+def test_the_status_configmap_is_parsed_once_per_read_not_per_observation(
+    fake: FakeKube, present: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if present:
+        autoscaler_status(fake, target=2, registered=1)
+    parsed: list[object] = []
+    real = status_format.node_groups
+    monkeypatch.setattr(status_format, "node_groups", lambda cm: parsed.append(cm) or real(cm))
+    member = make_member(fake)
+    first = [member.observe(FHPA).capacity for _ in range(3)]
+    assert first[0] == first[1] == first[2]
+    assert len(parsed) == (1 if present else 0)
 
 
 @pytest.mark.parametrize("cached", [False, True])

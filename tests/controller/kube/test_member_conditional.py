@@ -218,6 +218,20 @@ def test_a_scale_write_is_conditional_on_the_observed_scale(fake: FakeKube) -> N
     assert fake.store.get("deployments", "default", "web")["spec"]["replicas"] == 4
 
 
+def test_a_scale_write_from_the_cache_does_not_read_the_scale_first(fake: FakeKube) -> None:
+    member, fhpa = make_member(fake), make_fhpa()
+    caught_up(member, fake)
+    seen = member.observe(fhpa)
+    plan = Plan(
+        replica_writes=[ReplicaWrite(cluster="m1", replicas=4, reason="test")], status=FederatedHPAStatus()
+    )
+    before = len(fake.requests_matching("GET", "/deployments/web/scale$"))
+    assert run(plan, fhpa, member, seen).done == ["scale/m1"]
+    assert fake.store.get("deployments", "default", "web")["spec"]["replicas"] == 4
+    reads = len(fake.requests_matching("GET", "/deployments/web/scale$")) - before
+    assert reads == (0 if member.cache is not None else 1)  # the cache held it at the observed version
+
+
 def test_the_status_row_records_the_decision_through_reconciles(fake: FakeKube) -> None:
     """Through the real planner: the pass that creates the HPA records the key it stamped; a pass with
     nothing to write records the key observed on the HPA; a pass that cannot see the cluster keeps it."""

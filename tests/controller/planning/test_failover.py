@@ -225,3 +225,16 @@ def test_no_sole_holder_when_no_cluster_answers() -> None:
     down = unreachable(unreachable(fleet, "a"), "b")
     f, down, _ = settle(f, down, T0 + 10 * S)
     assert "FailedOver" not in reasons(run(f, down, T0 + 41 * S))
+
+
+def test_a_requeue_for_the_optimization_alone_is_routine_and_one_for_a_grace_is_not() -> None:
+    f, fleet = two_clusters()
+    p = run(f, fleet, T0)
+    assert p.requeue_after_seconds == 60 and p.requeue_routine  # at rest: only the next optimization
+    down = unreachable(fleet, "b")
+    p = run(f, down, T0 + 10 * S)
+    assert p.requeue_after_seconds == 50 and p.requeue_routine  # the optimization comes before the grace
+    f2 = f.model_copy(update={"status": p.status})
+    p = run(f2, down, T0 + 65 * S)
+    assert p.requeue_after_seconds is not None and p.requeue_after_seconds <= 15
+    assert not p.requeue_routine  # the grace runs out first: a decision falls due

@@ -58,6 +58,13 @@ def test_a_requeue_after_comes_back_then_and_not_before() -> None:
     assert 'fhpa_reconciles_total{kind="Thing",result="success"} 1.0' in metrics.render().decode()
 
 
+def test_a_routine_requeue_comes_back_in_the_low_lane() -> None:
+    queue, clock, _ = process(lambda: Result.after(30.0, routine=True))
+    queue.add_low(("Thing", "ns", "resync"))
+    clock.t = 30.0
+    assert [take(queue), take(queue)] == [("Thing", "ns", "resync"), KEY]
+
+
 def test_nothing_to_requeue_leaves_the_queue_empty() -> None:
     queue, clock, _ = process(Result)
     clock.t = 1e9

@@ -220,3 +220,18 @@ def test_a_low_add_of_a_key_being_processed_requeues_it_once_after_done() -> Non
     assert q.get(timeout=0) == "k"
     q.done("k")
     assert q.get(timeout=0) is None
+
+
+def test_a_routine_delayed_add_falls_due_into_the_low_lane() -> None:
+    clock = FakeClock()
+    q: WorkQueue[str] = WorkQueue(clock=clock)
+    q.add_after("periodic", 5, low=True)
+    q.add_after("due", 5)
+    clock.t += 5
+    q.add("event")
+    assert [q.get(timeout=0), q.get(timeout=0), q.get(timeout=0)] == ["event", "due", "periodic"]
+    for key in ("event", "due", "periodic"):
+        q.done(key)
+    q.add_after("periodic", 0, low=True)  # due at once: the low lane too
+    q.add("event2")
+    assert [q.get(timeout=0), q.get(timeout=0)] == ["event2", "periodic"]

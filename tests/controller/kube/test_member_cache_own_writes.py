@@ -1,0 +1,98 @@
+"""Our own member writes, noted in the cache, are not news: neither the note nor the watch event that
+echoes the write tells the listeners (which would plan the FederatedHPA again), while a write by anyone
+else still does. Driven by hand through the watches' handlers (no threads, no server)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+from controller.kube.member_cache import HPA, WORKLOAD, Change, MemberCache
+from tests.controller.kube.test_member_cache import StubTransport, hpa
+from tests.support.fakekube_builders import deployment
+
+DEPLOY = ("apps", "Deployment")
+
+
+def synced_cache(changes: list[Change]) -> MemberCache:
+    cache = MemberCache("m", StubTransport(0, lambda i: {}), on_change=changes.append)
+    for lw in (cache.pods_watch, cache.nodes_watch, cache.hpas_watch):
+        lw._list(threading.Event())
+    return cache
+
+
+def served(obj: dict[str, Any], rv: str) -> dict[str, Any]:
+    return {**obj, "metadata": {**obj["metadata"], "resourceVersion": rv}}
+
+
+def event(kind: str, obj: dict[str, Any]) -> str:
+    return json.dumps({"type": kind, "object": obj})
+
+
+def keys(changes: list[Change], resource: str) -> list[tuple[str, str]]:
+    return [c.key for c in changes if c.resource == resource and not c.synced]
+
+
+def test_an_hpa_we_wrote_and_its_watch_echo_are_not_reported() -> None:
+    changes: list[Change] = []
+    cache = synced_cache(changes)
+    lw = cache.hpas_watch
+    lw._handle_line(event("ADDED", served(hpa("h1"), "2")))
+    assert keys(changes, HPA) == [("default", "h1")]  # someone else's HPA: news
+    written = served(hpa("h1"), "3")
+    written["spec"]["maxReplicas"] = 9
+    cache.note_hpa("default", "h1", written)
+    assert cache.hpa("default", "h1")["spec"]["maxReplicas"] == 9  # read at once by the next pass
+    lw._handle_line(event("MODIFIED", written))  # the echo of our write
+    assert keys(changes, HPA) == [("default", "h1")]
+    foreign = served(hpa("h1"), "4")
+    foreign["spec"]["maxReplicas"] = 4
+    lw._handle_line(event("MODIFIED", foreign))  # someone else changed it back: news again
+    assert keys(changes, HPA) == [("default", "h1"), ("default", "h1")]
+
+
+def test_an_hpa_we_deleted_is_not_reported() -> None:
+    changes: list[Change] = []
+    cache = synced_cache(changes)
+    cache.hpas_watch._handle_line(event("ADDED", served(hpa("h1"), "2")))
+    cache.note_hpa("default", "h1", None)
+    cache.hpas_watch._handle_line(event("DELETED", served(hpa("h1"), "3")))
+    assert cache.hpa("default", "h1") is None
+    assert keys(changes, HPA) == [("default", "h1")]
+
+
+def test_a_scale_we_wrote_and_its_watch_echo_are_not_reported() -> None:
+    changes: list[Change] = []
+    cache = synced_cache(changes)
+    cache.watch_workloads(DEPLOY, "/apis/apps/v1", "deployments")
+    lw = cache._wait_cluster_watch(cache._workloads[DEPLOY])
+    lw._list(threading.Event())
+    lw._handle_line(event("ADDED", served(deployment("web", replicas=2), "2")))
+    assert keys(changes, WORKLOAD) == [("default", "web")]
+    cache.note_scale(
+        DEPLOY, "default", "web", {"metadata": {"resourceVersion": "3"}, "spec": {"replicas": 5}}
+    )
+    assert cache.workload(DEPLOY, "default", "web")["spec"]["replicas"] == 5
+    # the echo: the workload as the server holds it after the Scale write (its status unchanged)
+    echoed = served(deployment("web", replicas=5), "3")
+    echoed["status"] = {"replicas": 2}
+    lw._handle_line(event("MODIFIED", echoed))
+    assert keys(changes, WORKLOAD) == [("default", "web")]
+
+
+def test_the_echo_of_a_write_in_flight_is_not_reported_even_before_its_answer() -> None:
+    changes: list[Change] = []
+    cache = synced_cache(changes)
+    lw = cache.hpas_watch
+    lw._handle_line(event("ADDED", served(hpa("h1"), "2")))
+    written = served(hpa("h1"), "3")
+    written["spec"]["maxReplicas"] = 9
+    with cache.own_writes.writing(HPA, ("default", "h1"), "2"):
+        lw._handle_line(event("MODIFIED", written))  # the echo overtakes the write's answer
+        cache.note_hpa("default", "h1", written)
+    assert cache.hpa("default", "h1")["spec"]["maxReplicas"] == 9
+    assert keys(changes, HPA) == [("default", "h1")]
+    after = served(hpa("h1"), "4")
+    lw._handle_line(event("MODIFIED", after))  # the next change is someone else's
+    assert keys(changes, HPA) == [("default", "h1"), ("default", "h1")]
