@@ -248,7 +248,13 @@ def _row_pending_since(row: ClusterStatus | None, cluster: ClusterObservation) -
     if row is None:
         return None
     was, has = row.capacity, cluster.capacity
-    grew = was is not None and was.firm is not None and has is not None and has.firm > was.firm
+    grew = (
+        was is not None
+        and was.firm is not None
+        and has is not None
+        and has.firm is not None
+        and has.firm > was.firm
+    )
     return None if grew else row.pending_since
 
 
