@@ -38,7 +38,8 @@ tolerance, and then it is reported once, at the episode's first step, however lo
    counted; a further move within the settle time, or any move after it, is a move like any other.
    Within any such hour, too, a cluster's workload switches between 0 and running at most twice (a
    change of the candidate set allows one switch each way within its settle time, as it allows a max
-   one move each way) and the controller writes its replicas at most 4 times. A cluster unreachable
+   one move each way) and the controller writes its replicas at most 4 times (the same allowance: one
+   write up and one down per change). A cluster unreachable
    before the controller ever reached it was never planned, so it is not held: the pass that first
    reaches it is a change of the candidate set (it joins).
 
@@ -596,8 +597,17 @@ def _flips(steps: Sequence[StepSample], name: str, changes: Sequence[_Change]) -
 
 
 def _replica_writes(steps: Sequence[StepSample], name: str, changes: Sequence[_Change]) -> list[_Counted]:
-    """Steps at which the controller wrote the cluster's replicas."""
-    return [_Counted(i, i) for i, s in enumerate(steps) if f"scale/{name}" in s.actions]
+    """Steps at which the controller wrote the cluster's replicas, but for those a change of the candidate
+    set allows, one each way (up or down) within its settle time: the load of a failed cluster moving
+    to the others, or a rejoin that brings the fleet back under F.max."""
+    writes = [
+        (i, 1 if _replicas_of(s, name) > _replicas_of(steps[i - 1], name) else -1)
+        for i, s in enumerate(steps)
+        if f"scale/{name}" in s.actions and i > 0
+    ]
+    allowed = _allowed(writes, changes)
+    first = [_Counted(0, 0)] if steps and f"scale/{name}" in steps[0].actions else []
+    return first + [_Counted(i, i) for i, _ in writes if i not in allowed]
 
 
 CALM_MEASURES = (

@@ -236,33 +236,13 @@ def test_the_samples_record_the_shorter_grace_of_a_held_sole_holder():
     """idc runs the one replica and cloud none: when idc stops answering, the controller gives it the blip
     tolerance (30 s), not the failover grace (60 s), and the samples must say so, or the promises read
     its failover as a blip that moved nothing."""
-    data = {
-        "name": "sole-holder",
-        "duration": "3m",
-        "step": 15,
-        "clusters": [
-            {"name": "idc", "capacity": 4, "replicas": 1, "outages": [{"at": 60, "for": 90}]},
-            {"name": "cloud", "capacity": 4, "replicas": 0},
-        ],
-        "load": {"podCapacity": 100, "trace": [{"at": 0, "rps": 50}]},
-        "federatedHPA": {
-            "apiVersion": "autoscaling.karmada.io/v1alpha1",
-            "kind": "FederatedHPA",
-            "metadata": {"name": "app", "namespace": "default"},
-            "spec": {
-                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "app"},
-                "minReplicas": 1,
-                "maxReplicas": 1,
-                "federatedHPAAssignment": {
-                    "federatedHPAAssignmentType": "Prioritized",
-                    "clusterAutoscalingPreference": [
-                        {"targetCluster": {"clusterNames": ["idc"]}, "priority": 2},
-                        {"targetCluster": {"clusterNames": ["cloud"]}, "priority": 1},
-                    ],
-                },
-            },
-        },
-    }
+    data = copy.deepcopy(builtin_document())
+    data["duration"] = "3m"
+    idc, cloud = data["clusters"]
+    idc.update(replicas=1, outages=[{"at": 60, "for": 90}])
+    cloud.pop("outages")
+    data["load"] = {"podCapacity": 100, "trace": [{"at": 0, "rps": 50}]}
+    data["federatedHPA"]["spec"].update(minReplicas=1, maxReplicas=1)
     steps = Simulation(parse_scenario(data)).run().steps
     held = [s.clusters["idc"].failover_grace_s for s in steps if s.clusters["idc"].down]
     assert held[0] == 30

@@ -2012,6 +2012,42 @@ KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
         "later. The measurement held m1 from t=0 and for the flag's grace, and counted switches with "
         "no allowance for changes of the candidate set",
     ),
+    "failovers-and-rejoins-rewrite-a-bursting-cluster-seed-31": (
+        Fleet(
+            members=(
+                Member(
+                    name="m1", capacity=0, replicas=0, startup_s=15, grow_nodes=6, provision_s=30, quota=3
+                ),
+                Member(name="m2", capacity=4, replicas=8, startup_s=120),
+                Member(name="m3", capacity=0, replicas=3, startup_s=15, grow_nodes=1, provision_s=60),
+                Member(name="m4", capacity=31, replicas=0, startup_s=30, grow_nodes=4, provision_s=60),
+            ),
+            spec=Spec(
+                policy="Duplicated",
+                fmin=9,
+                fmax=26,
+                delay_s=15,
+                weights=(4, 0, 1, 2, 3),
+                priorities=(2, 0, 2, 3, 3),
+            ),
+            demand_pods=4,
+        ),
+        (
+            ("flap", {"down_steps": 1, "times": 4, "up_steps": 9, "which": 1}),
+            ("make_ties", {"capacity": 5, "level": 3, "policy": "Aggregated", "then": 8}),
+            ("make_ties", {"capacity": 18, "level": 3, "policy": "DynamicWeighted", "then": 16}),
+            ("load_step", {"pods": 21, "ramp_steps": 4, "then": 5}),
+            ("flap", {"down_steps": 12, "times": 1, "up_steps": 9, "which": 4}),
+            ("flap", {"down_steps": 8, "times": 2, "up_steps": 8, "which": 3}),
+            ("flap", {"down_steps": 9, "times": 3, "up_steps": 6, "which": 1}),
+        ),
+        ChurnBreach,
+        "bench/fleet_state_machine.py --seed 31 --examples 120 --no-shrink, its fleet 112, as found (not "
+        "shrunk): DynamicWeighted at a flat 1,680 rps; m2's replicas are written 5 times in 16 minutes: "
+        "two bursts as the load step ends, a burst when m4 fails over (its load moves to m2), and the "
+        "ceiling's cuts when m4 and then m2 rejoin running more than F.max leaves them. The last three "
+        "are the changes of the candidate set, which now allow one replica write each way",
+    ),
 }
 
 
@@ -2058,6 +2094,7 @@ FIXED_BREACHES = frozenset(
         "deselected-cluster-unreachable-while-drained-is-never-drained-seed-10",
         "prioritized-failover-and-rejoin-turn-a-max-five-times-seed-13",
         "tiny-max-dynamic-weighted-flips-a-cluster-at-each-top-tier-blip-seed-22",
+        "failovers-and-rejoins-rewrite-a-bursting-cluster-seed-31",
     }
 )
 """Breaches this machine found that the planner now keeps: each is replayed as a regression test."""

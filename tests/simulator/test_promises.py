@@ -577,3 +577,17 @@ def test_a_cluster_unreachable_from_the_start_joins_when_first_reached():
     assert report.allowed_moves == 2  # a's down, c's up
     reached = [{**f, "c": replace(f["c"], down=False)} if i == 0 else f for i, f in enumerate(fleets)]
     assert measure(steps(*reached), TERMS).allowed_moves == 0  # reached at once, then a blip: held
+
+
+def test_replica_writes_at_each_failover_and_rejoin_are_the_changes():
+    """b's replicas are written at each of three failovers (started) and rejoins (drained) in 30
+    minutes: 6 writes, each the change's one write that way; with c never down they are a breach."""
+
+    def written(fleet: list[StepSample]) -> list[StepSample]:
+        return [replace(s, actions=["scale/b"]) if i % 40 in (7, 20) else s for i, s in enumerate(fleet)]
+
+    report = measure(written(stand_in(3)), TERMS)
+    assert report.violations == [] and report.replica_writes == 0
+    unexplained = measure(written(stand_in(3, c_fails=False)), TERMS)
+    assert unexplained.replica_writes == 6
+    assert any("b: controller wrote the replicas 6 times" in v.detail for v in unexplained.violations)
