@@ -281,21 +281,25 @@ def _firm(c: ClusterSample) -> int:
     return c.capacity if c.quota_pods is None else min(c.capacity, c.quota_pods)
 
 
+def _lost_what_it_ran(before: ClusterSample, now: ClusterSample) -> bool:
+    """The replicas a reachable cluster ran stopped counting for the floor through no act of the
+    controller and no outage: its firm room fell below them (pods evicted), or the user took the cluster
+    out of the selection (or its workload away) while it ran them."""
+    ran = before.ready + before.starting
+    if not _eligible(before) or ran == 0 or now.down:
+        return False
+    return not _eligible(now) or _firm(now) < ran
+
+
 def _room_lost(steps: Sequence[StepSample]) -> list[bool]:
-    """Per step: a reachable cluster lost room its replicas were running in (its firm room fell below
-    what it ran the step before, so pods were evicted). Such a loss is a fault of its own: no planner
-    can win the evicted pods back sooner than its allowance, whatever the floor was waiting for before.
-    Idle nodes a node autoscaler removes evict nothing and do not count."""
+    """Per step: some cluster lost what it ran (``_lost_what_it_ran``). Such a loss is a change of its
+    own: no planner can win those replicas back elsewhere sooner than the floor's allowance, whatever
+    the floor was waiting for before. Idle nodes a node autoscaler removes evict nothing and do not
+    count, and an outage has its failover grace instead."""
     lost = [False] * len(steps)
     for i in range(1, len(steps)):
         before, now = steps[i - 1].clusters, steps[i].clusters
-        lost[i] = any(
-            _eligible(c)
-            and name in before
-            and _eligible(before[name])
-            and _firm(c) < before[name].ready + before[name].starting
-            for name, c in now.items()
-        )
+        lost[i] = any(name in before and _lost_what_it_ran(before[name], c) for name, c in now.items())
     return lost
 
 
@@ -303,7 +307,8 @@ def _floor(steps: Sequence[StepSample], terms: PromiseTerms) -> tuple[list[Viola
     """Below min(F.min, the room of the eligible clusters) for longer than the grace. The room counts an
     elastic cluster's nodes still to come; then the slowest node group's provisioning time is added to
     the tolerance (nodes that arrive turn elastic room into room there now, one provisioning later). A
-    loss of room that evicts running replicas starts the allowance again."""
+    loss of room that evicts running replicas, or a cluster taken out of the selection while it runs
+    them, starts the allowance again."""
 
     def probe(s: StepSample) -> tuple[float, str] | None:
         eligible = {n: c for n, c in sorted(s.clusters.items()) if _eligible(c)}

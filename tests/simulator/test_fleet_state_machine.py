@@ -2086,6 +2086,38 @@ KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
         "before m3's new nodes come 180 s later; the floor's allowance ran from the F.min change and "
         "did not start again at the eviction",
     ),
+    "a-cluster-deselected-while-nodes-come-restarts-the-floor-seed-41": (
+        Fleet(
+            members=(
+                Member(
+                    name="m1", capacity=21, replicas=7, startup_s=30, grow_nodes=6, provision_s=180, quota=25
+                ),
+                Member(name="m2", capacity=0, replicas=3, startup_s=15),
+                Member(name="m3", capacity=1, replicas=1, startup_s=30, grow_nodes=5, quota=2),
+                Member(name="m4", capacity=36, replicas=31, startup_s=0),
+                Member(name="m5", capacity=13, replicas=9, startup_s=60, grow_nodes=1, provision_s=30),
+            ),
+            spec=Spec(
+                policy="Duplicated",
+                fmin=72,
+                fmax=72,
+                delay_s=60,
+                weights=(4, 3, 0, 0, 4),
+                priorities=(2, 0, 1, 0, 3),
+            ),
+            demand_pods=20,
+        ),
+        (
+            ("make_ties", {"policy": "Aggregated", "level": 2, "capacity": None, "then": 13}),
+            ("edit_affinity", {"which": 4, "then": 17}),
+        ),
+        FloorBreach,
+        "bench/fleet_state_machine.py --seed 41 --examples 60 --no-shrink, its fleet 12, as found: "
+        "Aggregated F 72..72 above what the fleet holds; m1's 3 pods wait 195 s for nodes, and as they "
+        "come the user takes m5 (12 running) out of the selection; its share goes to m1, whose last pod "
+        "needs one more node (180 s). Each wait was within the floor's allowance, but the allowance ran "
+        "from t=0 and did not start again when the user removed a cluster that ran replicas",
+    ),
 }
 
 
@@ -2134,6 +2166,7 @@ FIXED_BREACHES = frozenset(
         "tiny-max-dynamic-weighted-flips-a-cluster-at-each-top-tier-blip-seed-22",
         "failovers-and-rejoins-rewrite-a-bursting-cluster-seed-31",
         "a-loss-of-room-while-nodes-come-restarts-the-floor-seed-40",
+        "a-cluster-deselected-while-nodes-come-restarts-the-floor-seed-41",
     }
 )
 """Breaches this machine found that the planner now keeps: each is replayed as a regression test."""
