@@ -291,7 +291,7 @@ def _lost_what_it_ran(before: ClusterSample, now: ClusterSample) -> bool:
     return not _eligible(now) or _firm(now) < ran
 
 
-def _room_lost(steps: Sequence[StepSample]) -> list[bool]:
+def _running_lost(steps: Sequence[StepSample]) -> list[bool]:
     """Per step: some cluster lost what it ran (``_lost_what_it_ran``). Such a loss is a change of its
     own: no planner can win those replicas back elsewhere sooner than the floor's allowance, whatever
     the floor was waiting for before. Idle nodes a node autoscaler removes evict nothing and do not
@@ -334,7 +334,7 @@ def _floor(steps: Sequence[StepSample], terms: PromiseTerms) -> tuple[list[Viola
     if any(paused):
         why += "; a flapper's grown grace not counted"
     allowed = terms.floor_tolerance_s + provision
-    restarts = _room_lost(steps)
+    restarts = _running_lost(steps)
     return _fleet_breaches(
         steps, terms.step_s, probe, FLOOR, allowed, "below the floor", why, paused, restarts
     )
