@@ -212,17 +212,23 @@ Probe = Callable[["StepSample"], "tuple[float, str] | None"]
 
 
 def _episodes(
-    steps: Sequence[StepSample], dt: float, probe: Probe, paused: Sequence[bool] = ()
+    steps: Sequence[StepSample],
+    dt: float,
+    probe: Probe,
+    paused: Sequence[bool] = (),
+    restarts: Sequence[bool] = (),
 ) -> Iterator[_Episode]:
     """Episodes of a promise measured on the whole fleet (controller-down steps are not measured). A step
-    marked in ``paused`` belongs to its episode but does not count towards the tolerance."""
+    marked in ``paused`` belongs to its episode but does not count towards the tolerance; one marked in
+    ``restarts`` ends the open episode and begins a new one (a new fault, owed its own allowance)."""
     episode: _Episode | None = None
     for i, s in enumerate(steps):
         found = probe(s) if s.controller_up else None
-        if found is None:
+        if found is None or (episode is not None and restarts and restarts[i]):
             if episode is not None:
                 yield episode
             episode = None
+        if found is None:
             continue
         if episode is None:
             episode = _Episode(start=s.t)
@@ -244,11 +250,12 @@ def _fleet_breaches(
     what: str,
     why: str,
     paused: Sequence[bool] = (),
+    restarts: Sequence[bool] = (),
 ) -> tuple[list[Violation], float]:
     """One violation per episode of a fleet-wide promise that outlasts ``tolerance``, and the seconds
     (episode weights) they add up to. ``what`` completes "... for Ns from t=...", ``why`` the allowance."""
     violations, seconds = [], 0.0
-    for ep in _episodes(steps, dt, probe, paused):
+    for ep in _episodes(steps, dt, probe, paused, restarts):
         if _breached(ep, tolerance):
             seconds += ep.weight
             violations.append(
@@ -269,16 +276,43 @@ def _eligible(c: ClusterSample) -> bool:
     return c.selected and c.workload and not c.down
 
 
+def _firm(c: ClusterSample) -> int:
+    """The replicas a cluster can run now: its capacity, capped by its quota."""
+    return c.capacity if c.quota_pods is None else min(c.capacity, c.quota_pods)
+
+
+def _lost_what_it_ran(before: ClusterSample, now: ClusterSample) -> bool:
+    """The replicas a reachable cluster ran stopped counting for the floor through no act of the
+    controller and no outage: its firm room fell below them (pods evicted), or the user took the cluster
+    out of the selection (or its workload away) while it ran them."""
+    ran = before.ready + before.starting
+    if not _eligible(before) or ran == 0 or now.down:
+        return False
+    return not _eligible(now) or _firm(now) < ran
+
+
+def _running_lost(steps: Sequence[StepSample]) -> list[bool]:
+    """Per step: some cluster lost what it ran (``_lost_what_it_ran``). Such a loss is a change of its
+    own: no planner can win those replicas back elsewhere sooner than the floor's allowance, whatever
+    the floor was waiting for before. Idle nodes a node autoscaler removes evict nothing and do not
+    count, and an outage has its failover grace instead."""
+    lost = [False] * len(steps)
+    for i in range(1, len(steps)):
+        before, now = steps[i - 1].clusters, steps[i].clusters
+        lost[i] = any(name in before and _lost_what_it_ran(before[name], c) for name, c in now.items())
+    return lost
+
+
 def _floor(steps: Sequence[StepSample], terms: PromiseTerms) -> tuple[list[Violation], float]:
     """Below min(F.min, the room of the eligible clusters) for longer than the grace. The room counts an
     elastic cluster's nodes still to come; then the slowest node group's provisioning time is added to
-    the tolerance (nodes that arrive turn elastic room into room there now, one provisioning later)."""
+    the tolerance (nodes that arrive turn elastic room into room there now, one provisioning later). A
+    loss of room that evicts running replicas, or a cluster taken out of the selection while it runs
+    them, starts the allowance again."""
 
     def probe(s: StepSample) -> tuple[float, str] | None:
         eligible = {n: c for n, c in sorted(s.clusters.items()) if _eligible(c)}
-        firm = sum(
-            c.capacity if c.quota_pods is None else min(c.capacity, c.quota_pods) for c in eligible.values()
-        )
+        firm = sum(_firm(c) for c in eligible.values())
         elastic = sum(c.elastic_room for c in eligible.values())
         need = min(s.fhpa_min, firm + elastic)
         have = sum(c.ready + c.starting for c in eligible.values())
@@ -300,7 +334,10 @@ def _floor(steps: Sequence[StepSample], terms: PromiseTerms) -> tuple[list[Viola
     if any(paused):
         why += "; a flapper's grown grace not counted"
     allowed = terms.floor_tolerance_s + provision
-    return _fleet_breaches(steps, terms.step_s, probe, FLOOR, allowed, "below the floor", why, paused)
+    restarts = _running_lost(steps)
+    return _fleet_breaches(
+        steps, terms.step_s, probe, FLOOR, allowed, "below the floor", why, paused, restarts
+    )
 
 
 def _within_grown_grace(steps: Sequence[StepSample], flag_grace_s: float) -> list[bool]:

@@ -2051,6 +2051,73 @@ KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
         "ceiling's cuts when m4 and then m2 rejoin running more than F.max leaves them. The last three "
         "are the changes of the candidate set, which now allow one replica write each way",
     ),
+    "a-loss-of-room-while-nodes-come-restarts-the-floor-seed-40": (
+        Fleet(
+            members=(
+                Member(
+                    name="m1", capacity=0, replicas=5, startup_s=60, grow_nodes=6, provision_s=180, quota=8
+                ),
+                Member(name="m2", capacity=0, replicas=0, startup_s=30, grow_nodes=3, provision_s=180),
+                Member(name="m3", capacity=38, replicas=36, startup_s=60, grow_nodes=5, provision_s=180),
+                Member(name="m4", capacity=0, replicas=3, startup_s=30, grow_nodes=1, provision_s=0),
+                Member(name="m5", capacity=3, replicas=4, startup_s=30, provision_s=60, quota=1),
+            ),
+            spec=Spec(
+                policy="DynamicWeighted",
+                fmin=21,
+                fmax=36,
+                scaling_to_zero=True,
+                delay_s=15,
+                weights=(3, 0, 3, 3, 0),
+                priorities=(1, 2, 0, 1, 1),
+            ),
+            demand_pods=20,
+        ),
+        (
+            ("wait", {"steps": 1}),
+            ("change_bounds", {"fmin": 41, "extra": 29, "then": 6}),
+            ("make_ties", {"policy": "DynamicWeighted", "level": 0, "capacity": 15, "then": 14}),
+        ),
+        FloorBreach,
+        "bench/fleet_state_machine.py --seed 40 --examples 120 --no-shrink, its fleet 55 (the fleet as "
+        "found, the program shrunk by hand): F.min 21 -> 41 leaves m3 (firm room 38) 3 pods waiting for "
+        "nodes; 90 s later every cluster's room falls to 15, m3's nodes go from 19 to 7 and 24 of its "
+        "running pods are evicted. The fleet's firm room is then 31 < 41, so no plan reaches the floor "
+        "before m3's new nodes come 180 s later; the floor's allowance ran from the F.min change and "
+        "did not start again at the eviction",
+    ),
+    "a-cluster-deselected-while-nodes-come-restarts-the-floor-seed-41": (
+        Fleet(
+            members=(
+                Member(
+                    name="m1", capacity=21, replicas=7, startup_s=30, grow_nodes=6, provision_s=180, quota=25
+                ),
+                Member(name="m2", capacity=0, replicas=3, startup_s=15),
+                Member(name="m3", capacity=1, replicas=1, startup_s=30, grow_nodes=5, quota=2),
+                Member(name="m4", capacity=36, replicas=31, startup_s=0),
+                Member(name="m5", capacity=13, replicas=9, startup_s=60, grow_nodes=1, provision_s=30),
+            ),
+            spec=Spec(
+                policy="Duplicated",
+                fmin=72,
+                fmax=72,
+                delay_s=60,
+                weights=(4, 3, 0, 0, 4),
+                priorities=(2, 0, 1, 0, 3),
+            ),
+            demand_pods=20,
+        ),
+        (
+            ("make_ties", {"policy": "Aggregated", "level": 2, "capacity": None, "then": 13}),
+            ("edit_affinity", {"which": 4, "then": 17}),
+        ),
+        FloorBreach,
+        "bench/fleet_state_machine.py --seed 41 --examples 60 --no-shrink, its fleet 12, as found: "
+        "Aggregated F 72..72 above what the fleet holds; m1's 3 pods wait 195 s for nodes, and as they "
+        "come the user takes m5 (12 running) out of the selection; its share goes to m1, whose last pod "
+        "needs one more node (180 s). Each wait was within the floor's allowance, but the allowance ran "
+        "from t=0 and did not start again when the user removed a cluster that ran replicas",
+    ),
 }
 
 
@@ -2098,6 +2165,8 @@ FIXED_BREACHES = frozenset(
         "prioritized-failover-and-rejoin-turn-a-max-five-times-seed-13",
         "tiny-max-dynamic-weighted-flips-a-cluster-at-each-top-tier-blip-seed-22",
         "failovers-and-rejoins-rewrite-a-bursting-cluster-seed-31",
+        "a-loss-of-room-while-nodes-come-restarts-the-floor-seed-40",
+        "a-cluster-deselected-while-nodes-come-restarts-the-floor-seed-41",
     }
 )
 """Breaches this machine found that the planner now keeps: each is replayed as a regression test."""

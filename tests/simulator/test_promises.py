@@ -169,6 +169,39 @@ def test_a_controller_outage_restarts_the_clock(after, expected):
     assert [(v.kind, v.t) for v in measure(fleet, TERMS).violations] == expected
 
 
+WAITING = {"a": cluster(4, pending=1), "b": cluster(0)}  # 3 scheduled, F.min 4: a node is on its way
+EVICTED = {"a": cluster(4, pending=3, capacity=1), "b": cluster(0)}  # a's room falls under what it ran
+IDLE_NODES_GONE = {"a": cluster(4, pending=1, capacity=3), "b": cluster(0)}  # a still runs its 3
+
+
+@pytest.mark.parametrize(("after", "expected"), [(5, []), (6, [(FLOOR, 4 * DT)])])
+def test_a_loss_of_room_that_evicts_replicas_restarts_the_clock(after, expected):
+    # 60 s below the floor, then an eviction: 75 s more (none) or 90 s (one, from the eviction)
+    fleet = steps(*([WAITING] * 4 + [EVICTED] * after + [healthy()] * 3))
+    assert [(v.kind, v.t) for v in measure(fleet, TERMS).violations] == expected
+
+
+def test_a_loss_of_room_that_evicts_nothing_does_not_restart_the_clock():
+    fleet = steps(*([WAITING] * 4 + [IDLE_NODES_GONE] * 5 + [healthy()] * 3))
+    assert [(v.kind, v.t) for v in measure(fleet, TERMS).violations] == [(FLOOR, 0.0)]
+
+
+SHORT = {"a": cluster(2), "b": cluster(1)}  # 3 scheduled, F.min 4
+B_DESELECTED = {"a": cluster(2), "b": cluster(1, selected=False)}
+
+
+@pytest.mark.parametrize(("after", "expected"), [(5, []), (6, [(FLOOR, 4 * DT)])])
+def test_a_cluster_taken_out_of_the_selection_while_it_runs_restarts_the_clock(after, expected):
+    fleet = steps(*([SHORT] * 4 + [B_DESELECTED] * after + [healthy()] * 3))
+    assert [(v.kind, v.t) for v in measure(fleet, TERMS).violations] == expected
+
+
+def test_an_outage_does_not_restart_the_clock():
+    b_down = {"a": cluster(2), "b": cluster(1, down=True)}
+    fleet = steps(*([SHORT] * 4 + [b_down] * 5 + [healthy()] * 3))
+    assert [(v.kind, v.t) for v in measure(fleet, TERMS).violations] == [(FLOOR, 0.0)]
+
+
 def flapper_held(graces: list[float | None], controller_down: range = range(0)) -> list[StepSample]:
     """a runs 2 of F.min 4 while f, unreachable from step 0, holds the rest of the max: one step per
     grace recorded for f (its failover grace at that step), then the floor is back."""
