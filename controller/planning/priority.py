@@ -16,6 +16,10 @@ peers, whatever their names.
 
 Taking back: under a steady load, firm room that returns to a higher-priority cluster (its nodes back
 after a drain) is filled the same way, by a pin, from what lower clusters run above their mins.
+
+Node groups first: the policies that divide the bounds without tiers (StaticWeighted,
+DynamicWeighted, Aggregated) pin their clusters of fixed room the same way while clusters on node
+groups shed, so that whole nodes go first when the load falls.
 """
 
 from __future__ import annotations
@@ -413,6 +417,30 @@ def _fit_pin_to_load(fleet: Fleet, ranked: list[Slot], slot: Slot) -> None:
     slot.pin = fit
 
 
+def _elastic_below(fleet: Fleet, ranked: list[Slot], slot: Slot) -> list[Slot]:
+    """Under a policy that sheds node groups first, the clusters a cluster of fixed room is pinned over:
+    those that grow and shrink nodes with their pods and run pods beyond the nodes their mins keep.
+
+    After a burst their pods are what the fleet pays for by the node, while pods on fixed room cost
+    nothing more: held at what it runs, the fixed cluster keeps its share and their HPAs shed theirs,
+    so whole nodes go first (:func:`_frees_nodes`). A cluster that grows nodes itself is pinned over
+    nothing."""
+    if _pays_per_node(slot):
+        return []
+    return [s for s in ranked if s is not slot and _pays_per_node(s) and _frees_nodes(fleet, s)]
+
+
+def _frees_nodes(fleet: Fleet, slot: Slot) -> bool:
+    """Does the cluster's shedding let nodes go? Not once a node group's cluster runs only what the
+    nodes its min keeps hold (:func:`_freeable`): those pods cost nothing more where they are, and
+    a pin held above for them would only move them onto the pinned cluster. Under scalingToZero the
+    lowest tier's nodes go too, once it sits at its min (DESIGN §4 Scaling to zero), so every step
+    down counts."""
+    if not _pays_per_node(slot) or fleet.fhpa.spec.effective_scaling_to_zero:
+        return True
+    return _freeable(slot) > 0
+
+
 def pin_and_release(fleet: Fleet) -> bool:
     """Pin higher-priority clusters while lower ones shed replicas; release when they are done.
 
@@ -426,9 +454,16 @@ def pin_and_release(fleet: Fleet) -> bool:
     load up the order at the lower HPAs' pace, one stabilization window per step; right after a
     failover that holds the preferred tier at its peak long after the load fell, and the load it
     pulls up would be left to the flapper's next outage.
+
+    The policies that shed node groups first (``elastic_first``) pin the same way, with the
+    clusters whose nodes come and go with their pods (:func:`_pays_per_node`) as the lower tier of the
+    clusters of fixed room, for as long as they run pods beyond the nodes their mins keep
+    (:func:`_elastic_below`).
     """
-    if not policy_of(fleet.fhpa).tiered:
+    policy = policy_of(fleet.fhpa)
+    if not (policy.tiered or policy.elastic_first):
         return False
+    lower_words = "lower-priority clusters" if policy.tiered else "clusters on node groups"
     ranked = _by_priority(fleet)
     falling = _load_falling(fleet)
     after_failover = any(s.flapped for s in ranked)
@@ -436,15 +471,16 @@ def pin_and_release(fleet: Fleet) -> bool:
     for slot in ranked:
         _fit_pin(slot)
     for slot in ranked:
-        lower = [s for s in _below(fleet, ranked, slot) if not s.held and s.max_replicas > 0]
-        shedding = any(_sheds(s) for s in lower)
+        below = _below(fleet, ranked, slot) if policy.tiered else _elastic_below(fleet, ranked, slot)
+        lower = [s for s in below if not s.held and s.max_replicas > 0]
+        shedding = any(_sheds(s) and _frees_nodes(fleet, s) for s in lower)
         if slot.assist_until is not None:
             pass  # the pin holds a burst assist's replicas until its own release (burst.release_holds)
         elif slot.pin is not None:
             if not shedding:
                 fleet.event(
                     "Unpinned",
-                    f"{slot.name}: lower-priority clusters are at their min or want no fewer replicas, "
+                    f"{slot.name}: {lower_words} are at their min or want no fewer replicas, "
                     f"minReplicas back to {slot.min_replicas}",
                 )
                 slot.pin = None
@@ -458,12 +494,11 @@ def pin_and_release(fleet: Fleet) -> bool:
             slot.pin = slot.current
             fleet.event(
                 "Pinned",
-                f"{slot.name}: minReplicas pinned at {slot.pin} while lower-priority "
-                "clusters scale down first",
+                f"{slot.name}: minReplicas pinned at {slot.pin} while {lower_words} scale down first",
             )
             _fit_pin_to_load(fleet, ranked, slot)
         draining = any(s.current > s.min_replicas for s in lower)
-        if slot.saturated and lower and not draining and _below_its_cap(slot):
+        if policy.tiered and slot.saturated and lower and not draining and _below_its_cap(slot):
             # every lower-priority cluster is back at its min and this one's HPA wants fewer than it may
             # run: the spill is no longer in use. (A cluster that just received the spill starts at its
             # min, so "lower ones at their min" alone would hand the max straight back; and an HPA the
