@@ -68,7 +68,7 @@ def test_duplicated_takes_no_such_pin() -> None:
 def test_a_prioritized_pin_is_let_go_once_the_node_group_below_runs_within_its_kept_node() -> None:
     """The pods on the node the cloud's min keeps cost nothing more there: holding on-prem pinned for
     them only moves them onto on-prem (found on hybrid-quota-cloud: the cloud went to 5 pods on its
-    one node while on-prem ran 20 more than the load needed for 16 minutes)."""
+    one node while on-prem, pinned, ran some 10 more than the load needed for 16 minutes)."""
     fleet, slots = after_a_burst("Prioritized", 30)
     priority.pin_and_release(fleet)
     assert slots["onprem"].pin == 40  # the cloud's 30 need 3 nodes: their shedding frees 2
