@@ -384,7 +384,7 @@ def _fit_pin(slot: Slot) -> None:
         slot.pin = max(room, 1)
 
 
-def _fit_pin_to_load(fleet: Fleet, ranked: list[Slot], slot: Slot) -> None:
+def _fit_pin_to_load(fleet: Fleet, ranked: list[Slot], slot: Slot, below: list[Slot]) -> None:
     """A pin never holds a cluster above what the fleet's load still needs of it.
 
     A pin keeps a preferred cluster at its peak while the tiers below shed; when the load falls far
@@ -395,17 +395,19 @@ def _fit_pin_to_load(fleet: Fleet, ranked: list[Slot], slot: Slot) -> None:
     and what the nodes the lower clusters' mins keep hold (:func:`_kept`). The cluster's own HPA then
     descends at its pace, as a lone native HPA would, and the tiers below still shed first: they are
     never asked for less than their kept nodes hold. A pin that takes load back up the order
-    (:func:`take_back_up`) holds no more than the load, and is left alone.
+    (:func:`take_back_up`) holds no more than the load, and is left alone. ``below``: the clusters
+    the pin is over (a lower priority, or the node groups under a policy that sheds them first); the
+    others count as "of its priority or above".
     """
     asked = burst.asked_for(fleet)
     if asked is None or slot.pin is None:
         return
-    level = _level(fleet, slot)
     reachable = [s for s in ranked if s.can_receive and s is not slot]
-    others = sum(s.current for s in reachable if _level(fleet, s) >= level)
+    under = {id(s) for s in below}
+    others = sum(s.current for s in reachable if id(s) not in under)
     if asked >= (1 - tolerance_of(fleet.fhpa).down) * (others + slot.current):
         return  # the load still needs what this cluster and those above it run
-    kept = sum(min(s.current, _kept(s)) for s in reachable if _level(fleet, s) < level)
+    kept = sum(min(s.current, _kept(s)) for s in reachable if id(s) in under)
     fit = max(asked - others - kept, slot.min_replicas)
     if slot.pin - fit < max(2, -(-slot.pin // 10)):
         return  # a step of one replica or a few percent is its HPA's own business
@@ -486,7 +488,7 @@ def pin_and_release(fleet: Fleet) -> bool:
                 slot.pin = None
                 released = True
             else:
-                _fit_pin_to_load(fleet, ranked, slot)
+                _fit_pin_to_load(fleet, ranked, slot, below)
         elif falling and shedding and not (after_failover or slot.held) and slot.current > slot.min_replicas:
             # what it runs, not clipped to its max: a max cut by the spill may rise again in this very
             # pass (the period optimization), and the member HPA's min follows it (``Slot.hpa_min``);
@@ -496,7 +498,7 @@ def pin_and_release(fleet: Fleet) -> bool:
                 "Pinned",
                 f"{slot.name}: minReplicas pinned at {slot.pin} while {lower_words} scale down first",
             )
-            _fit_pin_to_load(fleet, ranked, slot)
+            _fit_pin_to_load(fleet, ranked, slot, below)
         draining = any(s.current > s.min_replicas for s in lower)
         if policy.tiered and slot.saturated and lower and not draining and _below_its_cap(slot):
             # every lower-priority cluster is back at its min and this one's HPA wants fewer than it may
