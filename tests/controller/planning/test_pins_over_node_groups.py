@@ -81,3 +81,19 @@ def test_a_prioritized_pin_is_let_go_once_the_node_group_below_runs_within_its_k
     slots["onprem"].pin = 40
     priority.pin_and_release(fleet)
     assert slots["onprem"].pin == 40
+
+
+def test_a_pin_over_a_node_group_follows_the_falling_load() -> None:
+    """The pin is lowered to what the load asks for less what the node group's kept node holds: 70
+    pods at 0.3 of the target ask for 21, the cloud's one kept node holds 10, so on-prem keeps 11. The
+    cloud is what the pin is over, not a peer that runs "at its level": counted as one, the pin would
+    fall to on-prem's min and the cloud would keep the load."""
+    fleet, slots = after_a_burst("DynamicWeighted", 30)
+    for slot in slots.values():
+        hpa = slot.cluster.hpa
+        assert hpa is not None
+        cluster = slot.cluster.model_copy(update={"hpa": hpa.model_copy(update={"metric_ratio": 0.3})})
+        slot.cluster = cluster
+    slots["onprem"].pin = 40
+    priority.pin_and_release(fleet)
+    assert slots["onprem"].pin == 11
