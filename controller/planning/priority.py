@@ -16,6 +16,10 @@ peers, whatever their names.
 
 Taking back: under a steady load, firm room that returns to a higher-priority cluster (its nodes back
 after a drain) is filled the same way, by a pin, from what lower clusters run above their mins.
+
+Node groups first: the policies that divide the bounds without tiers (StaticWeighted,
+DynamicWeighted, Aggregated) pin their clusters of fixed room the same way while clusters on node
+groups shed, so that whole nodes go first when the load falls.
 """
 
 from __future__ import annotations
@@ -380,7 +384,7 @@ def _fit_pin(slot: Slot) -> None:
         slot.pin = max(room, 1)
 
 
-def _fit_pin_to_load(fleet: Fleet, ranked: list[Slot], slot: Slot) -> None:
+def _fit_pin_to_load(fleet: Fleet, ranked: list[Slot], slot: Slot, below: list[Slot]) -> None:
     """A pin never holds a cluster above what the fleet's load still needs of it.
 
     A pin keeps a preferred cluster at its peak while the tiers below shed; when the load falls far
@@ -391,17 +395,19 @@ def _fit_pin_to_load(fleet: Fleet, ranked: list[Slot], slot: Slot) -> None:
     and what the nodes the lower clusters' mins keep hold (:func:`_kept`). The cluster's own HPA then
     descends at its pace, as a lone native HPA would, and the tiers below still shed first: they are
     never asked for less than their kept nodes hold. A pin that takes load back up the order
-    (:func:`take_back_up`) holds no more than the load, and is left alone.
+    (:func:`take_back_up`) holds no more than the load, and is left alone. ``below``: the clusters
+    the pin is over (a lower priority, or the node groups under a policy that sheds them first); the
+    others count as "of its priority or above".
     """
     asked = burst.asked_for(fleet)
     if asked is None or slot.pin is None:
         return
-    level = _level(fleet, slot)
     reachable = [s for s in ranked if s.can_receive and s is not slot]
-    others = sum(s.current for s in reachable if _level(fleet, s) >= level)
+    under = {id(s) for s in below}
+    others = sum(s.current for s in reachable if id(s) not in under)
     if asked >= (1 - tolerance_of(fleet.fhpa).down) * (others + slot.current):
         return  # the load still needs what this cluster and those above it run
-    kept = sum(min(s.current, _kept(s)) for s in reachable if _level(fleet, s) < level)
+    kept = sum(min(s.current, _kept(s)) for s in reachable if id(s) in under)
     fit = max(asked - others - kept, slot.min_replicas)
     if slot.pin - fit < max(2, -(-slot.pin // 10)):
         return  # a step of one replica or a few percent is its HPA's own business
@@ -411,6 +417,30 @@ def _fit_pin_to_load(fleet: Fleet, ranked: list[Slot], slot: Slot) -> None:
         f"{fit} while lower-priority clusters scale down",
     )
     slot.pin = fit
+
+
+def _elastic_below(fleet: Fleet, ranked: list[Slot], slot: Slot) -> list[Slot]:
+    """Under a policy that sheds node groups first, the clusters a cluster of fixed room is pinned over:
+    those that grow and shrink nodes with their pods and run pods beyond the nodes their mins keep.
+
+    After a burst their pods are what the fleet pays for by the node, while pods on fixed room cost
+    nothing more: held at what it runs, the fixed cluster keeps its share and their HPAs shed theirs,
+    so whole nodes go first (:func:`_frees_nodes`). A cluster that grows nodes itself is pinned over
+    nothing."""
+    if _pays_per_node(slot):
+        return []
+    return [s for s in ranked if s is not slot and _pays_per_node(s) and _frees_nodes(fleet, s)]
+
+
+def _frees_nodes(fleet: Fleet, slot: Slot) -> bool:
+    """Does the cluster's shedding let nodes go? Not once a node group's cluster runs only what the
+    nodes its min keeps hold (:func:`_freeable`): those pods cost nothing more where they are, and
+    a pin held above for them would only move them onto the pinned cluster. Under scalingToZero the
+    lowest tier's nodes go too, once it sits at its min (DESIGN §4 Scaling to zero), so every step
+    down counts."""
+    if not _pays_per_node(slot) or fleet.fhpa.spec.effective_scaling_to_zero:
+        return True
+    return _freeable(slot) > 0
 
 
 def pin_and_release(fleet: Fleet) -> bool:
@@ -426,9 +456,16 @@ def pin_and_release(fleet: Fleet) -> bool:
     load up the order at the lower HPAs' pace, one stabilization window per step; right after a
     failover that holds the preferred tier at its peak long after the load fell, and the load it
     pulls up would be left to the flapper's next outage.
+
+    The policies that shed node groups first (``elastic_first``) pin the same way, with the
+    clusters whose nodes come and go with their pods (:func:`_pays_per_node`) as the lower tier of the
+    clusters of fixed room, for as long as they run pods beyond the nodes their mins keep
+    (:func:`_elastic_below`).
     """
-    if not policy_of(fleet.fhpa).tiered:
+    policy = policy_of(fleet.fhpa)
+    if not (policy.tiered or policy.elastic_first):
         return False
+    lower_words = "lower-priority clusters" if policy.tiered else "clusters on node groups"
     ranked = _by_priority(fleet)
     falling = _load_falling(fleet)
     after_failover = any(s.flapped for s in ranked)
@@ -436,21 +473,22 @@ def pin_and_release(fleet: Fleet) -> bool:
     for slot in ranked:
         _fit_pin(slot)
     for slot in ranked:
-        lower = [s for s in _below(fleet, ranked, slot) if not s.held and s.max_replicas > 0]
-        shedding = any(_sheds(s) for s in lower)
+        below = _below(fleet, ranked, slot) if policy.tiered else _elastic_below(fleet, ranked, slot)
+        lower = [s for s in below if not s.held and s.max_replicas > 0]
+        shedding = any(_sheds(s) and _frees_nodes(fleet, s) for s in lower)
         if slot.assist_until is not None:
             pass  # the pin holds a burst assist's replicas until its own release (burst.release_holds)
         elif slot.pin is not None:
             if not shedding:
                 fleet.event(
                     "Unpinned",
-                    f"{slot.name}: lower-priority clusters are at their min or want no fewer replicas, "
+                    f"{slot.name}: {lower_words} are at their min or want no fewer replicas, "
                     f"minReplicas back to {slot.min_replicas}",
                 )
                 slot.pin = None
                 released = True
             else:
-                _fit_pin_to_load(fleet, ranked, slot)
+                _fit_pin_to_load(fleet, ranked, slot, below)
         elif falling and shedding and not (after_failover or slot.held) and slot.current > slot.min_replicas:
             # what it runs, not clipped to its max: a max cut by the spill may rise again in this very
             # pass (the period optimization), and the member HPA's min follows it (``Slot.hpa_min``);
@@ -458,12 +496,11 @@ def pin_and_release(fleet: Fleet) -> bool:
             slot.pin = slot.current
             fleet.event(
                 "Pinned",
-                f"{slot.name}: minReplicas pinned at {slot.pin} while lower-priority "
-                "clusters scale down first",
+                f"{slot.name}: minReplicas pinned at {slot.pin} while {lower_words} scale down first",
             )
-            _fit_pin_to_load(fleet, ranked, slot)
+            _fit_pin_to_load(fleet, ranked, slot, below)
         draining = any(s.current > s.min_replicas for s in lower)
-        if slot.saturated and lower and not draining and _below_its_cap(slot):
+        if policy.tiered and slot.saturated and lower and not draining and _below_its_cap(slot):
             # every lower-priority cluster is back at its min and this one's HPA wants fewer than it may
             # run: the spill is no longer in use. (A cluster that just received the spill starts at its
             # min, so "lower ones at their min" alone would hand the max straight back; and an HPA the

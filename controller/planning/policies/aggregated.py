@@ -21,6 +21,7 @@ class Aggregated(InOrder):
     clusters by room."""
 
     name = "Aggregated"
+    elastic_first = True
     tiered = False
     shares_capped_by_room = True
     zero_wake_note = ""

@@ -49,6 +49,8 @@ class AssignmentPolicy(Protocol):
     on the clusters' available replicas (an explanation from status alone cannot show it).
     ``shares_capped_by_room``: metric shares are capped by what each holder can run. ``zero_wake_note``:
     which cluster at 0 wakes first, as the explanation says it ("" when no order applies).
+    ``elastic_first``: when the load falls, the policy's clusters of fixed room are pinned while those
+    on node groups shed, so whole nodes go first (DESIGN §3 Capacity; a tiered policy pins by its tiers).
     """
 
     name: str
@@ -57,6 +59,7 @@ class AssignmentPolicy(Protocol):
     reads_capacity: bool
     shares_capped_by_room: bool
     zero_wake_note: str
+    elastic_first: bool
 
     def preference_order(self, fhpa: FederatedHPA, clusters: Clusters) -> list[str]:
         """Cluster names, most preferred first, by the policy's own measure; ties to the current holder
@@ -149,6 +152,7 @@ class Shared:
     fixed sentence (``split_words``), no split an explanation can compute from the spec alone."""
 
     split_words = ""
+    elastic_first = False
 
     def share_weight(self, fhpa: FederatedHPA, cluster: ClusterObservation, runs: int) -> int:
         return dynamic_weight(fhpa, cluster)

@@ -15,6 +15,7 @@ class DynamicWeighted(ByWeight):
     cannot hold by elastic room: nodes are not bought while firm room elsewhere is free."""
 
     name = "DynamicWeighted"
+    elastic_first = True
     reads_capacity = True
     split_words = (
         "DynamicWeighted: F.min and F.max are divided by the replicas each cluster could hold at assignment"

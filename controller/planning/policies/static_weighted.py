@@ -13,6 +13,7 @@ class StaticWeighted(ByWeight):
     """The spec alone decides the split, so an explanation can show its numbers from status."""
 
     name = "StaticWeighted"
+    elastic_first = True
     reads_capacity = False
 
     def weight(self, fhpa: FederatedHPA, cluster: ClusterObservation) -> int:
