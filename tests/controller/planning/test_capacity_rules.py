@@ -174,3 +174,18 @@ def test_prioritized_mins_take_firm_room_before_a_preferred_clusters_nodes_to_co
     p = run(f, [obs("cloud", 4, available(cloud), capacity=cloud), obs("onprem", 0, 10)])
     assert bounds(p)["cloud"][0] == 4 and bounds(p)["cloud"][1] >= 10
     assert bounds(p)["onprem"][0] == 6
+
+
+def test_the_unheard_clock_does_not_restart_for_less_than_a_node_of_room() -> None:
+    """In a shared cluster other pods come and go: firm room up by one pod where a node holds ten is no
+    node arriving, and the pods that pend keep their clock; a node's worth restarts it."""
+    f, fleet = burst_fleet(delay=0)
+    grows = CapacityObservation(
+        firm=20, elastic=100, source="cluster-autoscaler", provision_seconds=60, pods_per_node=10
+    )
+    fleet = update(coming(fleet, None), "member1", pending_coming_replicas=0, capacity=grows)
+    f = f.model_copy(update={"status": run(f, fleet, T0 + 10 * S).status})
+    ticked = update(fleet, "member1", capacity=grows.model_copy(update={"firm": 21}))
+    assert spilled(run(f, ticked, T0 + 71 * S))
+    arrived = update(fleet, "member1", capacity=grows.model_copy(update={"firm": 30, "elastic": 90}))
+    assert not spilled(run(f, arrived, T0 + 71 * S))
