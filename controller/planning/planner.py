@@ -80,7 +80,11 @@ def plan(
     delay = fhpa.spec.effective_delay_seconds
     observations = [
         pending.as_counted(
-            o, now, config.node_provision_seconds, delay, _row_pending_since(rows.get(o.name), o)
+            o,
+            now,
+            config.node_provision_seconds,
+            delay,
+            _clock_start(rows.get(o.name), o, now, config, delay),
         )
         for o in observations
     ]
@@ -248,6 +252,20 @@ def _row_pending_since(row: ClusterStatus | None, cluster: ClusterObservation) -
     if row is None:
         return None
     return None if _a_node_came(row.capacity, cluster.capacity) else row.pending_since
+
+
+def _clock_start(
+    row: ClusterStatus | None, cluster: ClusterObservation, now: datetime, config: PlannerConfig, delay: float
+) -> datetime | None:
+    """Where the unheard pods' clock runs from this pass: restarted by arriving nodes, but never later
+    than one wait after the pods first began to pend, so they are overdue within two waits however
+    often nodes come."""
+    start = _row_pending_since(row, cluster)
+    first = row.pending_first_since if row is not None else None
+    if first is None:
+        return start
+    wait = max(pending.provision_seconds(cluster, config.node_provision_seconds), delay)
+    return min(start or now, first + timedelta(seconds=wait))
 
 
 def _a_node_came(was: CapacityStatus | None, has: CapacityObservation | None) -> bool:

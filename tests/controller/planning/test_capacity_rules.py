@@ -189,3 +189,20 @@ def test_the_unheard_clock_does_not_restart_for_less_than_a_node_of_room() -> No
     assert spilled(run(f, ticked, T0 + 71 * S))
     arrived = update(fleet, "member1", capacity=grows.model_copy(update={"firm": 30, "elastic": 90}))
     assert not spilled(run(f, arrived, T0 + 71 * S))
+
+
+def test_arriving_nodes_restart_the_unheard_clock_at_most_one_wait_after_the_pods_began_to_pend() -> None:
+    """A node arrives every pass and pods still pend: each arrival restarts the clock, but never past
+    the first pending plus the wait (60 s), so the pods count two waits after they began to pend."""
+    f, fleet = burst_fleet(delay=0)
+    grows = CapacityObservation(firm=20, elastic=100, source="cluster-autoscaler", provision_seconds=60)
+    fleet = update(coming(fleet, None), "member1", pending_coming_replicas=0, capacity=grows)
+    t, firm = 10, 20
+    p = run(f, fleet, T0 + t * S)
+    spills = []
+    while t < 200:
+        f, t, firm = f.model_copy(update={"status": p.status}), t + 15, firm + 1
+        p = run(f, update(fleet, "member1", capacity=grows.model_copy(update={"firm": firm})), T0 + t * S)
+        spills.append((t, spilled(p)))
+    assert row(p, "member1").pending_first_since == T0 + 10 * S
+    assert next(at for at, s in spills if s) <= 10 + 2 * 60 + 15
