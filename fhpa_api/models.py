@@ -350,6 +350,9 @@ class ClusterStatus(ApiModel):
     # planner memory
     state: str | None = None
     pending_since: datetime | None = None
+    # when the cluster's pods began to pend without a break: arriving nodes restart pendingSince, never
+    # past this plus the wait
+    pending_first_since: datetime | None = None
     pinned_min_replicas: int | None = None
     unhealthy_since: datetime | None = None
     healthy_since: datetime | None = None  # written by 0.1 (rejoin hysteresis); read, no longer written

@@ -31,13 +31,13 @@ from controller.errors import ConflictError, PortError
 from controller.executor import ExecutionResult
 from controller.federated_hpa_controller import FederatedHPAReconciler
 from controller.planning.affinity import affinity_matches
-from controller.planning.failover import HealthPolicy, grace_now
+from controller.planning.failover import HealthPolicy
 from controller.planning.member_hpa import LABEL_OWNER_UID
 from controller.planning.namespaces import NamespacePolicy
 from controller.planning.plan import Plan
 from controller.planning.planner import PlannerConfig
 from controller.ports import ClusterIdentity
-from fhpa_api.models import ClusterStatus, CrossVersionObjectReference, FederatedHPA
+from fhpa_api.models import CrossVersionObjectReference, FederatedHPA
 from fhpa_api.validation import parse_object
 from simulator.changes import patched_object, relabel
 from simulator.clock import VirtualClock
@@ -48,6 +48,7 @@ from simulator.nodes import NodeGroupSpec
 from simulator.promises import PromiseReport, PromiseTerms, Violation, measure
 from simulator.samples import ClusterSample, StepSample
 from simulator.scenario import ClusterSpec, Scenario
+from simulator.sole_holder import GraceRecorder, Seen
 
 MAX_PASSES_PER_STEP = 4
 """Requeues sooner than a step run within it; bounded so a planner that always requeues at 0 s ends."""
@@ -123,11 +124,14 @@ class Simulation:
             for c in scenario.cron_federated_hpas
         ]
         self.config = PlannerConfig(**spec.planner.model_dump(exclude_none=True))
-        # the failover grace each cluster's status row gives it (grown by its flaps), recorded per step
-        self._graces = HealthPolicy(
-            grace_seconds=self.config.failover_grace_seconds,
-            hysteresis_seconds=self.config.rejoin_hysteresis_seconds,
-            enabled=True,
+        # the failover grace each cluster has (grown by its flaps, short for a sole holder), per step
+        self._graces = GraceRecorder(
+            HealthPolicy(
+                grace_seconds=self.config.failover_grace_seconds,
+                hysteresis_seconds=self.config.rejoin_hysteresis_seconds,
+                enabled=True,
+            ),
+            self.config.blip_tolerance_seconds,
         )
         trace = Trace.from_points([(p.at, p.rps) for p in spec.load.trace])
         self.load: LoadModel = LOAD_MODELS[spec.load.model](trace, spec.load.pod_capacity)
@@ -454,7 +458,11 @@ class Simulation:
         )
         status = fhpa.status if fhpa is not None else None
         rows = {r.name: r for r in status.clusters or []} if status is not None else {}
-        now = self.clock.now()
+        seen = {
+            name: Seen(c.down, selected[name], c.workload is not None, c.replicas)
+            for name, c in self.clusters.items()
+        }
+        graces = self._graces.graces(t, self.clock.now(), seen, rows)
         samples = {}
         for name, cluster in self.clusters.items():
             hpa = next((h for h in cluster.hpas.values() if h.labels.get(LABEL_OWNER_UID) == uid), None)
@@ -483,7 +491,7 @@ class Simulation:
                 elastic_room=cluster.capacity_observation().elastic,
                 provision_s=cluster.nodes.spec.provision_s if cluster.nodes is not None else 0.0,
                 quota_pods=cluster.room.quota_pods,
-                failover_grace_s=_grace_applied(rows.get(name), now, self._graces),
+                failover_grace_s=graces[name],
             )
         self._steps.append(
             StepSample(
@@ -536,12 +544,3 @@ def _cron_module() -> Any:
 def simulate(scenario: Scenario, progress: Progress | None = None) -> RunResult:
     """Run ``scenario`` to its end."""
     return Simulation(scenario, progress).run()
-
-
-def _grace_applied(row: ClusterStatus | None, now: datetime, policy: HealthPolicy) -> float:
-    """The failover grace the controller gives a cluster now. Its failovers set it (``grace_now``), but a
-    held sole holder's is shorter, and only its status row knows that: a measurement that assumed the
-    longer one would read its failover as a blip that moved nothing."""
-    grace = grace_now(row, now, policy)
-    recorded = row.failover_grace_seconds if row is not None else None
-    return grace if recorded is None else min(grace, float(recorded))

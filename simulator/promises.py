@@ -505,10 +505,12 @@ class _Counted:
 
 @dataclass(frozen=True)
 class _Change:
-    """A change of the candidate set at step ``at``; the moves it allows happen by step ``until``."""
+    """A change of the candidate set at step ``at``; the moves it allows happen by step ``until``.
+    ``members`` are the clusters that joined or left the set with it."""
 
     at: int
     until: int
+    members: frozenset[str] = frozenset()
 
 
 Events = Callable[[Sequence[StepSample], str, Sequence[_Change]], list[_Counted]]
@@ -565,7 +567,7 @@ def _changes(steps: Sequence[StepSample], terms: PromiseTerms) -> list[_Change]:
         held = [spells[i - 1][n][0] for n in sets[i - 1] - sets[i] if n in spells[i - 1]]
         began = steps[i - 1].t - max(held) if held else steps[i].t  # a failover: when its outage began
         at = next(j for j in range(i + 1) if steps[j].t >= began - _EPS)
-        out.append(_Change(at, _settled_by(steps, i, wait, terms.step_s)))
+        out.append(_Change(at, _settled_by(steps, i, wait, terms.step_s), sets[i] ^ sets[i - 1]))
     return out
 
 
@@ -591,19 +593,39 @@ def _moves(steps: Sequence[StepSample], name: str) -> list[tuple[int, int]]:
     return out
 
 
-def _allowed(moves: Sequence[tuple[int, int]], changes: Sequence[_Change]) -> set[int]:
+Tie = Callable[[_Change, int], bool]
+
+
+def _allowed(
+    moves: Sequence[tuple[int, int]], changes: Sequence[_Change], tied: Tie | None = None
+) -> set[int]:
     """The steps of the moves a change of the candidate set allows: one in each direction per change,
-    within its settle time, the latest change first where settle times overlap."""
+    within its settle time, the latest change first where settle times overlap; with ``tied``, only
+    for the changes it says the cluster takes part in, in that direction."""
     used: set[tuple[int, int]] = set()  # (change, direction)
     allowed: set[int] = set()
     for at, direction in moves:
         for k in range(len(changes) - 1, -1, -1):
             c = changes[k]
-            if c.at <= at <= c.until and (k, direction) not in used:
+            if c.at <= at <= c.until and (k, direction) not in used and (tied is None or tied(c, direction)):
                 used.add((k, direction))
                 allowed.add(at)
                 break
     return allowed
+
+
+def _follows_max(steps: Sequence[StepSample], name: str) -> Tie:
+    """Does the cluster take part in a change, in a direction: it joined or left the candidate set with
+    it, or its max moved that way within the change's settle time? Replicas follow the max: a cluster
+    whose max stayed put has no cause to start, drain or rescale because another cluster failed over."""
+    moves = _moves(steps, name)
+
+    def tied(change: _Change, direction: int) -> bool:
+        return name in change.members or any(
+            change.at <= at <= change.until and d == direction for at, d in moves
+        )
+
+    return tied
 
 
 def _reversals(steps: Sequence[StepSample], name: str, changes: Sequence[_Change]) -> list[_Counted]:
@@ -629,7 +651,7 @@ def _flips(steps: Sequence[StepSample], name: str, changes: Sequence[_Change]) -
         if previous is not None and running != previous:
             switches.append((i, 1 if running else -1))
         previous = running
-    allowed = _allowed(switches, changes)
+    allowed = _allowed(switches, changes, _follows_max(steps, name))
     return [_Counted(i, i) for i, _ in switches if i not in allowed]
 
 
@@ -642,7 +664,7 @@ def _replica_writes(steps: Sequence[StepSample], name: str, changes: Sequence[_C
         for i, s in enumerate(steps)
         if f"scale/{name}" in s.actions and i > 0
     ]
-    allowed = _allowed(writes, changes)
+    allowed = _allowed(writes, changes, _follows_max(steps, name))
     first = [_Counted(0, 0)] if steps and f"scale/{name}" in steps[0].actions else []
     return first + [_Counted(i, i) for i, _ in writes if i not in allowed]
 

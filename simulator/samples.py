@@ -34,7 +34,7 @@ class ClusterSample:
     elastic_room: int = 0  # pods its node group can still add (within the quota)
     provision_s: float = 0.0  # how long a new node takes in its node group
     quota_pods: int | None = None  # the namespace quota on pods (None: none)
-    failover_grace_s: float | None = None  # the grace its status row gives it now (None: not recorded)
+    failover_grace_s: float | None = None  # its grace now, as the simulator judges it (None: not recorded)
 
 
 @dataclass

@@ -35,7 +35,7 @@ from controller.planning.assignment import initial_assignment
 from controller.planning.failover import Health, HealthPolicy, Role, assess, due_at
 from controller.planning.fleet import FAILED_OVER, SATURATED, Fleet, Slot, normalize
 from controller.planning.member_hpa import render_spec, spec_digest
-from controller.planning.observation import ClusterObservation
+from controller.planning.observation import CapacityObservation, ClusterObservation
 from controller.planning.plan import HPAAction, Plan, ReplicaWrite
 from controller.planning.plan_events import action_events, object_events, transition_events
 from controller.planning.policies import policy_of
@@ -43,7 +43,7 @@ from controller.planning.removal import removal_events, removed_clusters
 from controller.planning.status_report import planned_status
 from controller.planning.unobserved import observed_conditions
 from controller.planning.wording import count
-from fhpa_api.models import ClusterStatus, FederatedHPA, FederatedHPAStatus
+from fhpa_api.models import CapacityStatus, ClusterStatus, FederatedHPA, FederatedHPAStatus
 from fhpa_api.pause import is_paused
 
 
@@ -80,7 +80,11 @@ def plan(
     delay = fhpa.spec.effective_delay_seconds
     observations = [
         pending.as_counted(
-            o, now, config.node_provision_seconds, delay, _row_pending_since(rows.get(o.name), o)
+            o,
+            now,
+            config.node_provision_seconds,
+            delay,
+            _clock_start(rows.get(o.name), o, now, config, delay),
         )
         for o in observations
     ]
@@ -240,22 +244,37 @@ def _pending_since(cluster: ClusterObservation, row: ClusterStatus | None, now: 
 
 
 def _row_pending_since(row: ClusterStatus | None, cluster: ClusterObservation) -> datetime | None:
-    """Since when the last pass saw the cluster's pods pend; None (from now) once its firm room grew
-    since then. Nodes arrived: what still pends is what the node autoscaler has yet to see (new pods of
-    a climb, or beyond the nodes that came), and its clock starts again. Counted from the first pod of
-    an unbroken climb instead, every new pod of it would be overdue as soon as it pends, before the
-    autoscaler's next look, and the load would be moved away from nodes about to come."""
+    """Since when the last pass saw the cluster's pods pend; None (from now) once a node arrived since
+    then. What still pends is then what the node autoscaler has yet to see (new pods of a climb, or
+    beyond the nodes that came), and its clock starts again. Counted from the first pod of an unbroken
+    climb instead, every new pod of it would be overdue as soon as it pends, before the autoscaler's next
+    look, and the load would be moved away from nodes about to come."""
     if row is None:
         return None
-    was, has = row.capacity, cluster.capacity
-    grew = (
-        was is not None
-        and was.firm is not None
-        and has is not None
-        and has.firm is not None
-        and has.firm > was.firm
-    )
-    return None if grew else row.pending_since
+    return None if _a_node_came(row.capacity, cluster.capacity) else row.pending_since
+
+
+def _clock_start(
+    row: ClusterStatus | None, cluster: ClusterObservation, now: datetime, config: PlannerConfig, delay: float
+) -> datetime | None:
+    """Where the unheard pods' clock runs from this pass: restarted by arriving nodes, but never later
+    than one wait after the pods first began to pend, so they are overdue within two waits however
+    often nodes come."""
+    start = _row_pending_since(row, cluster)
+    first = row.pending_first_since if row is not None else None
+    if first is None:
+        return start
+    wait = max(pending.provision_seconds(cluster, config.node_provision_seconds), delay)
+    return min(start or now, first + timedelta(seconds=wait))
+
+
+def _a_node_came(was: CapacityStatus | None, has: CapacityObservation | None) -> bool:
+    """Did firm room rise by at least a node's worth of the workload's pods (any rise where a node's
+    worth is unknown)? In a shared cluster other pods come and go and firm room ticks up by a pod or two
+    often; read as nodes arriving, that would restart the clock forever with the autoscaler down."""
+    if was is None or was.firm is None or has is None or has.firm is None:
+        return False
+    return has.firm - was.firm >= max(has.pods_per_node or 1, 1)
 
 
 def _assign(

@@ -205,6 +205,14 @@ def _floor_condition(fleet: Fleet, previous: list[Condition] | None) -> Conditio
     )
 
 
+def _pending_first_since(slot: Slot | None, row: ClusterStatus | None) -> datetime | None:
+    """When the pods that pend now began to pend, however often arriving nodes restarted their clock."""
+    if slot is None or slot.pending_since is None:
+        return None
+    earlier = [t for t in (row.pending_first_since, row.pending_since) if t is not None] if row else []
+    return min([*earlier, slot.pending_since])
+
+
 def _row(
     fleet: Fleet,
     cluster: ClusterObservation,
@@ -254,6 +262,7 @@ def _row(
         ),
         state=state,
         pending_since=slot.pending_since if slot is not None else None,
+        pending_first_since=_pending_first_since(slot, row),
         pinned_min_replicas=slot.pin if slot is not None else None,
         unhealthy_since=health.unhealthy_since if health is not None else None,
         failovers=(health.failovers or None) if health is not None else None,

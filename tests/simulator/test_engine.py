@@ -247,3 +247,24 @@ def test_the_samples_record_the_shorter_grace_of_a_held_sole_holder():
     held = [s.clusters["idc"].failover_grace_s for s in steps if s.clusters["idc"].down]
     assert held[0] == 30
     assert [s.clusters["idc"].failover_grace_s for s in steps if s.t < 60] == [60] * 4
+
+
+def test_a_short_grace_the_controller_records_wrongly_is_not_the_one_measured(monkeypatch):
+    """Both clusters run a replica, so idc is no sole holder; a controller that calls every unreachable
+    cluster one fails it over after 30 s and records that grace. The samples keep the 60 s the
+    simulator's own view gives, so the early failover is measured as one."""
+    import controller.planning.planner as planner
+
+    monkeypatch.setattr(
+        planner, "_sole_holders", lambda selected, rows: {o.name for o in selected if not o.healthy}
+    )
+    data = copy.deepcopy(builtin_document())
+    data["duration"] = "3m"
+    idc, cloud = data["clusters"]
+    idc.update(replicas=1, outages=[{"at": 60, "for": 90}])
+    cloud.pop("outages")
+    cloud["replicas"] = 1
+    data["load"] = {"podCapacity": 100, "trace": [{"at": 0, "rps": 150}]}
+    data["federatedHPA"]["spec"].update(minReplicas=2, maxReplicas=2)
+    steps = Simulation(parse_scenario(data)).run().steps
+    assert next(s.clusters["idc"].failover_grace_s for s in steps if s.clusters["idc"].down) == 60

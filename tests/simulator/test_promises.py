@@ -624,3 +624,26 @@ def test_replica_writes_at_each_failover_and_rejoin_are_the_changes():
     unexplained = measure(written(stand_in(3, c_fails=False)), TERMS)
     assert unexplained.replica_writes == 6
     assert any("b: controller wrote the replicas 6 times" in v.detail for v in unexplained.violations)
+
+
+def bystander(*, c_fails: bool, cycles: int = 3, every: int = 40) -> list[StepSample]:
+    """c fails over in each cycle (down at step 2, back at 20); d, whose max (5) never moves, is started
+    at each failover and at each rejoin and drained the next pass, its replicas written each time."""
+    fleets: list[dict[str, ClusterSample]] = []
+    for i in range(cycles * every):
+        d = cluster(2 if i % every in (7, 20) else 0, hpa=(1, 5))
+        c = cluster(hpa=(1, 5), down=c_fails and 2 <= i % every < 20)
+        fleets.append({"a": cluster(4, hpa=(1, 10)), "c": c, "d": d})
+    return [
+        replace(s, actions=["scale/d"]) if i % every in (7, 8, 20, 21) else s
+        for i, s in enumerate(steps(*fleets))
+    ]
+
+
+def test_a_change_allows_no_switch_or_write_to_a_cluster_it_leaves_alone():
+    """Another cluster's failover does not explain d's round trips: its max never moved and it neither
+    joined nor left the candidate set, so its switches and writes count as if c had never failed."""
+    report = measure(bystander(c_fails=True), TERMS)
+    quiet = measure(bystander(c_fails=False), TERMS)
+    assert (report.zero_flips, report.replica_writes) == (quiet.zero_flips, quiet.replica_writes) == (12, 12)
+    assert any("d: workload switched between 0 and running" in v.detail for v in report.violations)

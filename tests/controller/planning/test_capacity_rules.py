@@ -174,3 +174,35 @@ def test_prioritized_mins_take_firm_room_before_a_preferred_clusters_nodes_to_co
     p = run(f, [obs("cloud", 4, available(cloud), capacity=cloud), obs("onprem", 0, 10)])
     assert bounds(p)["cloud"][0] == 4 and bounds(p)["cloud"][1] >= 10
     assert bounds(p)["onprem"][0] == 6
+
+
+def test_the_unheard_clock_does_not_restart_for_less_than_a_node_of_room() -> None:
+    """In a shared cluster other pods come and go: firm room up by one pod where a node holds ten is no
+    node arriving, and the pods that pend keep their clock; a node's worth restarts it."""
+    f, fleet = burst_fleet(delay=0)
+    grows = CapacityObservation(
+        firm=20, elastic=100, source="cluster-autoscaler", provision_seconds=60, pods_per_node=10
+    )
+    fleet = update(coming(fleet, None), "member1", pending_coming_replicas=0, capacity=grows)
+    f = f.model_copy(update={"status": run(f, fleet, T0 + 10 * S).status})
+    ticked = update(fleet, "member1", capacity=grows.model_copy(update={"firm": 21}))
+    assert spilled(run(f, ticked, T0 + 71 * S))
+    arrived = update(fleet, "member1", capacity=grows.model_copy(update={"firm": 30, "elastic": 90}))
+    assert not spilled(run(f, arrived, T0 + 71 * S))
+
+
+def test_arriving_nodes_restart_the_unheard_clock_at_most_one_wait_after_the_pods_began_to_pend() -> None:
+    """A node arrives every pass and pods still pend: each arrival restarts the clock, but never past
+    the first pending plus the wait (60 s), so the pods count two waits after they began to pend."""
+    f, fleet = burst_fleet(delay=0)
+    grows = CapacityObservation(firm=20, elastic=100, source="cluster-autoscaler", provision_seconds=60)
+    fleet = update(coming(fleet, None), "member1", pending_coming_replicas=0, capacity=grows)
+    t, firm = 10, 20
+    p = run(f, fleet, T0 + t * S)
+    spills = []
+    while t < 200:
+        f, t, firm = f.model_copy(update={"status": p.status}), t + 15, firm + 1
+        p = run(f, update(fleet, "member1", capacity=grows.model_copy(update={"firm": firm})), T0 + t * S)
+        spills.append((t, spilled(p)))
+    assert row(p, "member1").pending_first_since == T0 + 10 * S
+    assert next(at for at, s in spills if s) <= 10 + 2 * 60 + 15
