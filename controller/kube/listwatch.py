@@ -540,13 +540,18 @@ class ListWatch:
         elif before != trimmed:
             self._emit("MODIFIED", key, before, trimmed)
 
-    def apply_local(self, obj: Mapping[str, Any] | None, key: ObjectKey | None = None) -> None:
+    def apply_local(
+        self, obj: Mapping[str, Any] | None, key: ObjectKey | None = None, *, since: str | None
+    ) -> None:
         """Our own write, as the server answered it (``obj``; None with ``key``: deleted), put into the
         store at once rather than when its watch event arrives: a reconcile right after the write reads
         what was written, not the version before it. The watch's resourceVersion is not moved (the
         event still comes, and then changes nothing). The handler gets it as ``OWN``: a write's echo must
         not plan its object again, or every write would cost a second pass. Only once the first list is
-        in."""
+        in, and only while the store still holds the object at ``since``, the version the write was
+        conditional on (None: a create, the object absent): otherwise the watch (or a relist) has
+        delivered the write already, and perhaps later changes too, which the answer must not undo
+        (the watch will not send them again)."""
         if not self.synced.is_set():
             return
         trimmed = self._trim(obj) if obj is not None else None
@@ -555,6 +560,8 @@ class ListWatch:
             return
         with self._lock:
             before = self._store.get(key)
+            if _version(before) != since:
+                return
             if trimmed is None:
                 self._store.pop(key, None)
             else:
@@ -584,6 +591,11 @@ class ListWatch:
             self._hooks.handler(kind, key, old, new)
         except Exception:
             log.exception("list/watch handler failed", extra={"watch": self.name, "object": "/".join(key)})
+
+
+def _version(obj: Mapping[str, Any] | None) -> str | None:
+    """The object's resourceVersion; None for no object."""
+    return None if obj is None else (obj.get("metadata") or {}).get("resourceVersion")
 
 
 def _describe(exc: BaseException) -> str:

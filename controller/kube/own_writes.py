@@ -10,7 +10,8 @@ such a write is in flight, the first event on that object whose previous state h
 be the write's own: any other change since that version makes the write fail with 409, and a failed or
 refused write replans the object anyway. So that event is not news. A write that ends without its echo
 having come leaves nothing behind: the answer is noted in the cache, and the later echo, equal to it,
-changes nothing.
+changes nothing. The answer is noted only over the version the write was conditional on
+(``ListWatch.apply_local``): an echo, or a later change, already in the cache stays there.
 """
 
 from __future__ import annotations
