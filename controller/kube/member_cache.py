@@ -337,14 +337,14 @@ class MemberCache:
                         del self._hpas_by_target[target]
             if new is not None:
                 self._hpas_by_target.setdefault(_hpa_target(namespace, new), set()).add(name)
-        if _type not in QUIET and not self.own_writes.is_echo(HPA, key, old):
+        if _type not in QUIET:
             self.fire(Change(HPA, key, old, new))
 
     def _workload_handler(self, kind: WorkloadKind) -> Callable[[str, ObjectKey, Any, Any], None]:
         def handler(_type: str, key: ObjectKey, old: Any, new: Any) -> None:
             with self._lock:
                 self._index_selector(kind, key, new)
-            if _type not in QUIET and not self.own_writes.is_echo(WORKLOAD, key, old):
+            if _type not in QUIET:
                 self.fire(Change(WORKLOAD, key, old, new, kind))
 
         return handler

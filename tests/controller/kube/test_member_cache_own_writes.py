@@ -155,3 +155,21 @@ def test_a_scale_answer_does_not_roll_the_workload_back() -> None:
     )
     got = cache.workload(DEPLOY, "default", "web")
     assert (got["metadata"]["resourceVersion"], got["spec"]["replicas"]) == ("4", 6)
+
+
+def test_a_relist_during_a_write_is_news_though_it_starts_from_the_version_written_against() -> None:
+    changes: list[Change] = []
+    cache = synced_cache(changes)
+    lw = cache.hpas_watch
+    lw._handle_line(event("ADDED", served(hpa("h1"), "2")))
+    before = len(keys(changes, HPA))
+    listed = served(hpa("h1"), "5")  # our write (rv 3), then the HPA controller's status (rv 4, 5)
+    listed["spec"]["maxReplicas"] = 9
+    listed["status"] = {"desiredReplicas": 7}
+    transport = cache.transport
+    assert isinstance(transport, StubTransport)
+    transport.count, transport.make = 1, lambda i: listed
+    with cache.own_writes.writing(HPA, ("default", "h1"), "2"):
+        lw._list(threading.Event())  # the watch expired (410): one MODIFIED from rv 2 to rv 5
+    assert len(keys(changes, HPA)) == before + 1
+    assert cache.hpa("default", "h1")["metadata"]["resourceVersion"] == "5"
