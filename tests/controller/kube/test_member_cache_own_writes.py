@@ -8,6 +8,7 @@ import json
 import threading
 from typing import Any
 
+from controller.kube.listwatch import ListWatch
 from controller.kube.member_cache import HPA, WORKLOAD, Change, MemberCache
 from tests.controller.kube.test_member_cache import StubTransport, hpa
 from tests.support.fakekube_builders import deployment
@@ -62,13 +63,19 @@ def test_an_hpa_we_deleted_is_not_reported() -> None:
     assert keys(changes, HPA) == [("default", "h1")]
 
 
-def test_a_scale_we_wrote_and_its_watch_echo_are_not_reported() -> None:
-    changes: list[Change] = []
+def watching_web(changes: list[Change]) -> tuple[MemberCache, ListWatch]:
+    """A synced cache watching Deployments, and the Deployment web (2 replicas) at rv 2 in it."""
     cache = synced_cache(changes)
     cache.watch_workloads(DEPLOY, "/apis/apps/v1", "deployments")
     lw = cache._wait_cluster_watch(cache._workloads[DEPLOY])
     lw._list(threading.Event())
     lw._handle_line(event("ADDED", served(deployment("web", replicas=2), "2")))
+    return cache, lw
+
+
+def test_a_scale_we_wrote_and_its_watch_echo_are_not_reported() -> None:
+    changes: list[Change] = []
+    cache, lw = watching_web(changes)
     assert keys(changes, WORKLOAD) == [("default", "web")]
     cache.note_scale(
         DEPLOY, "default", "web", {"metadata": {"resourceVersion": "3"}, "spec": {"replicas": 5}}, "2"
@@ -98,16 +105,21 @@ def test_the_echo_of_a_write_in_flight_is_not_reported_even_before_its_answer() 
     assert keys(changes, HPA) == [("default", "h1"), ("default", "h1")]
 
 
+def h1(rv: str, max_replicas: int = 5, **status: int) -> dict[str, Any]:
+    """HPA h1 as served at ``rv``, with ``max_replicas`` and (when given) this status."""
+    obj = served(hpa("h1"), rv)
+    obj["spec"]["maxReplicas"] = max_replicas
+    if status:
+        obj["status"] = status
+    return obj
+
+
 def test_a_write_answer_read_after_later_events_does_not_roll_the_store_back() -> None:
     changes: list[Change] = []
     cache = synced_cache(changes)
     lw = cache.hpas_watch
-    lw._handle_line(event("ADDED", served(hpa("h1"), "2")))
-    written = served(hpa("h1"), "3")
-    written["spec"]["maxReplicas"] = 9
-    status = served(hpa("h1"), "4")
-    status["spec"]["maxReplicas"] = 9
-    status["status"] = {"desiredReplicas": 7, "currentReplicas": 3}
+    lw._handle_line(event("ADDED", h1("2")))
+    written, status = h1("3", 9), h1("4", 9, desiredReplicas=7, currentReplicas=3)
     with cache.own_writes.writing(HPA, ("default", "h1"), "2"):
         lw._handle_line(event("MODIFIED", written))  # the echo
         lw._handle_line(event("MODIFIED", status))  # the member's HPA controller writes its status
@@ -121,11 +133,9 @@ def test_a_create_answer_does_not_replace_an_object_the_watch_moved_on() -> None
     changes: list[Change] = []
     cache = synced_cache(changes)
     lw = cache.hpas_watch
-    made = served(hpa("h1"), "3")
-    later = served(hpa("h1"), "4")
-    later["status"] = {"desiredReplicas": 7}
+    made = h1("3")
     lw._handle_line(event("ADDED", made))
-    lw._handle_line(event("MODIFIED", later))
+    lw._handle_line(event("MODIFIED", h1("4", desiredReplicas=7)))
     cache.note_hpa("default", "h1", made, None)
     assert cache.hpa("default", "h1")["metadata"]["resourceVersion"] == "4"
 
@@ -134,20 +144,16 @@ def test_a_deletion_answer_does_not_remove_an_object_created_again_since() -> No
     changes: list[Change] = []
     cache = synced_cache(changes)
     lw = cache.hpas_watch
-    lw._handle_line(event("ADDED", served(hpa("h1"), "2")))
-    lw._handle_line(event("DELETED", served(hpa("h1"), "3")))  # our deletion's echo
-    lw._handle_line(event("ADDED", served(hpa("h1"), "4")))  # someone creates it again
+    lw._handle_line(event("ADDED", h1("2")))
+    lw._handle_line(event("DELETED", h1("3")))  # our deletion's echo
+    lw._handle_line(event("ADDED", h1("4")))  # someone creates it again
     cache.note_hpa("default", "h1", None, "2")
     assert cache.hpa("default", "h1") is not None
 
 
 def test_a_scale_answer_does_not_roll_the_workload_back() -> None:
     changes: list[Change] = []
-    cache = synced_cache(changes)
-    cache.watch_workloads(DEPLOY, "/apis/apps/v1", "deployments")
-    lw = cache._wait_cluster_watch(cache._workloads[DEPLOY])
-    lw._list(threading.Event())
-    lw._handle_line(event("ADDED", served(deployment("web", replicas=2), "2")))
+    cache, lw = watching_web(changes)
     lw._handle_line(event("MODIFIED", served(deployment("web", replicas=5), "3")))  # our write's echo
     lw._handle_line(event("MODIFIED", served(deployment("web", replicas=6), "4")))  # then another's
     cache.note_scale(
@@ -161,11 +167,9 @@ def test_a_relist_during_a_write_is_news_though_it_starts_from_the_version_writt
     changes: list[Change] = []
     cache = synced_cache(changes)
     lw = cache.hpas_watch
-    lw._handle_line(event("ADDED", served(hpa("h1"), "2")))
+    lw._handle_line(event("ADDED", h1("2")))
     before = len(keys(changes, HPA))
-    listed = served(hpa("h1"), "5")  # our write (rv 3), then the HPA controller's status (rv 4, 5)
-    listed["spec"]["maxReplicas"] = 9
-    listed["status"] = {"desiredReplicas": 7}
+    listed = h1("5", 9, desiredReplicas=7)  # our write (rv 3), then the HPA controller's status (rv 4, 5)
     transport = cache.transport
     assert isinstance(transport, StubTransport)
     transport.count, transport.make = 1, lambda i: listed
