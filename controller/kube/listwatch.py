@@ -88,8 +88,9 @@ DROPPED = "DROPPED"
 """The handler's event type for an object let go because the store was given up (its member went over
 its budget): the handler unindexes it, and it is not news (the member is unknown now, not emptied)."""
 OWN = "OWN"
-"""The handler's event type for our own write put into the store (``apply_local``): the handler indexes
-it, and it is not news (the pass that wrote it planned from it already)."""
+"""The handler's event type for our own write put into the store (``apply_local``), or for a watch event
+``is_own`` says is its echo: the handler indexes it, and it is not news (the pass that wrote it planned
+from it already)."""
 
 
 class WatchError(PortError):
@@ -126,6 +127,9 @@ def watch_backoff() -> ExponentialBackoff:
 
 
 Handler = Callable[[str, ObjectKey, dict[str, Any] | None, dict[str, Any] | None], None]
+IsOwn = Callable[[ObjectKey, dict[str, Any] | None], bool]
+"""Whether a change of the object at ``key`` from ``old``, as the watch stream delivered it, is the echo
+of our own write."""
 
 
 @dataclass(frozen=True)
@@ -145,13 +149,15 @@ class Pacing:
 class Hooks:
     """Who hears from the loop: ``handler`` each change of a trimmed object, ``on_synced`` the first
     complete list, ``on_relist`` each later one, ``on_full`` each object whole, before its trim,
-    ``on_given_up`` the store given up over its member's budget."""
+    ``on_given_up`` the store given up over its member's budget, ``is_own`` which watch events echo our
+    writes (the handler gets them as ``OWN``)."""
 
     handler: Handler | None
     on_synced: Callable[[], None] | None
     on_relist: Callable[[], None] | None
     on_full: Callable[[str, Mapping[str, Any]], None] | None
     on_given_up: Callable[[], None] | None = None
+    is_own: IsOwn | None = None
 
 
 class ListWatch:
@@ -183,6 +189,7 @@ class ListWatch:
         gate: threading.BoundedSemaphore | None = None,
         budget: MemberBudget | None = None,
         on_given_up: Callable[[], None] | None = None,
+        is_own: IsOwn | None = None,
     ) -> None:
         self.name = name
         self._gate = gate or list_gate()
@@ -205,7 +212,7 @@ class ListWatch:
             min_watch_interval=min_watch_interval,
             denied_retry_seconds=denied_retry_seconds,
         )
-        self._hooks = Hooks(handler, on_synced, on_relist, on_full, on_given_up)
+        self._hooks = Hooks(handler, on_synced, on_relist, on_full, on_given_up, is_own)
         self._lock = threading.Lock()
         self._store: dict[ObjectKey, dict[str, Any]] = {}
         self._resource_version: str | None = None
@@ -534,19 +541,31 @@ class ListWatch:
             self._budget.hold(self.name, len(self._sizes), self._bytes)
         if kind == "DELETED":
             if before is not None:
-                self._emit("DELETED", key, before, None)
+                self._emit(self._streamed("DELETED", key, before), key, before, None)
         elif before is None:
-            self._emit("ADDED", key, None, trimmed)
+            self._emit(self._streamed("ADDED", key, None), key, None, trimmed)
         elif before != trimmed:
-            self._emit("MODIFIED", key, before, trimmed)
+            self._emit(self._streamed("MODIFIED", key, before), key, before, trimmed)
 
-    def apply_local(self, obj: Mapping[str, Any] | None, key: ObjectKey | None = None) -> None:
+    def _streamed(self, kind: str, key: ObjectKey, before: dict[str, Any] | None) -> str:
+        """The handler's type for a change the watch stream delivered: ``OWN`` when it echoes our write.
+        Only here: a watch event is one write, while a relist's difference may fold our write together
+        with later ones by others, which must not pass for our echo."""
+        is_own = self._hooks.is_own
+        return OWN if is_own is not None and is_own(key, before) else kind
+
+    def apply_local(
+        self, obj: Mapping[str, Any] | None, key: ObjectKey | None = None, *, since: str | None
+    ) -> None:
         """Our own write, as the server answered it (``obj``; None with ``key``: deleted), put into the
         store at once rather than when its watch event arrives: a reconcile right after the write reads
         what was written, not the version before it. The watch's resourceVersion is not moved (the
         event still comes, and then changes nothing). The handler gets it as ``OWN``: a write's echo must
         not plan its object again, or every write would cost a second pass. Only once the first list is
-        in."""
+        in, and only while the store still holds the object at ``since``, the version the write was
+        conditional on (None: a create, the object absent): otherwise the watch (or a relist) has
+        delivered the write already, and perhaps later changes too, which the answer must not undo
+        (the watch will not send them again)."""
         if not self.synced.is_set():
             return
         trimmed = self._trim(obj) if obj is not None else None
@@ -555,6 +574,8 @@ class ListWatch:
             return
         with self._lock:
             before = self._store.get(key)
+            if _version(before) != since:
+                return
             if trimmed is None:
                 self._store.pop(key, None)
             else:
@@ -584,6 +605,11 @@ class ListWatch:
             self._hooks.handler(kind, key, old, new)
         except Exception:
             log.exception("list/watch handler failed", extra={"watch": self.name, "object": "/".join(key)})
+
+
+def _version(obj: Mapping[str, Any] | None) -> str | None:
+    """The object's resourceVersion; None for no object."""
+    return None if obj is None else (obj.get("metadata") or {}).get("resourceVersion")
 
 
 def _describe(exc: BaseException) -> str:

@@ -113,7 +113,7 @@ class KubeMemberCluster(MemberReader):
                 made = self.client.request(
                     "POST", self._hpa_path(namespace), {"fieldManager": FIELD_MANAGER}, body
                 )
-            self._note_hpa(namespace, name, made)
+            self._note_hpa(namespace, name, made, None)
             log.info("Created member HPA", extra={"cluster": self.name, "object": f"{namespace}/{name}"})
             return
         if observed is not None:
@@ -128,7 +128,7 @@ class KubeMemberCluster(MemberReader):
                 put = self.client.request(
                     "PUT", self._hpa_path(namespace, name), {"fieldManager": FIELD_MANAGER}, body
                 )
-            self._note_hpa(namespace, name, put)
+            self._note_hpa(namespace, name, put, metadata["resourceVersion"])
         except ConflictError:
             if self._applied_meanwhile(fhpa, namespace, name, spec, decision):
                 return  # the same decision landed since (another leader, or our cache was a moment behind)
@@ -175,10 +175,13 @@ class KubeMemberCluster(MemberReader):
             "spec": {"replicas": (cached.get("spec") or {}).get("replicas")},
         }
 
-    def _note_hpa(self, namespace: str, name: str, written: Any, deleted: bool = False) -> None:
-        """Our write, into the cache at once (read-your-writes for the next reconcile)."""
+    def _note_hpa(
+        self, namespace: str, name: str, written: Any, since: str | None, deleted: bool = False
+    ) -> None:
+        """Our write (conditional on ``since``; None: a create), into the cache at once
+        (read-your-writes for the next reconcile)."""
         if self.cache is not None and (deleted or isinstance(written, dict)):
-            self.cache.note_hpa(namespace, name, None if deleted else written)
+            self.cache.note_hpa(namespace, name, None if deleted else written, since)
 
     def _applied_meanwhile(
         self, fhpa: FederatedHPA, namespace: str, name: str, spec: Mapping[str, Any], decision: str | None
@@ -222,7 +225,7 @@ class KubeMemberCluster(MemberReader):
                 self.client.request("DELETE", self._hpa_path(namespace, name), body=options)
         except NotFoundError:
             return
-        self._note_hpa(namespace, name, None, deleted=True)
+        self._note_hpa(namespace, name, None, rv, deleted=True)
         log.info("Deleted member HPA", extra={"cluster": self.name, "object": f"{namespace}/{name}"})
 
     # --- scale -----------------------------------------------------------------------------------
@@ -258,11 +261,12 @@ class KubeMemberCluster(MemberReader):
             },
             "spec": {"replicas": replicas},
         }
-        with self._writing(WORKLOAD, namespace, target.name, body["metadata"]["resourceVersion"]):
+        since = body["metadata"]["resourceVersion"]
+        with self._writing(WORKLOAD, namespace, target.name, since):
             written = self.client.request("PUT", path, {"fieldManager": FIELD_MANAGER}, body)
         if self.cache is not None and isinstance(written, dict):
             group = target_group(target)
-            self.cache.note_scale((group, target.kind), namespace, target.name, written)
+            self.cache.note_scale((group, target.kind), namespace, target.name, written, since)
         log.info(
             "Scaled workload",
             extra={"cluster": self.name, "object": f"{namespace}/{target.name}", "replicas": replicas},

@@ -244,13 +244,19 @@ class MemberCache:
 
     # -- our own writes --------------------------------------------------------------------------------
 
-    def note_hpa(self, namespace: str, name: str, written: Mapping[str, Any] | None) -> None:
-        """A member HPA we created or replaced (the server's answer), or deleted (None)."""
+    def note_hpa(
+        self, namespace: str, name: str, written: Mapping[str, Any] | None, since: str | None
+    ) -> None:
+        """A member HPA we created or replaced (the server's answer), or deleted (None), by a write
+        conditional on ``since`` (None: a create)."""
         for lw in self._hpas.watches():
-            lw.apply_local(written if isinstance(written, Mapping) else None, (namespace, name))
+            lw.apply_local(written if isinstance(written, Mapping) else None, (namespace, name), since=since)
 
-    def note_scale(self, kind: WorkloadKind, namespace: str, name: str, scale: Mapping[str, Any]) -> None:
-        """A Scale we wrote: the cached workload takes its replicas and resourceVersion at once."""
+    def note_scale(
+        self, kind: WorkloadKind, namespace: str, name: str, scale: Mapping[str, Any], since: str
+    ) -> None:
+        """A Scale we wrote, conditional on the workload's ``since``: the cached workload takes its
+        replicas and resourceVersion at once."""
         family = self._workloads.get(kind)
         if family is None or not isinstance(scale, Mapping):
             return
@@ -264,7 +270,7 @@ class MemberCache:
                 "metadata": {**current["metadata"], "resourceVersion": rv},
                 "spec": {**current["spec"], "replicas": (scale.get("spec") or {}).get("replicas")},
             }
-            lw.apply_local(AlreadyTrimmed(updated))
+            lw.apply_local(AlreadyTrimmed(updated), since=since)
 
     # -- liveness -------------------------------------------------------------------------------------
 
@@ -331,14 +337,14 @@ class MemberCache:
                         del self._hpas_by_target[target]
             if new is not None:
                 self._hpas_by_target.setdefault(_hpa_target(namespace, new), set()).add(name)
-        if _type not in QUIET and not self.own_writes.is_echo(HPA, key, old):
+        if _type not in QUIET:
             self.fire(Change(HPA, key, old, new))
 
     def _workload_handler(self, kind: WorkloadKind) -> Callable[[str, ObjectKey, Any, Any], None]:
         def handler(_type: str, key: ObjectKey, old: Any, new: Any) -> None:
             with self._lock:
                 self._index_selector(kind, key, new)
-            if _type not in QUIET and not self.own_writes.is_echo(WORKLOAD, key, old):
+            if _type not in QUIET:
                 self.fire(Change(WORKLOAD, key, old, new, kind))
 
         return handler

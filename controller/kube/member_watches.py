@@ -80,6 +80,7 @@ class WatchFamily:
             handler=self._handler,
             on_synced=synced,
             on_given_up=synced,  # what it held is unknown now: every plan on the member looks again
+            is_own=lambda key, old: self.cache.own_writes.is_echo(self.resource, key, old),
             **self.cache.options,
         )
 

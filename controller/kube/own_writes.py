@@ -6,11 +6,15 @@ often arrives before the write's answer has been read, so it cannot be recognise
 what the answer put in the cache; it is recognised by what the write was conditional on instead.
 
 Every member write is conditional on the resourceVersion the plan observed (a create, on absence). While
-such a write is in flight, the first event on that object whose previous state has that version can only
-be the write's own: any other change since that version makes the write fail with 409, and a failed or
-refused write replans the object anyway. So that event is not news. A write that ends without its echo
-having come leaves nothing behind: the answer is noted in the cache, and the later echo, equal to it,
-changes nothing.
+such a write is in flight, the first watch event on that object whose previous state has that version can
+only be the write's own: any other change since that version makes the write fail with 409, and a failed
+or refused write replans the object anyway. So that event is not news. Only a watch event: a relist
+(after the watch expired) reports each object's difference as one change, which may carry others'
+changes made after our write along with it (``ListWatch`` asks ``is_echo`` of watch events alone).
+
+A write that ends without its echo having come leaves nothing behind: the answer is noted in the cache,
+and the later echo, equal to it, changes nothing. The answer is noted only over the version the write
+was conditional on (``ListWatch.apply_local``): an echo, or a later change, already in the cache stays.
 """
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ class Plan(BaseModel):
     status: FederatedHPAStatus
     events: list[EventRecord] = Field(default_factory=list)
     requeue_after_seconds: float | None = None
-    requeue_routine: bool = False  # only the periodic optimization is due then: no reaction waits on it
+    requeue_routine: bool = False  # the periodic optimization is the only timer pending: nothing waits on it
 
     @property
     def has_member_writes(self) -> bool:

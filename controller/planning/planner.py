@@ -562,8 +562,10 @@ def _requeue(
     config: PlannerConfig,
 ) -> tuple[float | None, bool]:
     """Seconds until something becomes due by time alone: optimization, a delay, a grace, a hysteresis;
-    and whether that is only the periodic optimization (routine: it may wait behind reactions, while a
-    delay or a grace running out is a decision falling due)."""
+    and whether the requeue is routine (it may wait behind reactions). It is routine only when the
+    periodic optimization is the one timer pending: the queue keeps one delayed add per object, so a
+    grace or delay falling due after the optimization has no timer of its own, and would wait behind
+    the low lane's backlog as long as the optimization pass does."""
     times: list[datetime] = []
     optimization = None
     if _assists(fleet.fhpa) and fleet.slots and last_optimization is not None:
@@ -581,5 +583,5 @@ def _requeue(
     future = [t for t in times if t > fleet.now]
     due = min(future, default=None)
     if optimization is not None and optimization > fleet.now and (due is None or optimization < due):
-        return (optimization - fleet.now).total_seconds(), True
+        return (optimization - fleet.now).total_seconds(), due is None
     return (None, False) if due is None else ((due - fleet.now).total_seconds(), False)

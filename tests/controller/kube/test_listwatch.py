@@ -14,7 +14,7 @@ from kubernetes import config as kube_config
 from controller.backoff import ExponentialBackoff
 from controller.errors import GoneError, PortError
 from controller.kube.control_plane import KubeControlPlane
-from controller.kube.listwatch import DEFAULT_WATCH_TIMEOUT_SECONDS, SYNC, ListWatch, ObjectKey
+from controller.kube.listwatch import DEFAULT_WATCH_TIMEOUT_SECONDS, OWN, SYNC, ListWatch, ObjectKey
 from tests.support.fakekube import FakeKube
 from tests.support.fakekube_store import Resource
 
@@ -174,6 +174,32 @@ def test_410_error_event_relists_and_reports_what_was_deleted_meanwhile() -> Non
     assert "watch" not in server.calls[2]
     assert server.calls[3]["resourceVersion"] == "31"
     assert watch.relists == 1 and relists == [1]
+
+
+def test_only_watch_events_are_asked_whether_they_echo_our_writes() -> None:
+    asked: list[tuple[ObjectKey, Any]] = []
+
+    def is_own(key: ObjectKey, old: Any) -> bool:
+        asked.append((key, old))
+        return True
+
+    _, events, _ = run(
+        [
+            page([obj("a", "1")], "1"),
+            Stream([{"type": "MODIFIED", "object": obj("a", "2")}]),
+            GoneError("gone"),
+            page([obj("a", "5"), obj("b", "4")], "5"),  # a's difference may fold others' writes in
+            Stream([]),
+        ],
+        is_own=is_own,
+    )
+    assert [(kind, key[1]) for kind, key, _ in events] == [
+        (SYNC, "a"),
+        (OWN, "a"),  # the watch event: our echo
+        ("MODIFIED", "a"),  # the relist's differences: never
+        ("ADDED", "b"),
+    ]
+    assert asked == [(("ns", "a"), obj("a", "1"))]
 
 
 def test_410_on_the_watch_request_relists() -> None:
