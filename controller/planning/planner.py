@@ -257,12 +257,14 @@ def _row_pending_since(row: ClusterStatus | None, cluster: ClusterObservation) -
 def _clock_start(
     row: ClusterStatus | None, cluster: ClusterObservation, now: datetime, config: PlannerConfig, delay: float
 ) -> datetime | None:
-    """Where the unheard pods' clock runs from this pass: restarted by arriving nodes, but never later
-    than one wait after the pods first began to pend, so they are overdue within two waits however
-    often nodes come."""
+    """Where the unheard pods' clock runs from this pass: restarted by arriving nodes. Where a node's
+    worth of pods is unknown, any rise of firm room restarts it, and other workloads' churn could do so
+    forever: there it never starts later than one wait after the pods first began to pend, so they are
+    overdue within two waits. Where a node's worth is known, a restart is a node that came, and a long
+    climb (each batch pending until its node comes) keeps the clock it needs."""
     start = _row_pending_since(row, cluster)
     first = row.pending_first_since if row is not None else None
-    if first is None:
+    if first is None or (cluster.capacity is not None and cluster.capacity.pods_per_node):
         return start
     wait = max(pending.provision_seconds(cluster, config.node_provision_seconds), delay)
     return min(start or now, first + timedelta(seconds=wait))

@@ -206,3 +206,20 @@ def test_arriving_nodes_restart_the_unheard_clock_at_most_one_wait_after_the_pod
         spills.append((t, spilled(p)))
     assert row(p, "member1").pending_first_since == T0 + 10 * S
     assert next(at for at, s in spills if s) <= 10 + 2 * 60 + 15
+
+
+def test_a_climb_on_a_node_group_keeps_its_clock_past_two_waits_while_nodes_come() -> None:
+    """Where a node holds ten pods, each rise of ten is a node that came: a long climb whose batches
+    each pend until their node comes is still the autoscaler's work after two waits, so nothing spills
+    while a node arrives at every pass."""
+    f, fleet = burst_fleet(delay=0)
+    grows = CapacityObservation(
+        firm=20, elastic=100, source="cluster-autoscaler", provision_seconds=60, pods_per_node=10
+    )
+    fleet = update(coming(fleet, None), "member1", pending_coming_replicas=0, capacity=grows)
+    t, firm = 10, 20
+    p = run(f, fleet, T0 + t * S)
+    while t < 400:
+        f, t, firm = f.model_copy(update={"status": p.status}), t + 15, firm + 10
+        p = run(f, update(fleet, "member1", capacity=grows.model_copy(update={"firm": firm})), T0 + t * S)
+        assert not spilled(p), f"spilled at t={t}s while a node came at every pass"
