@@ -2118,6 +2118,34 @@ KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
         "needs one more node (180 s). Each wait was within the floor's allowance, but the allowance ran "
         "from t=0 and did not start again when the user removed a cluster that ran replicas",
     ),
+    "a-sole-holder-failed-over-within-the-hour-keeps-its-grown-grace-seed-60": (
+        Fleet(
+            members=(
+                Member(name="m1", capacity=0, replicas=0, startup_s=120, grow_nodes=5, provision_s=0),
+                Member(name="m2", capacity=3, replicas=7, startup_s=15),
+                Member(name="m3", capacity=19, replicas=12, startup_s=30, quota=16),
+            ),
+            spec=Spec(
+                policy="Prioritized",
+                fmin=8,
+                fmax=27,
+                delay_s=15,
+                weights=(4, 0, 0, 0, 2),
+                priorities=(1, 3, 0, 0, 3),
+            ),
+            demand_pods=2,
+        ),
+        (
+            ("top_tier_blips", {"down_steps": 1, "times": 2, "up_steps": 31}),
+            ("capacity_change", {"capacity": 14, "then": 14, "which": 3}),
+            ("flap", {"down_steps": 6, "times": 1, "up_steps": 8, "which": 3}),
+            ("tiny_max_scaling_to_zero", {"pods": 3, "then": 33}),
+            ("capacity_change", {"capacity": 37, "then": 14, "which": 4}),
+            ("top_tier_blips", {"down_steps": 10, "times": 3, "up_steps": 32}),
+        ),
+        FloorBreach,
+        "bench/fleet_state_machine.py --seed 60 --examples 480 --no-shrink, its fleet 51, as found",
+    ),
 }
 
 
@@ -2167,6 +2195,7 @@ FIXED_BREACHES = frozenset(
         "failovers-and-rejoins-rewrite-a-bursting-cluster-seed-31",
         "a-loss-of-room-while-nodes-come-restarts-the-floor-seed-40",
         "a-cluster-deselected-while-nodes-come-restarts-the-floor-seed-41",
+        "a-sole-holder-failed-over-within-the-hour-keeps-its-grown-grace-seed-60",
     }
 )
 """Breaches this machine found that the planner now keeps: each is replayed as a regression test."""
