@@ -2148,6 +2148,51 @@ KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
         "grown grace in the controller, but the measurement gave it the blip tolerance and found the "
         "floor broken for the whole outage",
     ),
+    "a-failover-seen-late-then-elastic-room-misses-the-floor-seed-60": (
+        Fleet(
+            members=(
+                Member(name="m1", capacity=31, replicas=23, startup_s=60, quota=17),
+                Member(name="m2", capacity=31, replicas=30, startup_s=15, quota=31),
+                Member(name="m3", capacity=4, replicas=4, startup_s=0, quota=2),
+                Member(name="m4", capacity=30, replicas=32, startup_s=120, grow_nodes=2, provision_s=0),
+            ),
+            spec=Spec(
+                policy="Duplicated",
+                fmin=103,
+                fmax=144,
+                scaling_to_zero=True,
+                delay_s=15,
+                weights=(4, 4, 0, 3, 2),
+                priorities=(0, 1, 0, 3, 2),
+            ),
+            demand_pods=35,
+        ),
+        (
+            ("controller_outage", {"then": 21}),
+            ("load_step", {"pods": 52, "ramp_steps": 4, "then": 5}),
+            ("edit_affinity", {"then": 18, "which": 4}),
+            ("top_tier_blips", {"down_steps": 9, "times": 3, "up_steps": 25}),
+            ("edit_affinity", {"then": 19, "which": 0}),
+            ("cluster_outage", {"then": 13, "which": 3}),
+            ("controller_back", {"then": 5}),
+            ("tiny_max_scaling_to_zero", {"pods": 2, "then": 28}),
+            ("load_step", {"pods": 23, "ramp_steps": 20, "then": 1}),
+            ("controller_outage", {"then": 19}),
+            ("change_bounds", {"extra": 31, "fmin": 56, "then": 3}),
+            ("flap", {"down_steps": 7, "times": 1, "up_steps": 8, "which": 0}),
+            ("capacity_change", {"capacity": 18, "then": 16, "which": 2}),
+            ("cluster_outage", {"then": 13, "which": 1}),
+            ("cluster_back", {"then": 7, "which": 1}),
+            ("controller_back", {"then": 10}),
+        ),
+        FloorBreach,
+        "bench/fleet_state_machine.py --seed 60 --examples 480 --no-shrink, its fleet 86, as found (not "
+        "shrunk, not diagnosed): StaticWeighted F 56..87 scalingToZero; m2 goes down while the controller "
+        "is down, which sees it on coming back (t=4275 s) and fails it over one grace later (4335 s), "
+        "starting m3 and m4's elastic room; m4's two pods on a node that takes 0 s pend until 4365 s, "
+        "so the fleet is below the floor for 90 s against 75 s allowed (no provisioning time is added "
+        "for a node group whose provisioning is 0 s)",
+    ),
 }
 
 
