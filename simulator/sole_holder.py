@@ -34,12 +34,14 @@ class Seen:
 class GraceRecorder:
     """Per step, the grace each cluster has: the row's grown grace, shortened to the blip tolerance for
     a sole holder. Remembers what each cluster last ran while reachable, since when it is unreachable,
-    and when its spells last outlasted their grace (a failover, as the simulator counts it)."""
+    the shortest grace its spell has had, and when its spells last outlasted that grace (a failover, as
+    the simulator counts it)."""
 
     policy: HealthPolicy
     blip_tolerance_s: float | None
     ran: dict[str, int] = field(default_factory=dict)
     down_since: dict[str, float] = field(default_factory=dict)
+    spell_grace: dict[str, float] = field(default_factory=dict)
     failed_over_at: dict[str, float] = field(default_factory=dict)
 
     def graces(
@@ -69,10 +71,16 @@ class GraceRecorder:
         }
 
     def _follow(self, name: str, c: Seen, t: float, grace: float) -> None:
+        """A spell is measured against the shortest grace it has had, as the promises measure it: the
+        pass that fails a sole holder over starts replicas elsewhere, which ends its sole holding and
+        lengthens its grace in that same step, and the failover must still count."""
         if not c.down:
             self.ran[name] = c.replicas
             self.down_since.pop(name, None)
+            self.spell_grace.pop(name, None)
             return
         start = self.down_since.setdefault(name, t)
-        if t - start >= grace and self.failed_over_at.get(name, -HOUR_S) < start:
+        held = min(self.spell_grace.get(name, grace), grace)
+        self.spell_grace[name] = held
+        if t - start >= held and self.failed_over_at.get(name, -HOUR_S) < start:
             self.failed_over_at[name] = t

@@ -2118,6 +2118,81 @@ KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
         "needs one more node (180 s). Each wait was within the floor's allowance, but the allowance ran "
         "from t=0 and did not start again when the user removed a cluster that ran replicas",
     ),
+    "a-sole-holder-failed-over-within-the-hour-keeps-its-grown-grace-seed-60": (
+        Fleet(
+            members=(
+                Member(name="m1", capacity=0, replicas=0, startup_s=120, grow_nodes=5, provision_s=0),
+                Member(name="m2", capacity=3, replicas=7, startup_s=15),
+                Member(name="m3", capacity=19, replicas=12, startup_s=30, quota=16),
+            ),
+            spec=Spec(
+                policy="Prioritized",
+                fmin=8,
+                fmax=27,
+                delay_s=15,
+                weights=(4, 0, 0, 0, 2),
+                priorities=(1, 3, 0, 0, 3),
+            ),
+            demand_pods=2,
+        ),
+        (
+            ("tiny_max_scaling_to_zero", {"pods": 3, "then": 33}),
+            ("top_tier_blips", {"down_steps": 10, "times": 3, "up_steps": 32}),
+        ),
+        FloorBreach,
+        "bench/fleet_state_machine.py --seed 60 --examples 480 --no-shrink, its fleet 51, shrunk by hand "
+        "to its last two rules: Prioritized F 1..3 scalingToZero, m2 the only cluster running replicas. "
+        "m2 is down 150 s and failed over as a sole holder after the blip tolerance; the pass that fails "
+        "it over starts m1, so the simulator saw no sole holder in that step, judged the spell against "
+        "the longer grace and missed the failover. Down again 10 minutes later, m2 rightly kept its "
+        "grown grace in the controller, but the measurement gave it the blip tolerance and found the "
+        "floor broken for the whole outage",
+    ),
+    "a-failover-seen-late-then-elastic-room-misses-the-floor-seed-60": (
+        Fleet(
+            members=(
+                Member(name="m1", capacity=31, replicas=23, startup_s=60, quota=17),
+                Member(name="m2", capacity=31, replicas=30, startup_s=15, quota=31),
+                Member(name="m3", capacity=4, replicas=4, startup_s=0, quota=2),
+                Member(name="m4", capacity=30, replicas=32, startup_s=120, grow_nodes=2, provision_s=0),
+            ),
+            spec=Spec(
+                policy="Duplicated",
+                fmin=103,
+                fmax=144,
+                scaling_to_zero=True,
+                delay_s=15,
+                weights=(4, 4, 0, 3, 2),
+                priorities=(0, 1, 0, 3, 2),
+            ),
+            demand_pods=35,
+        ),
+        (
+            ("controller_outage", {"then": 21}),
+            ("load_step", {"pods": 52, "ramp_steps": 4, "then": 5}),
+            ("edit_affinity", {"then": 18, "which": 4}),
+            ("top_tier_blips", {"down_steps": 9, "times": 3, "up_steps": 25}),
+            ("edit_affinity", {"then": 19, "which": 0}),
+            ("cluster_outage", {"then": 13, "which": 3}),
+            ("controller_back", {"then": 5}),
+            ("tiny_max_scaling_to_zero", {"pods": 2, "then": 28}),
+            ("load_step", {"pods": 23, "ramp_steps": 20, "then": 1}),
+            ("controller_outage", {"then": 19}),
+            ("change_bounds", {"extra": 31, "fmin": 56, "then": 3}),
+            ("flap", {"down_steps": 7, "times": 1, "up_steps": 8, "which": 0}),
+            ("capacity_change", {"capacity": 18, "then": 16, "which": 2}),
+            ("cluster_outage", {"then": 13, "which": 1}),
+            ("cluster_back", {"then": 7, "which": 1}),
+            ("controller_back", {"then": 10}),
+        ),
+        FloorBreach,
+        "bench/fleet_state_machine.py --seed 60 --examples 480 --no-shrink, its fleet 86, as found (not "
+        "shrunk, not diagnosed): StaticWeighted F 56..87 scalingToZero; m2 goes down while the controller "
+        "is down, which sees it on coming back (t=4275 s) and fails it over one grace later (4335 s), "
+        "starting m3 and m4's elastic room; m4's two pods on a node that takes 0 s pend until 4365 s, "
+        "so the fleet is below the floor for 90 s against 75 s allowed (no provisioning time is added "
+        "for a node group whose provisioning is 0 s)",
+    ),
 }
 
 
@@ -2167,6 +2242,7 @@ FIXED_BREACHES = frozenset(
         "failovers-and-rejoins-rewrite-a-bursting-cluster-seed-31",
         "a-loss-of-room-while-nodes-come-restarts-the-floor-seed-40",
         "a-cluster-deselected-while-nodes-come-restarts-the-floor-seed-41",
+        "a-sole-holder-failed-over-within-the-hour-keeps-its-grown-grace-seed-60",
     }
 )
 """Breaches this machine found that the planner now keeps: each is replayed as a regression test."""

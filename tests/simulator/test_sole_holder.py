@@ -42,3 +42,13 @@ def test_a_sole_holder_failed_over_within_the_hour_keeps_the_full_grace():
     back = [{"a": up(2), "b": up(0)}] * 40
     graces = run(recorder(), [{"a": up(2), "b": up(0)}, *spell, *back, *spell])
     assert graces[1]["a"] == 30 and graces[45]["a"] == 60
+
+
+def test_a_failover_counts_though_the_stand_in_it_starts_ends_the_sole_holding():
+    """The pass that fails a sole holder over starts replicas elsewhere, so from that step on it is no
+    sole holder and its grace is the longer one again; it was failed over all the same, and within the
+    hour its next spell gets the full grace."""
+    spell = [{"a": DOWN, "b": up(0)}] * 2 + [{"a": DOWN, "b": up(2)}] * 2
+    back = [{"a": up(2), "b": up(0)}] * 40
+    graces = run(recorder(), [{"a": up(2), "b": up(0)}, *spell, *back, *spell])
+    assert graces[1]["a"] == 30 and graces[3]["a"] == 60 and graces[45]["a"] == 60
