@@ -398,9 +398,14 @@ def _fit_pin_to_load(fleet: Fleet, ranked: list[Slot], slot: Slot, below: list[S
     (:func:`take_back_up`) holds no more than the load, and is left alone. ``below``: the clusters
     the pin is over (a lower priority, or the node groups under a policy that sheds them first); the
     others count as "of its priority or above".
+
+    Only a cluster that pays by the node (:func:`_pays_per_node`) is lowered: held on fixed room, the
+    peak costs nothing more, and lowered, its HPA would shed beside the lower tiers' instead of
+    before them, leaving the burst's pods on the clusters below (on-prem down to the load while the
+    cloud still ran three times as many).
     """
     asked = burst.asked_for(fleet)
-    if asked is None or slot.pin is None:
+    if asked is None or slot.pin is None or not _pays_per_node(slot):
         return
     reachable = [s for s in ranked if s.can_receive and s is not slot]
     under = {id(s) for s in below}

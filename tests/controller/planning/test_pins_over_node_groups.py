@@ -83,11 +83,11 @@ def test_a_prioritized_pin_is_let_go_once_the_node_group_below_runs_within_its_k
     assert slots["onprem"].pin == 40
 
 
-def test_a_pin_over_a_node_group_follows_the_falling_load() -> None:
-    """The pin is lowered to what the load asks for less what the node group's kept node holds: 70
-    pods at 0.3 of the target ask for 21, the cloud's one kept node holds 10, so on-prem keeps 11. The
-    cloud is what the pin is over, not a peer that runs "at its level": counted as one, the pin would
-    fall to on-prem's min and the cloud would keep the load."""
+def test_a_pin_on_fixed_room_holds_while_the_node_group_sheds() -> None:
+    """The load falls to 0.3 of the target (70 pods ask for 21): a pin on on-prem's fixed room is not
+    lowered to follow it, as one on a node group is. Held there, the peak costs nothing more, and
+    lowered, on-prem's HPA would shed beside the cloud's instead of before it, leaving the burst's pods
+    on the cloud's nodes."""
     fleet, slots = after_a_burst("DynamicWeighted", 30)
     for slot in slots.values():
         hpa = slot.cluster.hpa
@@ -96,4 +96,4 @@ def test_a_pin_over_a_node_group_follows_the_falling_load() -> None:
         slot.cluster = cluster
     slots["onprem"].pin = 40
     priority.pin_and_release(fleet)
-    assert slots["onprem"].pin == 11
+    assert slots["onprem"].pin == 40
