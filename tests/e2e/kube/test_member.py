@@ -196,7 +196,17 @@ def test_capacity_estimate_matches_what_the_real_scheduler_places(
             lambda: (o := cluster.observe(fhpa)).ready_replicas == 1 and o, 240, "one ready replica observed"
         )
         estimate = first.available_replicas
-        cluster.scale_workload(kube_namespace, TARGET, 10)
+
+        def scaled() -> bool:
+            # the write is conditional on the Scale it reads; the deployment controller may write the
+            # status in between (409), and the controller would plan again: so does the test
+            try:
+                cluster.scale_workload(kube_namespace, TARGET, 10)
+            except ConflictError:
+                return False
+            return True
+
+        wait_for(scaled, 60, "the scale write accepted")
         wait_for(
             lambda: (s := member.pod_summary(kube_namespace, "web"))["ready"] + s["unschedulable"] == 10,
             240,
