@@ -305,8 +305,9 @@ def _running_lost(steps: Sequence[StepSample]) -> list[bool]:
 
 def _floor(steps: Sequence[StepSample], terms: PromiseTerms) -> tuple[list[Violation], float]:
     """Below min(F.min, the room of the eligible clusters) for longer than the grace. The room counts an
-    elastic cluster's nodes still to come; then the slowest node group's provisioning time is added to
-    the tolerance (nodes that arrive turn elastic room into room there now, one provisioning later). A
+    elastic cluster's nodes still to come; then the autoscaler's look (one step) and the slowest node
+    group's provisioning time are added to the tolerance (nodes that arrive turn elastic room into room
+    there now, one look and one provisioning later). A
     loss of room that evicts running replicas, or a cluster taken out of the selection while it runs
     them, starts the allowance again."""
 
@@ -326,10 +327,11 @@ def _floor(steps: Sequence[StepSample], terms: PromiseTerms) -> tuple[list[Viola
         )
         return float(need - have), what
 
-    provision = max(
-        (c.provision_s for s in steps for c in s.clusters.values() if c.elastic_room), default=0.0
-    )
-    why = "failover grace + one pass" + (" + node provisioning" if provision else "")
+    grows = [c.provision_s for s in steps for c in s.clusters.values() if c.elastic_room]
+    # the node autoscaler sees pending pods at its next look (one step here), and the nodes it then
+    # asks for are Ready a provisioning time later: a node group of 0 s still takes that look
+    provision = max(grows) + terms.step_s if grows else 0.0
+    why = "failover grace + one pass" + (" + the autoscaler's look + node provisioning" if grows else "")
     paused = _within_grown_grace(steps, terms.failover_grace_s)
     if any(paused):
         why += "; a flapper's grown grace not counted"

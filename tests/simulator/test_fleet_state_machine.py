@@ -2210,6 +2210,7 @@ def replay(fleet: Fleet, rules: Rules) -> FleetMachine:
 
 FIXED_BREACHES = frozenset(
     {
+        "a-failover-seen-late-then-elastic-room-misses-the-floor-seed-60",
         "min-above-capacity-fmin-above-room",
         "min-above-capacity-after-spec-change",
         "floor-waits-the-delay",

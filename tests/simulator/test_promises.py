@@ -458,13 +458,16 @@ def test_without_scale_assist_no_promise_of_section_4_is_made():
 
 def test_the_floor_counts_elastic_room_once_nodes_had_time_to_come():
     """a holds 2 pods now, b none but its node group can add 10 (nodes take 60 s): F.min 4 needs b's
-    nodes, so the floor allows the grace + one pass + 60 s (135 s, 9 steps) before 2 < 4 is a breach."""
+    nodes, so the floor allows the grace + one pass + the autoscaler's look (one step) + 60 s (150 s,
+    10 steps) before 2 < 4 is a breach."""
     a = cluster(2, capacity=2)
     b = replace(cluster(0, capacity=0, hpa=(2, 10)), elastic_room=10, provision_s=60.0)
-    assert measure(steps(*[{"a": a, "b": b}] * 9), TERMS).violations == []
-    found = measure(steps(*[{"a": a, "b": b}] * 10), TERMS).violations
+    assert measure(steps(*[{"a": a, "b": b}] * 10), TERMS).violations == []
+    found = measure(steps(*[{"a": a, "b": b}] * 11), TERMS).violations
     assert [v.kind for v in found] == [FLOOR] and "elastic room 10" in found[0].detail
     assert "node provisioning" in found[0].detail
+    instant = replace(b, provision_s=0.0)  # nodes of 0 s still wait for the autoscaler's look
+    assert measure(steps(*[{"a": a, "b": instant}] * 6), TERMS).violations == []
     fixed = {"a": a, "b": cluster(0, capacity=0, hpa=(2, 10))}  # no elastic room: the floor is 2, kept
     assert measure(steps(*[fixed] * 20), TERMS).violations == []
 
