@@ -17,7 +17,8 @@ tolerance, and then it is reported once, at the episode's first step, however lo
    flapper, and the floor is owed again one pass after that grace ends (it is failed over and the
    assignment re-runs). An elastic cluster's room still to come (its node group below its max) counts
    too; in a run where any has such room, the slowest node group's provisioning time is added to the
-   tolerance: nodes cannot come faster.
+   tolerance: nodes cannot come faster. A floor that rises during a breach owes the rise its own
+   tolerance, from the rise (what was owed before it keeps its own).
 2. ``unmanaged-replicas``, per cluster: a reachable cluster that is selected, or was while the controller
    ran earlier in the run (one that left the selection is drained, not abandoned), runs replicas with no
    member HPA
@@ -60,8 +61,9 @@ ceiling covers the other half). Every policy but Duplicated, with or without sca
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import pairwise
 
 from controller.planning.policies import policy_named
@@ -198,6 +200,7 @@ class _Episode:
     weight: float = 0.0  # the figure's integral over the episode
     worst: tuple[float, str] = (float("-inf"), "")  # (how bad, what it looked like) at the worst step
     end: float = 0.0
+    marks: list[tuple[int, float]] = field(default_factory=list)  # (step index, clock after it)
 
     def add(self, t: float, dt: float, clock: bool, weight: float, badness: float, what: str) -> None:
         self.clock += dt if clock else 0.0
@@ -233,6 +236,7 @@ def _episodes(
         if episode is None:
             episode = _Episode(start=s.t)
         episode.add(s.t, dt, not (paused and paused[i]), dt, found[0], found[1])
+        episode.marks.append((i, episode.clock))
     if episode is not None:
         yield episode
 
@@ -251,12 +255,14 @@ def _fleet_breaches(
     why: str,
     paused: Sequence[bool] = (),
     restarts: Sequence[bool] = (),
+    breached: Callable[[_Episode, float], bool] = _breached,
 ) -> tuple[list[Violation], float]:
     """One violation per episode of a fleet-wide promise that outlasts ``tolerance``, and the seconds
-    (episode weights) they add up to. ``what`` completes "... for Ns from t=...", ``why`` the allowance."""
+    (episode weights) they add up to. ``what`` completes "... for Ns from t=...", ``why`` the allowance.
+    ``breached`` judges an episode (by default: its clock outlasts the tolerance)."""
     violations, seconds = [], 0.0
     for ep in _episodes(steps, dt, probe, paused, restarts):
-        if _breached(ep, tolerance):
+        if breached(ep, tolerance):
             seconds += ep.weight
             violations.append(
                 Violation(
@@ -311,12 +317,16 @@ def _floor(steps: Sequence[StepSample], terms: PromiseTerms) -> tuple[list[Viola
     loss of room that evicts running replicas, or a cluster taken out of the selection while it runs
     them, starts the allowance again."""
 
+    needs: dict[int, int] = {}
+    haves: dict[int, int] = {}
+
     def probe(s: StepSample) -> tuple[float, str] | None:
         eligible = {n: c for n, c in sorted(s.clusters.items()) if _eligible(c)}
         firm = sum(_firm(c) for c in eligible.values())
         elastic = sum(c.elastic_room for c in eligible.values())
         need = min(s.fhpa_min, firm + elastic)
         have = sum(c.ready + c.starting for c in eligible.values())
+        needs[id(s)], haves[id(s)] = need, have
         if have >= need:
             return None
         per = ", ".join(f"{n} {c.ready + c.starting}/{c.replicas}" for n, c in eligible.items()) or "none"
@@ -337,9 +347,44 @@ def _floor(steps: Sequence[StepSample], terms: PromiseTerms) -> tuple[list[Viola
         why += "; a flapper's grown grace not counted"
     allowed = terms.floor_tolerance_s + provision
     restarts = _running_lost(steps)
+
+    def breached(ep: _Episode, tolerance: float) -> bool:
+        return _owed_past_allowance(
+            [(needs[id(steps[i])], haves[id(steps[i])], clock) for i, clock in ep.marks], tolerance
+        )
+
     return _fleet_breaches(
-        steps, terms.step_s, probe, FLOOR, allowed, "below the floor", why, paused, restarts
+        steps, terms.step_s, probe, FLOOR, allowed, "below the floor", why, paused, restarts, breached
     )
+
+
+def _owed_past_allowance(marks: Sequence[tuple[int, int, float]], tolerance: float) -> bool:
+    """Whether a floor episode breaches: at some step the scheduled replicas are below a level the floor
+    has asked for, without a break, for longer than the tolerance. ``marks`` holds each step's (need,
+    have, episode clock after the step).
+
+    A floor that rises within an episode owes the rise its own allowance: the replicas F.min asks for
+    at t=90 s cannot be scheduled sooner than replicas asked for at t=0 (elastic room still needs the
+    autoscaler's look and a provisioning time). The level owed at a step is therefore the lowest need
+    since the latest step the allowance has run out for; with a need that never rises this is the
+    episode's clock against the tolerance, as for the other promises."""
+    before = [0.0] + [clock for _, _, clock in marks[:-1]]  # the clock when each step began
+    window: deque[int] = deque()  # steps from the owed-since step on, their needs increasing
+    start = 0  # the earliest step that can still be the owed-since step
+    for k, (need, have, clock) in enumerate(marks):
+        while window and marks[window[-1]][0] >= need:
+            window.pop()
+        window.append(k)
+        # the owed-since step is the latest j whose allowance has run out by this step's end
+        while start + 1 <= k and clock - before[start + 1] > tolerance + _EPS:
+            start += 1
+        if clock - before[start] <= tolerance + _EPS:
+            continue
+        while window[0] < start:
+            window.popleft()
+        if have < marks[window[0]][0]:
+            return True
+    return False
 
 
 def _within_grown_grace(steps: Sequence[StepSample], flag_grace_s: float) -> list[bool]:

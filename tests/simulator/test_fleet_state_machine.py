@@ -2193,6 +2193,72 @@ KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
         "so the fleet is below the floor for 90 s against 75 s allowed (no provisioning time is added "
         "for a node group whose provisioning is 0 s)",
     ),
+    "a-floor-raised-while-nodes-come-owes-the-rise-its-own-allowance-seed-63": (
+        Fleet(
+            members=(
+                Member(name="m1", capacity=4, replicas=6, startup_s=120, quota=12),
+                Member(
+                    name="m2",
+                    capacity=26,
+                    replicas=5,
+                    startup_s=15,
+                    grow_nodes=5,
+                    provision_s=180,
+                    quota=31,
+                ),
+                Member(name="m3", capacity=0, replicas=5, startup_s=60),
+            ),
+            spec=Spec(
+                policy="StaticWeighted",
+                fmin=12,
+                fmax=15,
+                weights=(2, 0, 4, 0, 3),
+                priorities=(1, 3, 0, 3, 3),
+            ),
+            demand_pods=20,
+        ),
+        (
+            ("change_bounds", {"extra": 19, "fmin": 43, "then": 7}),
+            ("capacity_change", {"capacity": 34, "then": 6, "which": 2}),
+            ("change_bounds", {"extra": 8, "fmin": 12, "then": 3}),
+            ("flap", {"down_steps": 7, "times": 4, "up_steps": 2, "which": 3}),
+            ("flap", {"down_steps": 1, "times": 3, "up_steps": 8, "which": 4}),
+            ("flap", {"down_steps": 3, "times": 4, "up_steps": 9, "which": 0}),
+            ("capacity_change", {"capacity": 18, "then": 4, "which": 3}),
+            ("change_bounds", {"extra": 40, "fmin": 40, "then": 12}),
+            ("change_bounds", {"extra": 10, "fmin": 60, "then": 7}),
+            ("capacity_change", {"capacity": 25, "then": 1, "which": 4}),
+            ("change_bounds", {"extra": 39, "fmin": 38, "then": 2}),
+            ("change_bounds", {"extra": 1, "fmin": 11, "then": 13}),
+            ("change_bounds", {"extra": 44, "fmin": 31, "then": 12}),
+            ("flap", {"down_steps": 3, "times": 2, "up_steps": 7, "which": 0}),
+            ("capacity_change", {"capacity": 24, "then": 15, "which": 0}),
+            ("change_bounds", {"extra": 49, "fmin": 12, "then": 16}),
+            ("change_bounds", {"extra": 36, "fmin": 3, "then": 10}),
+            ("capacity_change", {"capacity": 32, "then": 19, "which": 1}),
+            ("flap", {"down_steps": 10, "times": 2, "up_steps": 1, "which": 0}),
+            ("change_bounds", {"extra": 45, "fmin": 35, "then": 9}),
+            ("flap", {"down_steps": 2, "times": 4, "up_steps": 3, "which": 1}),
+            ("flap", {"down_steps": 12, "times": 2, "up_steps": 1, "which": 3}),
+            ("change_bounds", {"extra": 23, "fmin": 49, "then": 3}),
+            ("change_bounds", {"extra": 32, "fmin": 19, "then": 10}),
+            ("flap", {"down_steps": 8, "times": 2, "up_steps": 7, "which": 4}),
+            ("change_bounds", {"extra": 8, "fmin": 52, "then": 4}),
+            ("flap", {"down_steps": 8, "times": 1, "up_steps": 7, "which": 0}),
+            ("change_bounds", {"extra": 30, "fmin": 18, "then": 12}),
+            ("flap", {"down_steps": 8, "times": 1, "up_steps": 12, "which": 4}),
+            ("capacity_change", {"capacity": 11, "then": 12, "which": 4}),
+            ("change_bounds", {"extra": 60, "fmin": 56, "then": 6}),
+            ("change_bounds", {"extra": 36, "fmin": 58, "then": 18}),
+        ),
+        FloorBreach,
+        "bench/fleet_state_machine.py --seed 63 --examples 480 --no-shrink, its fleet 435: StaticWeighted; "
+        "F.min rises 18 -> 56 at t=6615 s and m2 (2 pods on firm room, nodes of 2 in 180 s) is asked for "
+        "10, then F.min rises to 58 at 6705 s and m2 for 12. The first nodes come at 6810 s (56 "
+        "scheduled: the first rise met within its allowance), the last at about 6900 s (the second rise "
+        "met 195 s after it). The measure ran the whole allowance from the first rise, so the two "
+        "replicas the second rise asked for were owed 90 s before they were asked for",
+    ),
 }
 
 
@@ -2210,6 +2276,7 @@ def replay(fleet: Fleet, rules: Rules) -> FleetMachine:
 
 FIXED_BREACHES = frozenset(
     {
+        "a-floor-raised-while-nodes-come-owes-the-rise-its-own-allowance-seed-63",
         "a-failover-seen-late-then-elastic-room-misses-the-floor-seed-60",
         "min-above-capacity-fmin-above-room",
         "min-above-capacity-after-spec-change",

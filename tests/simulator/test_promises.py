@@ -472,6 +472,31 @@ def test_the_floor_counts_elastic_room_once_nodes_had_time_to_come():
     assert measure(steps(*[fixed] * 20), TERMS).violations == []
 
 
+def rising_floor(first: int, second: int, have: list[int]) -> list[StepSample]:
+    """F.min 4 for ``first`` steps, then 6 for ``second``; a holds ``have[i]`` at step i, b nothing."""
+    fmins = [4] * first + [6] * second
+    return [
+        replace(s, fhpa_min=fmins[i])
+        for i, s in enumerate(
+            steps(*[{"a": cluster(have[i], capacity=50), "b": cluster(0)} for i in range(len(fmins))])
+        )
+    ]
+
+
+def test_a_rise_of_the_floor_is_owed_its_own_allowance():
+    """F.min rises 4 -> 6 at step 3 of an episode at 2: the first 4 are met at step 5 (75 s), the last
+    2 at step 8 (75 s after they were asked for): no breach, though the episode lasted 120 s."""
+    assert kinds(rising_floor(3, 8, [2, 2, 2, 2, 2, 4, 4, 4, 6, 6, 6])) == []
+
+
+def test_a_rise_does_not_extend_the_allowance_of_what_was_owed_before_it():
+    """The same rise, but a stays at 2: the 4 owed from step 0 are past their 75 s at step 5."""
+    found = measure(rising_floor(3, 8, [2] * 11), TERMS).violations
+    assert [(v.t, v.kind) for v in found] == [(0.0, FLOOR)]
+    # and the rise's 2 are owed too: the first 4 met in time, the last 2 never
+    assert kinds(rising_floor(3, 8, [2, 2, 2, 2, 2, 4, 4, 4, 4, 4, 4])) == [FLOOR]
+
+
 def test_the_floor_is_capped_by_a_quota():
     """a's nodes hold 50 but its quota 3 pods: 3 scheduled keep a floor of 4 that only b could add to."""
     a = replace(cluster(3, capacity=50), quota_pods=3)
