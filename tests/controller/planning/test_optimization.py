@@ -348,3 +348,35 @@ def test_max_on_a_cluster_that_lost_its_room_moves_where_the_floor_can_run() -> 
     assert (slots["a"].max_replicas, slots["b"].max_replicas) == (0, 21)
     assert slots["a"].replicas == 0  # drained: no HPA is left over its pending pod
     assert not optimization.move_max_for_the_floor(fleet)  # the floor holds: nothing more moves
+
+
+def blip_fleet(held: bool, held_long: bool = False) -> tuple[Fleet, dict[str, Slot]]:
+    """F.min 23: a (unreachable) ran 8 under max 8; b holds at most 10 (its quota) under max 34, c 5
+    under max 5 and has room for 5 more. Without a, b and c hold 15 of the 23."""
+    f = fhpa("StaticWeighted", 23, 47)
+    slots = {
+        "a": Slot(
+            cluster=obs("a", 8, None, healthy=False),
+            min_replicas=8,
+            max_replicas=8,
+            held=held,
+            held_long=held_long,
+        ),
+        "b": Slot(cluster=obs("b", 8, 10), min_replicas=8, max_replicas=34),
+        "c": Slot(cluster=obs("c", 5, 10), min_replicas=1, max_replicas=5),
+    }
+    return Fleet(fhpa=f, now=T0, slots=slots), slots
+
+
+def test_a_cluster_within_its_grace_holds_what_it_ran_for_the_floor() -> None:
+    # found by the fleet state machine (seed 71): every blip moved max b->c for the floor, every
+    # return moved it back
+    fleet, slots = blip_fleet(held=True)
+    assert not optimization.move_max_for_the_floor(fleet)
+    assert (slots["b"].max_replicas, slots["c"].max_replicas) == (34, 5)
+
+
+def test_a_failed_over_cluster_holds_nothing_for_the_floor() -> None:
+    fleet, slots = blip_fleet(held=False)
+    assert optimization.move_max_for_the_floor(fleet)
+    assert (slots["b"].max_replicas, slots["c"].max_replicas) == (29, 10)
