@@ -365,6 +365,8 @@ def take_back_up(fleet: Fleet, settle_seconds: float) -> bool:
         take = min(min(firm, slot.max_replicas) - slot.current, excess)
         if take <= 0 or (take < max(2, -(-slot.current // 10)) and not _lets_nodes_go(lower, take)):
             continue  # a step of one replica or a few percent is not worth moving pods for
+        if not _sheds_after(fleet, lower, take):
+            continue  # the pods would be added, not moved: the clusters below would keep theirs
         slot.pin = slot.current + take
         fleet.event(
             "Pinned",
@@ -372,6 +374,25 @@ def take_back_up(fleet: Fleet, settle_seconds: float) -> bool:
             f"at {slot.pin} while they scale down",
         )
         return True
+    return False
+
+
+def _sheds_after(fleet: Fleet, lower: list[Slot], take: int) -> bool:
+    """Would pinning ``take`` more replicas up the order make a cluster below shed load?
+
+    Every cluster sees the same load per pod, so ``take`` more pods lower every member HPA's metric
+    ratio by the factor running / (running + take). A lower cluster's HPA sheds only once its ratio
+    falls below its tolerance; within the band it keeps what it runs, and the pin adds ``take`` pods
+    to the fleet instead of moving them (a fleet at 96% of target that takes 2 of 35 pods back sits at
+    91% with 37). The ratio read is each giver's own HPA's; one without metrics moves nothing."""
+    running = sum(s.current for s in fleet.slots.values() if s.can_receive)
+    band = tolerance_of(fleet.fhpa)
+    for slot in lower:
+        hpa = slot.cluster.hpa
+        if _freeable(slot) <= 0 or hpa is None or hpa.metric_ratio is None or running <= 0:
+            continue
+        if band.asks_fewer(hpa.metric_ratio * running / (running + take)):
+            return True
     return False
 
 

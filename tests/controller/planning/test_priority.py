@@ -337,10 +337,11 @@ def test_only_what_lets_a_node_go_is_taken_back() -> None:
     assert row(p, "a").pinned_min_replicas == 20
 
 
-def at_target(fleet):
-    """Every member HPA reports its metrics at target: the load is steady."""
+def at_target(fleet, ratio: float = 1.0):
+    """Every member HPA reports its metrics at ``ratio`` of target (at target unless told): the load is
+    steady."""
     return [
-        o.model_copy(update={"hpa": o.hpa.model_copy(update={"metric_ratio": 1.0})}) if o.hpa else o
+        o.model_copy(update={"hpa": o.hpa.model_copy(update={"metric_ratio": ratio})}) if o.hpa else o
         for o in fleet
     ]
 
@@ -502,15 +503,16 @@ def test_a_pin_the_load_still_needs_stays_where_it_is() -> None:
     assert slots["east"].pin == 140
 
 
-def a_few_pods_above_a_kept_node(b_runs: int, a_room: int) -> Plan:
+def a_few_pods_above_a_kept_node(b_runs: int, a_room: int, ratio: float = 0.93) -> Plan:
     """a (priority 2) runs 30 and has firm room for ``a_room``; b (priority 1) is a node group of
-    10-pod nodes whose min keeps one, running ``b_runs``; the load is steady at target."""
+    10-pod nodes whose min keeps one, running ``b_runs``; the load is steady at ``ratio`` of target
+    (within the HPAs' band)."""
     f = fhpa("Prioritized", 2, 80, priorities={"a": 2, "b": 1})
     group = CapacityObservation(firm=20, elastic=80, source="cluster-autoscaler", pods_per_node=10)
     f, fleet, _ = settle(f, [obs("a", 30, 30), obs("b", b_runs, 100, capacity=group)])
-    f, fleet, p = settle(f, at_target(fleet), T0 + 120 * S)
+    f, fleet, p = settle(f, at_target(fleet, ratio), T0 + 120 * S)
     assert "Pinned" not in reasons(p)
-    return run(f, update(at_target(fleet), "a", available_replicas=a_room), T0 + 240 * S)
+    return run(f, update(at_target(fleet, ratio), "a", available_replicas=a_room), T0 + 240 * S)
 
 
 def test_a_take_back_of_a_few_pods_is_made_when_it_lets_a_node_go() -> None:
@@ -518,3 +520,13 @@ def test_a_take_back_of_a_few_pods_is_made_when_it_lets_a_node_go() -> None:
     assert row(a_few_pods_above_a_kept_node(b_runs=12, a_room=40), "a").pinned_min_replicas == 32
     # 2 of b's 3 beyond its kept node would leave that node in use: not worth moving
     assert row(a_few_pods_above_a_kept_node(b_runs=13, a_room=32), "a").pinned_min_replicas is None
+
+
+def test_a_take_back_is_made_only_when_the_clusters_below_would_shed() -> None:
+    """2 more pods on a lower every HPA's ratio by 42/44: from 93% of target to 89%, past the native
+    band of 10%, and b sheds; from 100% to 95.5%, within it, b keeps its 12 and the pin would only add
+    2 pods to the fleet (found on the two-elastic-regions bench fleet: a fleet at 96% of target took 2
+    of 35 pods back twice and sat at 73% of the target with 37)."""
+    assert row(a_few_pods_above_a_kept_node(b_runs=12, a_room=40), "a").pinned_min_replicas == 32
+    at_target_plan = a_few_pods_above_a_kept_node(b_runs=12, a_room=40, ratio=1.0)
+    assert row(at_target_plan, "a").pinned_min_replicas is None
