@@ -2431,6 +2431,90 @@ KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
         "against F.min 23, so 4-5 max moved from m2 (quota-bound) to m4 (weight 0, with room); each "
         "return, the period optimization moved it back: m2 and m4 reversed 6 times in 7 minutes",
     ),
+    "a-rejoin-cuts-running-pods-while-the-floor-waits-for-nodes-seed-72": (
+        Fleet(
+            members=(
+                Member(name="m1", capacity=16, replicas=9, startup_s=15, grow_nodes=3, provision_s=180),
+                Member(name="m2", capacity=8, replicas=12, startup_s=60),
+                Member(name="m3", capacity=12, replicas=13, startup_s=15),
+                Member(name="m4", capacity=0, replicas=5, startup_s=120, grow_nodes=0, provision_s=0, quota=2),
+                Member(name="m5", capacity=22, replicas=20, startup_s=60),
+            ),
+            spec=Spec(
+                policy="StaticWeighted",
+                fmin=42,
+                fmax=47,
+                weights=(3, 2, 0, 1, 0),
+                priorities=(1, 3, 3, 1, 1),
+            ),
+            demand_pods=21,
+        ),
+        (
+            ("flap", {"down_steps": 3, "times": 3, "up_steps": 6, "which": 0}),
+            ("flap", {"down_steps": 9, "times": 1, "up_steps": 7, "which": 0}),
+            ("flap", {"down_steps": 1, "times": 4, "up_steps": 3, "which": 1}),
+            ("flap", {"down_steps": 7, "times": 2, "up_steps": 8, "which": 1}),
+            ("flap", {"down_steps": 12, "times": 4, "up_steps": 5, "which": 4}),
+        ),
+
+        FloorBreach,
+        "bench/fleet_state_machine.py --seed 72 --examples 500 --no-shrink, its fleet 229 (not yet "
+        "diagnosed)",
+    ),
+    "a-cluster-back-in-the-selection-runs-without-an-hpa-seed-73": (
+        Fleet(
+            members=(
+                Member(name="m1", capacity=9, replicas=7, startup_s=60, grow_nodes=1, provision_s=0, quota=7),
+                Member(name="m2", capacity=0, replicas=3, startup_s=60),
+                Member(name="m3", capacity=0, replicas=2, startup_s=0, grow_nodes=3, provision_s=30, quota=3),
+                Member(name="m4", capacity=36, replicas=12, startup_s=60, grow_nodes=0, provision_s=0),
+            ),
+            spec=Spec(
+                policy="Aggregated",
+                fmin=3,
+                fmax=18,
+                scaling_to_zero=True,
+                weights=(4, 0, 1, 3, 0),
+                priorities=(1, 3, 1, 2, 2),
+            ),
+            demand_pods=54,
+        ),
+        (
+            ("load_step", {"pods": 23, "ramp_steps": 4, "then": 14}),
+            ("load_step", {"pods": 15, "ramp_steps": 4, "then": 14}),
+            ("top_tier_blips", {"down_steps": 11, "times": 3, "up_steps": 20}),
+            ("edit_affinity", {"then": 17, "which": 0}),
+            ("make_ties", {"capacity": 22, "level": 0, "policy": 'Prioritized', "then": 18}),
+            ("flap", {"down_steps": 9, "times": 4, "up_steps": 9, "which": 3}),
+            ("flap", {"down_steps": 1, "times": 4, "up_steps": 11, "which": 4}),
+            ("top_tier_blips", {"down_steps": 6, "times": 1, "up_steps": 17}),
+            ("change_policy", {"delay_s": 15, "policy": 'StaticWeighted', "priorities": (1, 2, 2, 0, 2), "scaling_to_zero": False, "then": 17, "weights": (2, 0, 3, 1, 0)}),
+            ("wait", {"steps": 14}),
+            ("flap", {"down_steps": 9, "times": 2, "up_steps": 3, "which": 0}),
+            ("edit_affinity", {"then": 7, "which": 0}),
+            ("capacity_change", {"capacity": 7, "then": 17, "which": 4}),
+            ("wait", {"steps": 3}),
+            ("change_bounds", {"extra": 29, "fmin": 28, "then": 2}),
+            ("wait", {"steps": 3}),
+            ("make_ties", {"capacity": None, "level": 3, "policy": 'Prioritized', "then": 1}),
+            ("wait", {"steps": 19}),
+            ("cluster_outage", {"then": 6, "which": 4}),
+            ("edit_affinity", {"then": 16, "which": 0}),
+            ("cluster_outage", {"then": 11, "which": 1}),
+            ("cluster_outage", {"then": 4, "which": 2}),
+            ("cluster_back", {"then": 11, "which": 4}),
+            ("cluster_back", {"then": 1, "which": 4}),
+            ("cluster_outage", {"then": 5, "which": 0}),
+            ("make_ties", {"capacity": None, "level": 0, "policy": 'Aggregated', "then": 18}),
+            ("make_ties", {"capacity": 10, "level": 1, "policy": 'Prioritized', "then": 16}),
+            ("cluster_back", {"then": 3, "which": 0}),
+            ("capacity_change", {"capacity": 25, "then": 7, "which": 0}),
+        ),
+
+        UnmanagedBreach,
+        "bench/fleet_state_machine.py --seed 73 --examples 500 --no-shrink, its fleet 335 (not yet "
+        "diagnosed)",
+    ),
 }
 
 
