@@ -50,7 +50,10 @@ class Terms:
     """What §3 reads of each candidate: its room (None: unknown, unlimited), current and running replicas.
 
     A cluster runs what is scheduled (current - pending), and never more than its room: keeping a max
-    for pods that cannot be scheduled only keeps them pending while another cluster has room.
+    for pods that cannot be scheduled only keeps them pending while another cluster has room. Pods
+    waiting for the nodes a node autoscaler is adding are pending too, although the spill rules do not
+    count them yet (``pending.as_counted`` moves them to ``pending_coming_replicas``): were they read
+    as running, a rejoining cluster's Ready pods would give way to pods that have no node yet.
     """
 
     available: dict[str, int | None]
@@ -61,9 +64,7 @@ class Terms:
     @classmethod
     def of(cls, candidates: Sequence[ClusterObservation]) -> Terms:
         room = {c.name: _non_negative(available(c)) for c in candidates}
-        runs = {
-            c.name: _holds(max(c.current_replicas - c.pending_replicas, 0), room[c.name]) for c in candidates
-        }
+        runs = {c.name: _holds(_scheduled(c), room[c.name]) for c in candidates}
         return cls(
             available=room,
             current={c.name: c.current_replicas for c in candidates},
@@ -80,6 +81,12 @@ class Terms:
         if any(a is None for a in self.available.values()):
             return federated_min
         return min(federated_min, sum(a or 0 for a in self.available.values()))
+
+
+def _scheduled(cluster: ClusterObservation) -> int:
+    """Current minus every pending pod: those the spill rules count and those still waiting for nodes."""
+    waiting = cluster.pending_coming_replicas
+    return max(cluster.current_replicas - cluster.pending_replicas - waiting, 0)
 
 
 def initial_assignment(

@@ -2437,7 +2437,9 @@ KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
                 Member(name="m1", capacity=16, replicas=9, startup_s=15, grow_nodes=3, provision_s=180),
                 Member(name="m2", capacity=8, replicas=12, startup_s=60),
                 Member(name="m3", capacity=12, replicas=13, startup_s=15),
-                Member(name="m4", capacity=0, replicas=5, startup_s=120, grow_nodes=0, provision_s=0, quota=2),
+                Member(
+                    name="m4", capacity=0, replicas=5, startup_s=120, grow_nodes=0, provision_s=0, quota=2
+                ),
                 Member(name="m5", capacity=22, replicas=20, startup_s=60),
             ),
             spec=Spec(
@@ -2456,10 +2458,12 @@ KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
             ("flap", {"down_steps": 7, "times": 2, "up_steps": 8, "which": 1}),
             ("flap", {"down_steps": 12, "times": 4, "up_steps": 5, "which": 4}),
         ),
-
         FloorBreach,
-        "bench/fleet_state_machine.py --seed 72 --examples 500 --no-shrink, its fleet 229 (not yet "
-        "diagnosed)",
+        "bench/fleet_state_machine.py --seed 72 --examples 500 --no-shrink, its fleet 229: StaticWeighted "
+        "weights [3, 2, 0, 1, 0] F 42..47; m5 (22 Ready) fails over and m1 stands in, with 10 pods "
+        "waiting for nodes (180 s); m5 rejoins before they come. §3 read m1's waiting pods as running, "
+        "so under F.max m5, the flapper, gave way: its replicas were written 22 -> 5 and the fleet sat "
+        "below the floor until m1's nodes came (315 s against 270 s)",
     ),
     "a-cluster-back-in-the-selection-runs-without-an-hpa-seed-73": (
         Fleet(
@@ -2484,11 +2488,21 @@ KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
             ("load_step", {"pods": 15, "ramp_steps": 4, "then": 14}),
             ("top_tier_blips", {"down_steps": 11, "times": 3, "up_steps": 20}),
             ("edit_affinity", {"then": 17, "which": 0}),
-            ("make_ties", {"capacity": 22, "level": 0, "policy": 'Prioritized', "then": 18}),
+            ("make_ties", {"capacity": 22, "level": 0, "policy": "Prioritized", "then": 18}),
             ("flap", {"down_steps": 9, "times": 4, "up_steps": 9, "which": 3}),
             ("flap", {"down_steps": 1, "times": 4, "up_steps": 11, "which": 4}),
             ("top_tier_blips", {"down_steps": 6, "times": 1, "up_steps": 17}),
-            ("change_policy", {"delay_s": 15, "policy": 'StaticWeighted', "priorities": (1, 2, 2, 0, 2), "scaling_to_zero": False, "then": 17, "weights": (2, 0, 3, 1, 0)}),
+            (
+                "change_policy",
+                {
+                    "delay_s": 15,
+                    "policy": "StaticWeighted",
+                    "priorities": (1, 2, 2, 0, 2),
+                    "scaling_to_zero": False,
+                    "then": 17,
+                    "weights": (2, 0, 3, 1, 0),
+                },
+            ),
             ("wait", {"steps": 14}),
             ("flap", {"down_steps": 9, "times": 2, "up_steps": 3, "which": 0}),
             ("edit_affinity", {"then": 7, "which": 0}),
@@ -2496,7 +2510,7 @@ KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
             ("wait", {"steps": 3}),
             ("change_bounds", {"extra": 29, "fmin": 28, "then": 2}),
             ("wait", {"steps": 3}),
-            ("make_ties", {"capacity": None, "level": 3, "policy": 'Prioritized', "then": 1}),
+            ("make_ties", {"capacity": None, "level": 3, "policy": "Prioritized", "then": 1}),
             ("wait", {"steps": 19}),
             ("cluster_outage", {"then": 6, "which": 4}),
             ("edit_affinity", {"then": 16, "which": 0}),
@@ -2505,12 +2519,11 @@ KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
             ("cluster_back", {"then": 11, "which": 4}),
             ("cluster_back", {"then": 1, "which": 4}),
             ("cluster_outage", {"then": 5, "which": 0}),
-            ("make_ties", {"capacity": None, "level": 0, "policy": 'Aggregated', "then": 18}),
-            ("make_ties", {"capacity": 10, "level": 1, "policy": 'Prioritized', "then": 16}),
+            ("make_ties", {"capacity": None, "level": 0, "policy": "Aggregated", "then": 18}),
+            ("make_ties", {"capacity": 10, "level": 1, "policy": "Prioritized", "then": 16}),
             ("cluster_back", {"then": 3, "which": 0}),
             ("capacity_change", {"capacity": 25, "then": 7, "which": 0}),
         ),
-
         UnmanagedBreach,
         "bench/fleet_state_machine.py --seed 73 --examples 500 --no-shrink, its fleet 335 (not yet "
         "diagnosed)",
@@ -2532,6 +2545,7 @@ def replay(fleet: Fleet, rules: Rules) -> FleetMachine:
 
 FIXED_BREACHES = frozenset(
     {
+        "a-rejoin-cuts-running-pods-while-the-floor-waits-for-nodes-seed-72",
         "a-blip-within-the-grace-moves-max-for-the-floor-seed-71",
         "a-floor-raised-while-nodes-come-owes-the-rise-its-own-allowance-seed-63",
         "a-failover-seen-late-then-elastic-room-misses-the-floor-seed-60",
