@@ -308,15 +308,23 @@ def _woken_at(
 def _draining_out_of_reach(
     registered: list[ClusterObservation], rows: Mapping[str, ClusterStatus], selected: set[str]
 ) -> list[ClusterStatus]:
-    """The rows of de-selected clusters still being drained that this pass cannot reach, as they were.
+    """The rows of de-selected clusters still being drained that this pass cannot reach, as they were,
+    and of clusters de-selected while unreachable that may run replicas (the last count was not 0, or
+    is unknown: a failed-over cluster's), marked de-selected with no hand-over yet.
 
-    Their member HPA is gone, so the row is all that says they still run replicas: dropped on a blip,
+    Their member HPA is gone, or goes the moment they answer, so the row is all that says they still
+    run replicas: dropped on a blip, or on a de-selection made while the cluster was out of reach,
     nobody would drain them when they answer again (promise 2)."""
-    return [
-        rows[o.name]
-        for o in registered
-        if not o.healthy and o.name not in selected and o.name in rows and rows[o.name].state == DESELECTED
-    ]
+    kept = []
+    for o in registered:
+        row = rows.get(o.name)
+        if o.healthy or o.name in selected or row is None:
+            continue
+        if row.state == DESELECTED:
+            kept.append(row)
+        elif row.current_replicas != 0:  # unknown after a failover: it may run what it ran
+            kept.append(row.model_copy(update={"state": DESELECTED, "drained_at": None}))
+    return kept
 
 
 def _leaving(row: ClusterStatus, leaving: Deselected) -> ClusterStatus:

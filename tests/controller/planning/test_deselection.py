@@ -72,3 +72,37 @@ def test_a_blip_while_it_is_drained_keeps_its_row_and_the_drain_finishes() -> No
     f, _, p = settle(f, update(slow, "c", healthy=False, unobserved="timed out"), T0 + 30 * S)
     assert row(p, "c").state == DESELECTED
     assert writes(run(f, slow, T0 + 61 * S)) == {"c": 0}
+
+
+def test_a_cluster_de_selected_while_unreachable_is_drained_when_it_answers() -> None:
+    # found by the fleet state machine (seed 73): c was out of reach when its name left the
+    # clusterAffinity; its row went with the pass, so when it answered, its member HPA was removed and
+    # its replicas ran on with nothing to scale them
+    f, fleet = leaving_fleet()
+    before = f.model_copy(deep=True)
+    assert before.spec.cluster_affinity is not None
+    before.spec.cluster_affinity.cluster_names = ["a", "b", "c"]
+    before, fleet, _ = settle(before, fleet)
+    out_of_reach = update(fleet, "c", healthy=False, unobserved="timed out", hpa=None)
+    f = f.model_copy(update={"status": before.status})
+    f, _, p = settle(f, out_of_reach, T0 + S)
+    assert row(p, "c").state == DESELECTED and row(p, "c").drained_at is None
+    p = run(f, fleet, T0 + 2 * S)  # it answers: its replicas are handed over, then it is drained
+    assert writes(p) == {"a": 15, "b": 15}
+    assert row(p, "c").state == DESELECTED and row(p, "c").drained_at == T0 + 2 * S
+
+
+def test_a_failed_over_cluster_de_selected_while_unreachable_is_drained_when_it_answers() -> None:
+    f, fleet = leaving_fleet()
+    before = f.model_copy(deep=True)
+    assert before.spec.cluster_affinity is not None
+    before.spec.cluster_affinity.cluster_names = ["a", "b", "c"]
+    before, fleet, _ = settle(before, fleet)
+    out_of_reach = update(fleet, "c", healthy=False, unobserved="timed out", hpa=None)
+    for seconds in (10, 40, 70, 100):  # failed over past the 60 s grace: its counts are unknown now
+        before, _, p = settle(before, out_of_reach, T0 + seconds * S)
+    assert row(p, "c").current_replicas is None
+    f = f.model_copy(update={"status": before.status})
+    f, _, p = settle(f, out_of_reach, T0 + 110 * S)
+    assert row(p, "c").state == DESELECTED
+    assert writes(run(f, fleet, T0 + 120 * S)) == {"a": 15, "b": 15}
