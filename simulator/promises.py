@@ -18,7 +18,8 @@ tolerance, and then it is reported once, at the episode's first step, however lo
    assignment re-runs). An elastic cluster's room still to come (its node group below its max) counts
    too; in a run where any has such room, the slowest node group's provisioning time is added to the
    tolerance: nodes cannot come faster. A floor that rises during a breach owes the rise its own
-   tolerance, from the rise (what was owed before it keeps its own).
+   tolerance, from the rise, and what an outage takes during a breach is owed one tolerance after the
+   outage (what was owed before either keeps its own).
 2. ``unmanaged-replicas``, per cluster: a reachable cluster that is selected, or was while the controller
    ran earlier in the run (one that left the selection is drained, not abandoned), runs replicas with no
    member HPA
@@ -64,7 +65,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import pairwise
+from itertools import accumulate, pairwise
 
 from controller.planning.policies import policy_named
 from simulator.samples import ClusterSample, StepSample
@@ -347,15 +348,37 @@ def _floor(steps: Sequence[StepSample], terms: PromiseTerms) -> tuple[list[Viola
         why += "; a flapper's grown grace not counted"
     allowed = terms.floor_tolerance_s + provision
     restarts = _running_lost(steps)
+    lost = list(accumulate(_lost_to_outages(steps)))  # up to and including each step
 
     def breached(ep: _Episode, tolerance: float) -> bool:
+        # what an outage took is owed from the outage: before it, the episode's steps owed that much less
+        later = [lost[ep.marks[-1][0]] - lost[i] for i, _ in ep.marks]
         return _owed_past_allowance(
-            [(needs[id(steps[i])], haves[id(steps[i])], clock) for i, clock in ep.marks], tolerance
+            [
+                (max(needs[id(steps[i])] - taken, 0), haves[id(steps[i])], clock)
+                for (i, clock), taken in zip(ep.marks, later, strict=True)
+            ],
+            tolerance,
         )
 
     return _fleet_breaches(
         steps, terms.step_s, probe, FLOOR, allowed, "below the floor", why, paused, restarts, breached
     )
+
+
+def _lost_to_outages(steps: Sequence[StepSample]) -> list[int]:
+    """Per step: the replicas that clusters going unreachable at this step ran just before (those
+    selected with the workload). An outage is a fault of its own: what it takes from the floor is owed
+    one allowance after it, while what the fleet missed before it keeps its earlier allowance."""
+    lost = [0] * len(steps)
+    for i in range(1, len(steps)):
+        before, now = steps[i - 1].clusters, steps[i].clusters
+        lost[i] = sum(
+            before[n].ready + before[n].starting
+            for n, c in now.items()
+            if c.down and n in before and _eligible(before[n])
+        )
+    return lost
 
 
 def _owed_past_allowance(marks: Sequence[tuple[int, int, float]], tolerance: float) -> bool:

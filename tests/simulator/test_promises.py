@@ -497,6 +497,26 @@ def test_a_rise_does_not_extend_the_allowance_of_what_was_owed_before_it():
     assert kinds(rising_floor(3, 8, [2, 2, 2, 2, 2, 4, 4, 4, 4, 4, 4])) == [FLOOR]
 
 
+def outage_in_a_breach(c_runs: list[int]) -> list[StepSample]:
+    """F.min 10: a runs 4, b 4 and c ``c_runs[i]``; the fleet is 2 short from step 0, and b goes down
+    at step 2 (its 4 Ready pods go out of reach)."""
+    fleets = [
+        {"a": cluster(4), "b": cluster(4, down=i >= 2), "c": cluster(c_runs[i])} for i in range(len(c_runs))
+    ]
+    return [replace(s, fhpa_min=10, fhpa_max=30) for s in steps(*fleets)]
+
+
+def test_an_outage_during_a_breach_owes_what_it_took_from_the_outage():
+    """The 2 missing from step 0 are met at step 5 (75 s), b's 4 at step 7 (75 s after b went down):
+    each fault within its own allowance, though the fleet was below the floor for 105 s."""
+    assert kinds(outage_in_a_breach([0, 0, 0, 0, 0, 2, 2, 6, 6, 6])) == []
+
+
+def test_an_outage_does_not_extend_what_was_owed_before_it():
+    assert kinds(outage_in_a_breach([0, 0, 0, 0, 0, 0, 2, 6, 6, 6])) == [FLOOR]  # the 2 late
+    assert kinds(outage_in_a_breach([0, 0, 0, 0, 0, 2, 2, 2, 6, 6])) == [FLOOR]  # b's 4 late
+
+
 def test_the_floor_is_capped_by_a_quota():
     """a's nodes hold 50 but its quota 3 pods: 3 scheduled keep a floor of 4 that only b could add to."""
     a = replace(cluster(3, capacity=50), quota_pods=3)
