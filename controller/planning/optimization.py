@@ -388,15 +388,18 @@ def move_max_for_the_floor(fleet: Fleet) -> bool:
     needs that max where pods can run (DESIGN §4 promise 1). A donor left at max 0 loses its HPA and its
     pending replicas are set to 0, as in §3 step 5a.
 
-    A cluster unreachable within the flag's grace still holds what it ran, under its kept max: a fault
-    may leave the floor short for the grace, and a blip that moved max for it would move it back on
-    the cluster's return (promise 4). Past the flag's grace ``lend_for_the_floor`` takes over.
+    A cluster unreachable within the flag's grace still holds the Ready replicas it last reported, under
+    its kept max (its last-known counts carry no pending pods, so what was not Ready is not counted): a
+    fault may leave the floor short for the grace, and a blip that moved max for it would move it back
+    on the cluster's return (promise 4). Past the flag's grace ``lend_for_the_floor`` takes over.
     """
     slots = [s for s in fleet.ordered() if s.can_receive]
     rooms = {s.name: available(s.cluster) for s in slots}
     if not slots or any(r is None for r in rooms.values()):
         return False
-    held = sum(min(s.max_replicas, _scheduled(s)) for s in fleet.ordered() if s.held and not s.held_long)
+    held = sum(
+        min(s.max_replicas, s.cluster.ready_replicas) for s in fleet.ordered() if s.held and not s.held_long
+    )
     floor = min(fleet.fhpa.spec.effective_min, held + sum(r or 0 for r in rooms.values()))
     short = floor - held - sum(min(s.max_replicas, rooms[s.name] or 0) for s in slots)
     order = preference_order(fleet.fhpa, [s.cluster for s in slots])
@@ -421,12 +424,6 @@ def move_max_for_the_floor(fleet: Fleet) -> bool:
             f"{len(moved)} max moved to room ({', '.join(sorted(set(moved)))})",
         )
     return bool(moved)
-
-
-def _scheduled(slot: Slot) -> int:
-    """The replicas a cluster was last seen to run, Ready or starting (pending ones hold nothing)."""
-    cluster = slot.cluster
-    return max(cluster.ready_replicas, cluster.current_replicas - cluster.pending_replicas, 0)
 
 
 def lend_for_the_floor(fleet: Fleet) -> bool:

@@ -380,3 +380,12 @@ def test_a_failed_over_cluster_holds_nothing_for_the_floor() -> None:
     fleet, slots = blip_fleet(held=False)
     assert optimization.move_max_for_the_floor(fleet)
     assert (slots["b"].max_replicas, slots["c"].max_replicas) == (29, 10)
+
+
+def test_a_held_cluster_holds_only_the_replicas_it_last_reported_ready() -> None:
+    # its last-known counts have no pending pods (review): 8 current of which 2 Ready holds 2, so b
+    # and c with 15 must take 6 more for the floor of 23
+    fleet, slots = blip_fleet(held=True)
+    slots["a"].cluster = slots["a"].cluster.model_copy(update={"ready_replicas": 2})
+    assert optimization.move_max_for_the_floor(fleet)
+    assert slots["c"].max_replicas == 10
