@@ -468,7 +468,13 @@ def _left_selection(row: ClusterStatus, now: datetime) -> list[str]:
         "left the selection (it no longer matches the clusterAffinity): its member HPA was removed with "
         "its share of the bounds, and the split now runs over the clusters still selected"
     ]
-    if running > 0:
+    if row.drained_at is None:
+        ran = f"the {count(running, 'replica')} it ran" if running else "what it runs"
+        lines.append(
+            f"it left while out of reach: when it answers, its member HPA is removed and {ran} "
+            "handed to the selected clusters"
+        )
+    elif running > 0:
         lines.append(
             f"it still runs {count(running, 'replica')} with nothing to scale them; they were handed to the "
             f"selected clusters at {_stamp(row.drained_at)} ({_ago(row.drained_at, now)})"
@@ -552,6 +558,8 @@ def _next(context: _Context, row: ClusterStatus, state: str) -> list[str]:
 
 def _drain_next(row: ClusterStatus, now: datetime) -> list[str]:
     """When a de-selected cluster is drained, and that its row goes once it runs none."""
+    if row.drained_at is None:
+        return ["drained to zero once the selected clusters run its replicas Ready, after it answers"]
     if not row.current_replicas:
         return ["its status row goes on the next pass; it takes part again only if it is selected again"]
     last = ""

@@ -65,7 +65,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate, pairwise
+from itertools import pairwise
 
 from controller.planning.policies import policy_named
 from simulator.samples import ClusterSample, StepSample
@@ -348,16 +348,11 @@ def _floor(steps: Sequence[StepSample], terms: PromiseTerms) -> tuple[list[Viola
         why += "; a flapper's grown grace not counted"
     allowed = terms.floor_tolerance_s + provision
     restarts = _running_lost(steps)
-    lost = list(accumulate(_lost_to_outages(steps)))  # up to and including each step
+    out = _out_of_reach(steps)
 
     def breached(ep: _Episode, tolerance: float) -> bool:
-        # what an outage took is owed from the outage: before it, the episode's steps owed that much less
-        later = [lost[ep.marks[-1][0]] - lost[i] for i, _ in ep.marks]
         return _owed_past_allowance(
-            [
-                (max(needs[id(steps[i])] - taken, 0), haves[id(steps[i])], clock)
-                for (i, clock), taken in zip(ep.marks, later, strict=True)
-            ],
+            [(i, needs[id(steps[i])], haves[id(steps[i])], clock, out[i]) for i, clock in ep.marks],
             tolerance,
         )
 
@@ -366,36 +361,53 @@ def _floor(steps: Sequence[StepSample], terms: PromiseTerms) -> tuple[list[Viola
     )
 
 
-def _lost_to_outages(steps: Sequence[StepSample]) -> list[int]:
-    """Per step: the replicas that clusters going unreachable at this step ran just before (those
-    selected with the workload). An outage is a fault of its own: what it takes from the floor is owed
-    one allowance after it, while what the fleet missed before it keeps its earlier allowance."""
-    lost = [0] * len(steps)
-    for i in range(1, len(steps)):
-        before, now = steps[i - 1].clusters, steps[i].clusters
-        lost[i] = sum(
-            before[n].ready + before[n].starting
-            for n, c in now.items()
-            if c.down and n in before and _eligible(before[n])
+Spell = tuple[int, int]
+"""An outage still on at a step: (the step it began at, the replicas its cluster ran just before)."""
+
+
+def _out_of_reach(steps: Sequence[StepSample]) -> list[tuple[Spell, ...]]:
+    """Per step: the outages still on of the clusters selected with the workload. An outage is a fault
+    of its own: what it takes from the floor is owed one allowance after it began, while it lasts."""
+    spells: dict[str, Spell] = {}
+    result: list[tuple[Spell, ...]] = []
+    for i, s in enumerate(steps):
+        before = steps[i - 1].clusters if i else {}
+        for n, c in s.clusters.items():
+            if not c.down:
+                spells.pop(n, None)
+            elif n not in spells and n in before and _eligible(before[n]):
+                spells[n] = (i, before[n].ready + before[n].starting)
+        result.append(
+            tuple(
+                spell
+                for n, spell in sorted(spells.items())
+                if s.clusters[n].selected and s.clusters[n].workload
+            )
         )
-    return lost
+    return result
 
 
-def _owed_past_allowance(marks: Sequence[tuple[int, int, float]], tolerance: float) -> bool:
+Mark = tuple[int, int, int, float, tuple[Spell, ...]]
+"""A step of a floor episode: (its index, need, have, the episode clock after it, outages still on)."""
+
+
+def _owed_past_allowance(marks: Sequence[Mark], tolerance: float) -> bool:
     """Whether a floor episode breaches: at some step the scheduled replicas are below a level the floor
-    has asked for, without a break, for longer than the tolerance. ``marks`` holds each step's (need,
-    have, episode clock after the step).
+    has asked for, without a break, for longer than the tolerance.
 
     A floor that rises within an episode owes the rise its own allowance: the replicas F.min asks for
     at t=90 s cannot be scheduled sooner than replicas asked for at t=0 (elastic room still needs the
     autoscaler's look and a provisioning time). The level owed at a step is therefore the lowest need
-    since the latest step the allowance has run out for; with a need that never rises this is the
-    episode's clock against the tolerance, as for the other promises."""
-    before = [0.0] + [clock for _, _, clock in marks[:-1]]  # the clock when each step began
+    since the latest step the allowance has run out for (the owed-since step); with a need that never
+    rises this is the episode's clock against the tolerance, as for the other promises. In the same
+    way, the replicas of an outage that began after the owed-since step and still lasts are not owed
+    yet: they count as had. Once the cluster answers they count as what it runs, and nothing of an
+    outage that ended is credited, so a blip never pays for what was owed before it."""
+    before = [0.0] + [m[3] for m in marks[:-1]]  # the clock when each step began
     window: deque[int] = deque()  # steps from the owed-since step on, their needs increasing
     start = 0  # the earliest step that can still be the owed-since step
-    for k, (need, have, clock) in enumerate(marks):
-        while window and marks[window[-1]][0] >= need:
+    for k, (_, need, have, clock, spells) in enumerate(marks):
+        while window and marks[window[-1]][1] >= need:
             window.pop()
         window.append(k)
         # the owed-since step is the latest j whose allowance has run out by this step's end
@@ -405,7 +417,9 @@ def _owed_past_allowance(marks: Sequence[tuple[int, int, float]], tolerance: flo
             continue
         while window[0] < start:
             window.popleft()
-        if have < marks[window[0]][0]:
+        since = marks[start][0]
+        credit = sum(ran for began, ran in spells if began > since)
+        if have + credit < marks[window[0]][1]:
             return True
     return False
 

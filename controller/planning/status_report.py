@@ -309,8 +309,10 @@ def _draining_out_of_reach(
     registered: list[ClusterObservation], rows: Mapping[str, ClusterStatus], selected: set[str]
 ) -> list[ClusterStatus]:
     """The rows of de-selected clusters still being drained that this pass cannot reach, as they were,
-    and of clusters de-selected while unreachable that may run replicas (the last count was not 0, or
-    is unknown: a failed-over cluster's), marked de-selected with no hand-over yet.
+    and of clusters de-selected while unreachable that held our HPA (or were failed over) and may run
+    replicas (the last count was not 0, or is unknown: a failed-over cluster's), marked de-selected with
+    no hand-over yet. A cluster the controller never reached while it was selected was never its to
+    drain, and keeps no row.
 
     Their member HPA is gone, or goes the moment they answer, so the row is all that says they still
     run replicas: dropped on a blip, or on a de-selection made while the cluster was out of reach,
@@ -322,8 +324,19 @@ def _draining_out_of_reach(
             continue
         if row.state == DESELECTED:
             kept.append(row)
-        elif row.current_replicas != 0:  # unknown after a failover: it may run what it ran
-            kept.append(row.model_copy(update={"state": DESELECTED, "drained_at": None}))
+        elif row.current_replicas != 0 and (row.max_replicas is not None or row.state == FAILED_OVER):
+            # it held our HPA (or was failed over, its counts unknown): it may run what it ran. Its
+            # share of the bounds went with the selection, so the row no longer carries one.
+            kept.append(
+                row.model_copy(
+                    update={
+                        "state": DESELECTED,
+                        "drained_at": None,
+                        "min_replicas": None,
+                        "max_replicas": None,
+                    }
+                )
+            )
     return kept
 
 

@@ -104,6 +104,23 @@ def _without_last(f: FederatedHPA, names: tuple[str, ...]) -> FederatedHPA:
     return edited
 
 
+def test_explain_describes_a_cluster_that_left_the_selection_while_out_of_reach() -> None:
+    """c is out of reach, running 10, when it leaves the clusterAffinity: nothing is handed over yet,
+    and explain says what happens when it answers."""
+    names = ("a", "b", "c")
+    f = fhpa("StaticWeighted", 3, 60, clusters=list(names), weights=dict.fromkeys(names, 1))
+    f, fleet, _ = settle(f, [obs(n, 10, 40) for n in names])
+    away = [o.model_copy(update={"healthy": False, "hpa": None}) if o.name == "c" else o for o in fleet]
+    f, _, _ = settle(_without_last(f, names), away, T0 + timedelta(seconds=1))
+    c = next(x for x in explain(f, [], T0 + timedelta(seconds=11)).clusters if x.name == "c")
+    assert (c.state, c.max_replicas) == ("Deselected", None)
+    assert c.why[1] == (
+        "it left while out of reach: when it answers, its member HPA is removed and the 10 replicas it "
+        "ran handed to the selected clusters"
+    )
+    assert c.next == ["drained to zero once the selected clusters run its replicas Ready, after it answers"]
+
+
 def test_explain_describes_a_cluster_that_left_the_selection_until_it_is_drained() -> None:
     """c leaves the clusterAffinity running 10 replicas: explain says it left, what it still runs and
     when it is drained; once it runs none, that its row goes."""

@@ -512,6 +512,20 @@ def test_an_outage_during_a_breach_owes_what_it_took_from_the_outage():
     assert kinds(outage_in_a_breach([0, 0, 0, 0, 0, 2, 2, 6, 6, 6])) == []
 
 
+def blips_in_a_breach(down_steps: set[int], count: int = 40) -> list[StepSample]:
+    """F.min 10: a runs 4, b 4 (down at ``down_steps``) and c nothing: 2 short from step 0, for good."""
+    fleets = [{"a": cluster(4), "b": cluster(4, down=i in down_steps), "c": cluster(0)} for i in range(count)]
+    return [replace(s, fhpa_min=10, fhpa_max=30) for s in steps(*fleets)]
+
+
+def test_a_blip_does_not_pay_for_what_was_owed_before_it():
+    # review: a credit for every outage that began, kept after the cluster answered, let one 15 s blip
+    # at t=60 s, or a flapper down one step in three, hide a fleet 2 short for 600 s
+    assert kinds(blips_in_a_breach(set())) == [FLOOR]
+    assert kinds(blips_in_a_breach({4})) == [FLOOR]
+    assert kinds(blips_in_a_breach({i for i in range(40) if i % 3 == 1})) == [FLOOR]
+
+
 def test_an_outage_does_not_extend_what_was_owed_before_it():
     assert kinds(outage_in_a_breach([0, 0, 0, 0, 0, 0, 2, 6, 6, 6])) == [FLOOR]  # the 2 late
     assert kinds(outage_in_a_breach([0, 0, 0, 0, 0, 2, 2, 2, 6, 6])) == [FLOOR]  # b's 4 late

@@ -106,3 +106,35 @@ def test_a_failed_over_cluster_de_selected_while_unreachable_is_drained_when_it_
     f, _, p = settle(f, out_of_reach, T0 + 110 * S)
     assert row(p, "c").state == DESELECTED
     assert writes(run(f, fleet, T0 + 120 * S)) == {"a": 15, "b": 15}
+
+
+def test_a_cluster_never_reached_while_selected_keeps_no_row_when_de_selected() -> None:
+    # review: d ran replicas of its own outside the selection; selected and de-selected again while out
+    # of reach, it was never the controller's, so nothing of it is drained when it answers
+    f = fhpa("StaticWeighted", 3, 60, clusters=["a", "b"], weights={"a": 1, "b": 1})
+    f, fleet, _ = settle(f, [obs("a", 10, 40), obs("b", 10, 40), obs("d", 8, 40)])
+    away = update(fleet, "d", healthy=False, unobserved="timed out", hpa=None)
+    widened = f.model_copy(deep=True)
+    assert widened.spec.cluster_affinity is not None
+    widened.spec.cluster_affinity.cluster_names = ["a", "b", "d"]
+    widened.metadata.generation = 2
+    widened, _, _ = settle(widened, away, T0 + S)
+    narrowed = widened.model_copy(deep=True)
+    assert narrowed.spec.cluster_affinity is not None
+    narrowed.spec.cluster_affinity.cluster_names = ["a", "b"]
+    narrowed.metadata.generation = 3
+    narrowed, _, p = settle(narrowed, away, T0 + 2 * S)
+    assert "d" not in {r.name for r in p.status.clusters or []}
+    assert writes(run(narrowed, fleet, T0 + 3 * S)) == {}
+
+
+def test_a_kept_row_carries_no_share_of_the_bounds() -> None:
+    f, fleet = leaving_fleet()
+    before = f.model_copy(deep=True)
+    assert before.spec.cluster_affinity is not None
+    before.spec.cluster_affinity.cluster_names = ["a", "b", "c"]
+    before, fleet, _ = settle(before, fleet)
+    f = f.model_copy(update={"status": before.status})
+    _, _, p = settle(f, update(fleet, "c", healthy=False, unobserved="timed out", hpa=None), T0 + S)
+    assert (row(p, "c").min_replicas, row(p, "c").max_replicas) == (None, None)
+    assert sum(r.max_replicas or 0 for r in p.status.clusters or []) == 60
