@@ -181,7 +181,10 @@ def trigger(fleet: Fleet) -> bool:
 
 
 def keep_full_capped(fleet: Fleet) -> bool:
-    """After a new assignment, a cluster still marked Saturated keeps max = what it holds (any policy)."""
+    """After a new assignment, a cluster still marked Saturated keeps max = what it holds (any policy that
+    divides the bounds: under Duplicated each cluster's max is F.max, and nothing moves between them)."""
+    if not policy_of(fleet.fhpa).divides_bounds:
+        return False
     full = [s for s in fleet.ordered() if s.saturated]
     return _cap(fleet, full, "{names} still full after the assignment")
 

@@ -291,8 +291,12 @@ def _assign(
     it as able to hold only what it holds, and it keeps the mark, so a reassignment (a failover, a
     rejoin) does not hand it a max its pods would pend against. Once nothing pends there and its HPA no
     longer presses against the cap, the mark goes (with unknown capacity nothing else would clear it).
+    A policy that does not divide the bounds (Duplicated) marks nothing full: every cluster has
+    F.min..F.max, and a mark left by the policy before it would cap one cluster and push its max onto
+    the others, past F.max.
     """
-    full = {c.name for c in candidates if _saturated(rows.get(c.name)) and _still_full(c)}
+    divides = policy_of(fleet.fhpa).divides_bounds  # Duplicated gives every cluster F.min..F.max
+    full = {c.name for c in candidates if divides and _saturated(rows.get(c.name)) and _still_full(c)}
     flapped = {
         c.name: when
         for c in candidates

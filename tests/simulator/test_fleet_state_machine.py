@@ -2661,6 +2661,105 @@ KNOWN_BREACHES: dict[str, tuple[Fleet, Rules, type[PromiseBreach], str]] = {
         "replaced only after its grace (failover at 14460 s) and m3's new nodes (14535 s): 75 s after "
         "the outage's own allowance began, but the measure ran the outage's part from the room loss",
     ),
+    "a-switch-to-duplicated-keeps-a-saturated-mark-seed-83": (
+        Fleet(
+            members=(
+                Member(name="m1", capacity=13, replicas=12, startup_s=0),
+                Member(name="m2", capacity=0, replicas=5, startup_s=120, grow_nodes=1, provision_s=180),
+                Member(name="m3", capacity=0, replicas=1, startup_s=30, quota=8),
+            ),
+            spec=Spec(
+                policy="Duplicated",
+                fmin=15,
+                fmax=26,
+                delay_s=15,
+                weights=(2, 0, 0, 0, 3),
+                priorities=(1, 2, 3, 3, 2),
+            ),
+            demand_pods=12,
+        ),
+        (
+            ("flap", {"down_steps": 1, "times": 1, "up_steps": 9, "which": 3}),
+            (
+                "change_policy",
+                {
+                    "delay_s": 15,
+                    "policy": "Duplicated",
+                    "priorities": (3, 1, 3, 2, 0),
+                    "scaling_to_zero": True,
+                    "then": 2,
+                    "weights": (1, 4, 2, 0, 0),
+                },
+            ),
+            ("top_tier_blips", {"down_steps": 12, "times": 2, "up_steps": 17}),
+            ("capacity_change", {"capacity": 19, "then": 14, "which": 4}),
+            ("capacity_change", {"capacity": 21, "then": 19, "which": 3}),
+            ("capacity_change", {"capacity": 25, "then": 12, "which": 0}),
+            ("flap", {"down_steps": 4, "times": 3, "up_steps": 6, "which": 4}),
+            ("capacity_change", {"capacity": 4, "then": 15, "which": 0}),
+            (
+                "change_policy",
+                {
+                    "delay_s": 15,
+                    "policy": "Prioritized",
+                    "priorities": (2, 0, 0, 2, 1),
+                    "scaling_to_zero": False,
+                    "then": 14,
+                    "weights": (3, 4, 0, 2, 1),
+                },
+            ),
+            (
+                "change_policy",
+                {
+                    "delay_s": 120,
+                    "policy": "DynamicWeighted",
+                    "priorities": (0, 1, 2, 0, 3),
+                    "scaling_to_zero": True,
+                    "then": 16,
+                    "weights": (3, 0, 0, 2, 2),
+                },
+            ),
+            ("top_tier_blips", {"down_steps": 1, "times": 3, "up_steps": 20}),
+            ("top_tier_blips", {"down_steps": 3, "times": 2, "up_steps": 11}),
+            ("top_tier_blips", {"down_steps": 3, "times": 3, "up_steps": 20}),
+            ("flap", {"down_steps": 6, "times": 1, "up_steps": 8, "which": 1}),
+            ("top_tier_blips", {"down_steps": 3, "times": 1, "up_steps": 38}),
+            ("capacity_change", {"capacity": 40, "then": 9, "which": 3}),
+            ("capacity_change", {"capacity": 10, "then": 12, "which": 0}),
+            ("flap", {"down_steps": 8, "times": 2, "up_steps": 6, "which": 2}),
+            (
+                "change_policy",
+                {
+                    "delay_s": 15,
+                    "policy": "Prioritized",
+                    "priorities": (2, 1, 1, 0, 0),
+                    "scaling_to_zero": False,
+                    "then": 12,
+                    "weights": (4, 4, 2, 0, 2),
+                },
+            ),
+            ("capacity_change", {"capacity": 24, "then": 12, "which": 1}),
+            (
+                "change_policy",
+                {
+                    "delay_s": 15,
+                    "policy": "Duplicated",
+                    "priorities": (0, 3, 1, 1, 0),
+                    "scaling_to_zero": False,
+                    "then": 5,
+                    "weights": (2, 3, 0, 0, 3),
+                },
+            ),
+            ("capacity_change", {"capacity": 34, "then": 12, "which": 2}),
+            ("capacity_change", {"capacity": 38, "then": 20, "which": 2}),
+        ),
+        FloorBreach,
+        "bench/fleet_state_machine.py --seed 83 --examples 500 --no-shrink, its fleet 46: m3 is Saturated "
+        "under Prioritized (its pod pends, no room), then the spec turns Duplicated F 15..26. The "
+        "assignment kept m3's mark: m3 capped at 1..1 and 25 of its max moved to m1 (15..51, above "
+        "F.max); when m3's room came back (quota 8) it stayed capped, and the fleet sat 2 below the "
+        "floor of 15 for 480 s",
+    ),
 }
 
 
@@ -2678,6 +2777,7 @@ def replay(fleet: Fleet, rules: Rules) -> FleetMachine:
 
 FIXED_BREACHES = frozenset(
     {
+        "a-switch-to-duplicated-keeps-a-saturated-mark-seed-83",
         "an-outage-during-a-breach-owes-its-part-from-the-outage-seed-74",
         "a-cluster-de-selected-while-down-runs-without-an-hpa-seed-73",
         "a-rejoin-cuts-running-pods-while-the-floor-waits-for-nodes-seed-72",

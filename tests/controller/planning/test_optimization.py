@@ -389,3 +389,21 @@ def test_a_held_cluster_holds_only_the_replicas_it_last_reported_ready() -> None
     slots["a"].cluster = slots["a"].cluster.model_copy(update={"ready_replicas": 2})
     assert optimization.move_max_for_the_floor(fleet)
     assert slots["c"].max_replicas == 10
+
+
+def test_a_switch_to_duplicated_caps_no_cluster_the_policy_before_found_full() -> None:
+    # found by the fleet state machine (seed 83): c was Saturated under Prioritized, its pod still
+    # pending; the switch to Duplicated capped c at 1 and moved 25 of its max onto a (max 51 > F.max 26),
+    # and c stayed capped when its room came back, below the floor
+    f = fhpa("Prioritized", 15, 26, priorities={"a": 2, "b": 1, "c": 0})
+    table = {"a": (10, 23), "b": (2, 2), "c": (1, 1)}
+    f = with_bounds(f, table, optimized_ago=0)
+    assert f.status is not None and f.status.clusters is not None
+    f.status.clusters[2].state = "Saturated"
+    duplicated = f.model_copy(deep=True)
+    duplicated.spec.federated_hpa_assignment.federated_hpa_assignment_type = "Duplicated"
+    duplicated.metadata.generation = (f.metadata.generation or 1) + 1
+    fleet = [obs("a", 10, 10), obs("b", 2, 2), obs("c", 1, 0, ready_replicas=0, pending_replicas=1)]
+    p = run(duplicated, fleet)
+    assert bounds(p) == {"a": (15, 26), "b": (15, 26), "c": (15, 26)}
+    assert "ScaledAcrossClusters" not in reasons(p)
