@@ -95,10 +95,16 @@ class HPAFlags:
         ]
 
 
+MEMBER_WAIT_FLOOR = 180.0
+"""No wait on a real member is bounded tighter than this: at a load average of 30 an apiserver restart
+or a pod's start alone took most of a minute, and a bound only guards against a hang."""
+
+
 def wait_for(check: Callable[[], Any], timeout: float, what: str, interval: float = 0.25) -> Any:
     """``tests.support.waiting.wait_for`` at a real cluster's pace: a wait on a member, not a property-test
-    deadline, so the timeouts are generous multiples of the HPA sync period and start-up delays."""
-    return waiting.wait_for(check, timeout, what, interval)
+    deadline, so the timeouts are generous multiples of the HPA sync period and start-up delays, and
+    never under ``MEMBER_WAIT_FLOOR`` (a passing wait returns as soon as its condition holds)."""
+    return waiting.wait_for(check, max(timeout, MEMBER_WAIT_FLOOR), what, interval)
 
 
 # ------------------------------------------------------------------------------------------------
