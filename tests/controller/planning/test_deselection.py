@@ -12,15 +12,25 @@ from tests.support.planning_builders import T0, bounds, fhpa, obs, reasons, row,
 S = timedelta(seconds=1)
 
 
+def with_clusters(f, names: list[str], generation: int):
+    """``f`` with its clusterAffinity naming ``names``, as the user's edit ``generation`` left it."""
+    edited = f.model_copy(deep=True)
+    assert edited.spec.cluster_affinity is not None
+    edited.spec.cluster_affinity.cluster_names = names
+    edited.metadata.generation = generation
+    return edited
+
+
 def leaving_fleet():
     """a, b, c at 10 replicas each, F 3..60; then c's name leaves the clusterAffinity."""
     f = fhpa("StaticWeighted", 3, 60, clusters=["a", "b", "c"], weights={"a": 1, "b": 1, "c": 1})
     f, fleet, _ = settle(f, [obs("a", 10, 40), obs("b", 10, 40), obs("c", 10, 40)])
-    edited = f.model_copy(deep=True)
-    assert edited.spec.cluster_affinity is not None
-    edited.spec.cluster_affinity.cluster_names = ["a", "b"]
-    edited.metadata.generation = 2
-    return edited, fleet
+    return with_clusters(f, ["a", "b"], 2), fleet
+
+
+def out_of_reach(fleet, name: str = "c"):
+    """The fleet with ``name`` unreachable: no counts and no HPA seen."""
+    return update(fleet, name, healthy=False, unobserved="timed out", hpa=None)
 
 
 def test_its_replicas_are_handed_to_the_selected_clusters_with_a_warning() -> None:
@@ -79,13 +89,7 @@ def test_a_cluster_de_selected_while_unreachable_is_drained_when_it_answers() ->
     # clusterAffinity; its row went with the pass, so when it answered, its member HPA was removed and
     # its replicas ran on with nothing to scale them
     f, fleet = leaving_fleet()
-    before = f.model_copy(deep=True)
-    assert before.spec.cluster_affinity is not None
-    before.spec.cluster_affinity.cluster_names = ["a", "b", "c"]
-    before, fleet, _ = settle(before, fleet)
-    out_of_reach = update(fleet, "c", healthy=False, unobserved="timed out", hpa=None)
-    f = f.model_copy(update={"status": before.status})
-    f, _, p = settle(f, out_of_reach, T0 + S)
+    f, _, p = settle(f, out_of_reach(fleet), T0 + S)
     assert row(p, "c").state == DESELECTED and row(p, "c").drained_at is None
     p = run(f, fleet, T0 + 2 * S)  # it answers: its replicas are handed over, then it is drained
     assert writes(p) == {"a": 15, "b": 15}
@@ -94,16 +98,12 @@ def test_a_cluster_de_selected_while_unreachable_is_drained_when_it_answers() ->
 
 def test_a_failed_over_cluster_de_selected_while_unreachable_is_drained_when_it_answers() -> None:
     f, fleet = leaving_fleet()
-    before = f.model_copy(deep=True)
-    assert before.spec.cluster_affinity is not None
-    before.spec.cluster_affinity.cluster_names = ["a", "b", "c"]
-    before, fleet, _ = settle(before, fleet)
-    out_of_reach = update(fleet, "c", healthy=False, unobserved="timed out", hpa=None)
+    selected = with_clusters(f, ["a", "b", "c"], 1)  # as it was before the edit
     for seconds in (10, 40, 70, 100):  # failed over past the 60 s grace: its counts are unknown now
-        before, _, p = settle(before, out_of_reach, T0 + seconds * S)
+        selected, _, p = settle(selected, out_of_reach(fleet), T0 + seconds * S)
     assert row(p, "c").current_replicas is None
-    f = f.model_copy(update={"status": before.status})
-    f, _, p = settle(f, out_of_reach, T0 + 110 * S)
+    f = f.model_copy(update={"status": selected.status})
+    f, _, p = settle(f, out_of_reach(fleet), T0 + 110 * S)
     assert row(p, "c").state == DESELECTED
     assert writes(run(f, fleet, T0 + 120 * S)) == {"a": 15, "b": 15}
 
@@ -113,28 +113,15 @@ def test_a_cluster_never_reached_while_selected_keeps_no_row_when_de_selected() 
     # of reach, it was never the controller's, so nothing of it is drained when it answers
     f = fhpa("StaticWeighted", 3, 60, clusters=["a", "b"], weights={"a": 1, "b": 1})
     f, fleet, _ = settle(f, [obs("a", 10, 40), obs("b", 10, 40), obs("d", 8, 40)])
-    away = update(fleet, "d", healthy=False, unobserved="timed out", hpa=None)
-    widened = f.model_copy(deep=True)
-    assert widened.spec.cluster_affinity is not None
-    widened.spec.cluster_affinity.cluster_names = ["a", "b", "d"]
-    widened.metadata.generation = 2
-    widened, _, _ = settle(widened, away, T0 + S)
-    narrowed = widened.model_copy(deep=True)
-    assert narrowed.spec.cluster_affinity is not None
-    narrowed.spec.cluster_affinity.cluster_names = ["a", "b"]
-    narrowed.metadata.generation = 3
-    narrowed, _, p = settle(narrowed, away, T0 + 2 * S)
+    away = out_of_reach(fleet, "d")
+    widened, _, _ = settle(with_clusters(f, ["a", "b", "d"], 2), away, T0 + S)
+    narrowed, _, p = settle(with_clusters(widened, ["a", "b"], 3), away, T0 + 2 * S)
     assert "d" not in {r.name for r in p.status.clusters or []}
     assert writes(run(narrowed, fleet, T0 + 3 * S)) == {}
 
 
 def test_a_kept_row_carries_no_share_of_the_bounds() -> None:
     f, fleet = leaving_fleet()
-    before = f.model_copy(deep=True)
-    assert before.spec.cluster_affinity is not None
-    before.spec.cluster_affinity.cluster_names = ["a", "b", "c"]
-    before, fleet, _ = settle(before, fleet)
-    f = f.model_copy(update={"status": before.status})
-    _, _, p = settle(f, update(fleet, "c", healthy=False, unobserved="timed out", hpa=None), T0 + S)
+    _, _, p = settle(f, out_of_reach(fleet), T0 + S)
     assert (row(p, "c").min_replicas, row(p, "c").max_replicas) == (None, None)
     assert sum(r.max_replicas or 0 for r in p.status.clusters or []) == 60
