@@ -318,16 +318,11 @@ def _floor(steps: Sequence[StepSample], terms: PromiseTerms) -> tuple[list[Viola
     loss of room that evicts running replicas, or a cluster taken out of the selection while it runs
     them, starts the allowance again."""
 
-    needs: dict[int, int] = {}
-    haves: dict[int, int] = {}
-
     def probe(s: StepSample) -> tuple[float, str] | None:
         eligible = {n: c for n, c in sorted(s.clusters.items()) if _eligible(c)}
         firm = sum(_firm(c) for c in eligible.values())
         elastic = sum(c.elastic_room for c in eligible.values())
-        need = min(s.fhpa_min, firm + elastic)
-        have = sum(c.ready + c.starting for c in eligible.values())
-        needs[id(s)], haves[id(s)] = need, have
+        need, have = _need_and_have(s)
         if have >= need:
             return None
         per = ", ".join(f"{n} {c.ready + c.starting}/{c.replicas}" for n, c in eligible.items()) or "none"
@@ -352,13 +347,21 @@ def _floor(steps: Sequence[StepSample], terms: PromiseTerms) -> tuple[list[Viola
 
     def breached(ep: _Episode, tolerance: float) -> bool:
         return _owed_past_allowance(
-            [(i, needs[id(steps[i])], haves[id(steps[i])], clock, out[i]) for i, clock in ep.marks],
+            [(i, *_need_and_have(steps[i]), clock, out[i]) for i, clock in ep.marks],
             tolerance,
         )
 
     return _fleet_breaches(
         steps, terms.step_s, probe, FLOOR, allowed, "below the floor", why, paused, restarts, breached
     )
+
+
+def _need_and_have(s: StepSample) -> tuple[int, int]:
+    """The floor at a step, min(F.min, the eligible clusters' firm and elastic room), and the replicas
+    they schedule (Ready or starting)."""
+    eligible = [c for c in s.clusters.values() if _eligible(c)]
+    room = sum(_firm(c) + c.elastic_room for c in eligible)
+    return min(s.fhpa_min, room), sum(c.ready + c.starting for c in eligible)
 
 
 Spell = tuple[int, int]
