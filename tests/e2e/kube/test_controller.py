@@ -205,12 +205,21 @@ def hpa_status(member: KubeMember, namespace: str) -> dict[str, Any] | None:
     return hpas[0].get("status") if hpas else None
 
 
-def test_prioritized_burst_moves_capacity_when_the_real_scheduler_cannot_place_pods(
+def test_prioritized_burst_caps_the_preferred_member_at_the_pods_its_node_holds(
     world: KubeWorld, kube_load: LoadModel
 ) -> None:
-    """m1 (priority 2) has one 2-CPU node: four 500m pods fit. Under a burst its real HPA wants more,
-    the real scheduler marks the fifth pod Unschedulable, and after autoscaleMultiClusterDelay the
-    controller caps m1 at what runs there and moves the rest of maxReplicas to m2 (priority 1)."""
+    """m1 (priority 2) has one 2-CPU node: four 500m pods fit. Under a burst of 11 pods' worth (more
+    than the nine both members hold, so m1's HPA asks for a fifth pod however many of m2's are ready
+    first) the controller ends with m1 capped at the four pods its node holds and the rest of
+    maxReplicas on m2 (priority 1), which serves the burst, and nothing left pending on m1.
+
+    Two paths lead there and both are right, so the test waits for the outcome, not for one of them:
+    the real scheduler marks m1's fifth pod Unschedulable and after autoscaleMultiClusterDelay the
+    spill caps m1 at what runs there; or the controller, which reads m1's room from its node, moves
+    the max before the fifth pod is made. Which comes first is a race between the two real HPA
+    controllers and ours: a CI run went the second way and the first wait of this test, on an
+    Unschedulable pod, timed out (the reading of real Unschedulable pods is tested in
+    tests/e2e/kube/test_member.py, the spill rule in tests/controller/planning)."""
     m1, m2 = world.members["m1"], world.members["m2"]
     for member in (m1, m2):
         member.create_deployment(world.ns, "web", replicas=1, cpu="500m")
@@ -231,15 +240,15 @@ def test_prioritized_burst_moves_capacity_when_the_real_scheduler_cannot_place_p
         }
     )
     wait_for(lambda: all(world.bounds().values()), 60, "member HPAs on both members")
-    # 8 pods' worth at the 80% target (400m of each 500m request), shared by every ready pod
-    kube_load.set_demand(world.ns, "web", 8 * 400)
-    wait_for(lambda: m1.pod_summary(world.ns, "web")["unschedulable"] > 0, 180, "m1 runs out of room")
-    final = wait_for(
-        lambda: (b := world.bounds()).get("m1") is not None and b["m1"][1] == 4 and b,  # type: ignore[index]
+    # 11 pods' worth at the 80% target (400m of each 500m request), shared by every ready pod
+    kube_load.set_demand(world.ns, "web", 11 * 400)
+    # the two member HPAs are written one after the other (the lowered max first), so the move is seen
+    # whole only once both show it
+    wait_for(
+        lambda: {k: v[1] if v else None for k, v in world.bounds().items()} == {"m1": 4, "m2": 6},
         120,
-        "m1 capped at the four pods its node holds",
+        "m1 capped at the four pods its node holds and the rest of maxReplicas on m2",
     )
-    assert final["m2"] is not None and final["m2"][1] == 6
     wait_for(
         lambda: (
             m1.pod_summary(world.ns, "web")["unschedulable"] == 0
