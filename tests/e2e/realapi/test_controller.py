@@ -86,7 +86,9 @@ class ControllerProcess:
             "--namespace", SYSTEM,
             "--watch-namespace", self.watch_namespace,
             "--metrics-bind", f"127.0.0.1:{self.metrics_port}",
-            "--lease-duration", "3", "--renew-deadline", "2", "--retry-period", "0.3",
+            # the Lease timings leave room for a loaded machine: at a 2 s renew deadline a CI run under
+            # load lost the Lease in the middle of the failover test and the controller exited
+            "--lease-duration", "8", "--renew-deadline", "6", "--retry-period", "0.5",
             "--failover-grace", "2", "--rejoin-hysteresis", "2", "--optimization-period", "3",
             "--resync-period", "2", "--probe-period", "0.5", "--quiet-probe-period", "1",
             "--shutdown-grace", "10",
