@@ -35,7 +35,7 @@ pytestmark = [pytest.mark.realapi, pytest.mark.slow]
 
 SHARDS = 6
 OBJECTS = 12
-# Longer than the harness's 3 s / 2 s / 0.3 s: this test process serves every Lease request of three
+# Longer than the harness's 8 s / 6 s / 0.5 s: this test process serves every Lease request of three
 # replicas (seven Leases each, every retry period) through Python fronts, and on a loaded machine
 # (load averages of 40 on 2 cores were seen) stalls of several seconds make replicas miss renewals:
 # safe, but shards would change hands while the test counts who writes what
