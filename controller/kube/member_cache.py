@@ -80,7 +80,8 @@ class MemberCache:
     Indexes kept as events arrive, so a read costs what it returns, not the cluster's size: pods by
     namespace and by label (a selector's first equality picks the candidates), HPAs by the workload they
     target, and the requests bound to each node (the capacity estimate's "used"), with the estimate per
-    pod template memoised for ``capacity_ttl_seconds`` or until a pod or node changes.
+    pod template memoised for ``capacity_ttl_seconds`` (the workload's own pods bound since are counted
+    exactly, :meth:`fit`).
     """
 
     def __init__(
@@ -129,7 +130,7 @@ class MemberCache:
         self._hpas_by_target: dict[tuple[str, str, str, str], set[str]] = {}
         self._generation = 0
         self._node_infos: tuple[int, list[capacity.NodeInfo]] | None = None
-        self._fit_memo: dict[str, tuple[float, int, int]] = {}
+        self._fit_memo: dict[str, tuple[float, int, int, int | None]] = {}
         WorkloadRef = tuple[WorkloadKind, str]
         self._selectors: dict[
             tuple[str, WorkloadRef], tuple[list[Requirement], tuple[str, str, str] | None]
@@ -561,23 +562,35 @@ class MemberCache:
         self._require_synced()
         return not self._nodes.denied and not self._pods.denied
 
-    def fit(self, template_spec: Mapping[str, Any]) -> int | None:
-        """How many more pods of this template fit on the nodes that admit it; None when unknown."""
+    def fit(
+        self, template_spec: Mapping[str, Any], running: int | None = None, owner: str = ""
+    ) -> int | None:
+        """How many more pods of this template fit on the nodes that admit it; None when unknown.
+
+        Memoised per template and ``owner`` (the workload): a memo made before pods or nodes changed is
+        reused for ``capacity_ttl_seconds``, so a burst of pod events does not recount every node for
+        every FederatedHPA. What the owner's own pods did since is counted exactly, from ``running``
+        (its pods bound to a node now, as the caller counts them): a pod of the template bound since
+        takes one replica's worth from the fit of its node, and one gone gives it back. Without that, a
+        burst's pods bound since the memo counted twice, in ``running`` and again in the old fit: a
+        member whose node held four pods read as room for six while its HPA scaled up, and the period
+        optimization gave it a max of 6 and the burst assist started pods that could only pend
+        (seen on the kube tier)."""
         if not self.capacity_known():
             return None
-        key = json.dumps(template_spec, sort_keys=True, default=str)
+        key = owner + "\0" + json.dumps(template_spec, sort_keys=True, default=str)
         now = time.monotonic()
         with self._lock:
             generation = self._generation
             memo = self._fit_memo.get(key)
             if memo is not None and (memo[1] == generation or now - memo[0] < self.capacity_ttl_seconds):
-                return memo[2]
+                return _since(memo[2], memo[3], running)
             used = dict(self._used)
         fit = capacity.fit_on_nodes(self._node_infos_now(), used, template_spec)
         with self._lock:
             if len(self._fit_memo) > 10_000:
                 self._fit_memo.clear()
-            self._fit_memo[key] = (now, generation, fit)
+            self._fit_memo[key] = (now, generation, fit, running)
         return fit
 
     def _node_infos_now(self) -> list[capacity.NodeInfo]:
@@ -591,6 +604,13 @@ class MemberCache:
             if self._generation == generation:
                 self._node_infos = (generation, infos)
         return infos
+
+
+def _since(fit: int, running_then: int | None, running_now: int | None) -> int:
+    """A memoised fit, less the owner's pods bound to nodes since it was made (plus those gone)."""
+    if running_then is None or running_now is None:
+        return fit
+    return max(0, fit - (running_now - running_then))
 
 
 def _paths(prefix: str, plural: str) -> PathFor:

@@ -53,7 +53,7 @@ from controller.planning.member_hpa import (
     hpa_name,
 )
 from controller.planning.observation import ClusterObservation, MemberHPAObservation
-from controller.planning.selectors import selector_string
+from controller.planning.selectors import parse_selector, selector_matches, selector_string
 from controller.ports import ClusterIdentity
 from fhpa_api.models import CrossVersionObjectReference, FederatedHPA
 
@@ -287,7 +287,11 @@ class MemberReader:
         replicas = int((scale.get("spec") or {}).get("replicas") or 0)
         scale_rv = (scale.get("metadata") or {}).get("resourceVersion")
         found = _Found(namespace, workload, replicas, scale_rv, pods)
-        return self._workload_observation(hpa, found, self._available, self._snapshot_nodes)
+
+        def available(template: Mapping[str, Any] | None, running: int) -> int | None:
+            return self._available(template, running, own=(namespace, selector, pods))
+
+        return self._workload_observation(hpa, found, available, self._snapshot_nodes)
 
     def _observe_cached(self, fhpa: FederatedHPA, cache: MemberCache) -> ClusterObservation:
         """``observe`` from the watch-backed cache: no request, unless a kind is seen for the first time
@@ -315,7 +319,7 @@ class MemberReader:
         pods = cache.pods_matching(namespace, selector) if selector else []
 
         def available(template: Mapping[str, Any] | None, running: int) -> int | None:
-            return self._available_cached(cache, template, running)
+            return self._available_cached(cache, template, running, f"{namespace}/{wkind[1]}/{ref.name}")
 
         def nodes() -> list[capacity.NodeInfo]:
             return [capacity.node_info(n) for n in cache.nodes()]
@@ -407,12 +411,12 @@ class MemberReader:
         return replicas, selector, (scale.get("metadata") or {}).get("resourceVersion")
 
     def _available_cached(
-        self, cache: MemberCache, template: Mapping[str, Any] | None, running: int
+        self, cache: MemberCache, template: Mapping[str, Any] | None, running: int, owner: str
     ) -> int | None:
         if not isinstance(template, Mapping):
             return None
         try:
-            fit = cache.fit(template)
+            fit = cache.fit(template, running, owner)
         except ValueError as exc:  # a quantity the cluster reports but we cannot read
             log.warning("Capacity unknown: bad quantity", extra={"cluster": self.name, "error": str(exc)})
             return None
@@ -477,8 +481,18 @@ class MemberReader:
                 pass  # not synced (or failing): ask the API
         return self._hpas(fhpa, namespace)
 
-    def _available(self, template: Mapping[str, Any] | None, running: int) -> int | None:
-        """Replicas the cluster can hold; None (unknown) without a pod template or rights to list nodes."""
+    def _available(
+        self,
+        template: Mapping[str, Any] | None,
+        running: int,
+        own: tuple[str, str | None, Sequence[Mapping[str, Any]]],
+    ) -> int | None:
+        """Replicas the cluster can hold; None (unknown) without a pod template or rights to list nodes.
+
+        The cluster-wide pod list is a snapshot up to ``capacity_ttl_seconds`` old, while ``running``
+        counts the workload's pods now. So the workload's own pods in the snapshot (``own``: its
+        namespace, selector and pods as just listed) are replaced by the ones just listed: a pod bound
+        since the snapshot would otherwise count twice, once running and once as room still free."""
         if not isinstance(template, Mapping):
             return None
         try:
@@ -489,8 +503,18 @@ class MemberReader:
                 extra={"cluster": self.name, "error": str(exc)},
             )
             return None
+        namespace, selector, pods = own
+        mine = parse_selector(selector) if selector else None
+        others = [
+            p
+            for p in snap.pods
+            if mine is None
+            or (p.get("metadata") or {}).get("namespace") != namespace
+            or not selector_matches(mine, (p.get("metadata") or {}).get("labels") or {})
+        ]
         try:
-            return capacity.available_replicas(snap.nodes, snap.pods, template, running)
+            used = capacity.used_by_node([*others, *pods])
+            return running + capacity.fit_on_nodes(snap.nodes, used, template)
         except ValueError as exc:  # a quantity the cluster reports but we cannot read
             log.warning("Capacity unknown: bad quantity", extra={"cluster": self.name, "error": str(exc)})
             return None

@@ -169,6 +169,33 @@ def test_a_referenced_workload_kind_is_watched_trimmed_and_found_from_its_pods(f
         client.close()
 
 
+def test_a_memoised_fit_counts_the_owners_pods_bound_since_it_was_made(fake: FakeKube) -> None:
+    """Within the memo's time to live, pods of the workload bound since the memo take their room from
+    it: ``running + fit`` is the same before and after, and equals a count over the store. Before, the
+    old fit was returned whole, so each newly bound pod counted twice (found on the kube tier: a node
+    of four pods read as room for six during a burst)."""
+    client = client_for(fake)
+    cache = MemberCache.for_client(client, backoff=FAST, min_watch_interval=0.05, capacity_ttl_seconds=3600)
+    cache.start()
+    owner = "default/Deployment/web"
+    try:
+        assert cache.wait_synced(WAIT)
+        cache.watch_workloads(DEPLOY, "/apis/apps/v1", "deployments")
+        assert cache.ready_for("default", DEPLOY, timeout=WAIT)
+        template = (cache.workload(DEPLOY, "default", "web") or {})["spec"]["template"]["spec"]
+        before = cache.fit(template, 1, owner)
+        assert before is not None and before >= 2
+        for name in ("web-2", "web-3"):  # the template's own request (100m), bound to n1
+            fake.store.put("pods", pod(name, labels={"app": "web"}, node_name="n1"))
+        wait_for(lambda: len(cache.pods_matching("default", "app=web")) == 3, "the two new pods")
+        nodes = [capacity.node_info(n) for n in cache.nodes()]
+        counted = capacity.fit_on_nodes(nodes, capacity.used_by_node(cache.all_pods()), template)
+        assert cache.fit(template, 3, owner) == counted == before - 2
+    finally:
+        cache.stop()
+        client.close()
+
+
 def test_refused_cluster_wide_lists_fall_back_to_the_namespace_and_capacity_is_unknown(
     fake: FakeKube,
 ) -> None:
