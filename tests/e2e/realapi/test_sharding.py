@@ -35,10 +35,10 @@ pytestmark = [pytest.mark.realapi, pytest.mark.slow]
 
 SHARDS = 6
 OBJECTS = 12
-# Longer than the harness's 8 s / 6 s / 0.5 s: this test process serves every Lease request of three
-# replicas (seven Leases each, every retry period) through Python fronts, and on a loaded machine
-# (load averages of 40 on 2 cores were seen) stalls of several seconds make replicas miss renewals:
-# safe, but shards would change hands while the test counts who writes what
+# Longer than the harness's 8 s / 6 s (the same 0.5 s retry): this test process serves every Lease
+# request of three replicas (seven Leases each, every retry period) through Python fronts, and on a
+# loaded machine (load averages of 40 on 2 cores were seen) stalls of several seconds make replicas
+# miss renewals: safe, but shards would change hands while the test counts who writes what
 LEASE_DURATION = 10.0
 RENEW_DEADLINE = 7.0
 RETRY_PERIOD = 0.5
