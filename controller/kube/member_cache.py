@@ -26,6 +26,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -80,8 +81,8 @@ class MemberCache:
     Indexes kept as events arrive, so a read costs what it returns, not the cluster's size: pods by
     namespace and by label (a selector's first equality picks the candidates), HPAs by the workload they
     target, and the requests bound to each node (the capacity estimate's "used"), with the estimate per
-    pod template memoised for ``capacity_ttl_seconds`` (the workload's own pods bound since are counted
-    exactly, :meth:`fit`).
+    pod template memoised node by node (:meth:`fit`: only the nodes whose bound pods changed are counted
+    again).
     """
 
     def __init__(
@@ -96,7 +97,6 @@ class MemberCache:
         backoff: ExponentialBackoff | None = None,
         min_watch_interval: float = 1.0,
         denied_retry_seconds: float = 300.0,
-        capacity_ttl_seconds: float = 2.0,
         on_change: ChangeListener | None = None,
         budget: MemberBudget | None = None,
     ) -> None:
@@ -113,7 +113,6 @@ class MemberCache:
             "gate": list_gate(),  # this member's resources list in turn; other members are not held
             "budget": self.budget,  # what this member's caches may hold together
         }
-        self.capacity_ttl_seconds = capacity_ttl_seconds
         self._listeners: list[ChangeListener] = [on_change] if on_change is not None else []
         self.own_writes = OwnWrites()  # the echoes of our writes in flight are not news either
         self._interner = Interner()
@@ -130,7 +129,8 @@ class MemberCache:
         self._hpas_by_target: dict[tuple[str, str, str, str], set[str]] = {}
         self._generation = 0
         self._node_infos: tuple[int, list[capacity.NodeInfo]] | None = None
-        self._fit_memo: dict[str, tuple[float, int, int, int | None]] = {}
+        self._node_generation = 0  # bumped by node events alone: which nodes admit a template, their size
+        self._fit_memo: dict[str, _FitMemo] = {}
         WorkloadRef = tuple[WorkloadKind, str]
         self._selectors: dict[
             tuple[str, WorkloadRef], tuple[list[Requirement], tuple[str, str, str] | None]
@@ -322,6 +322,7 @@ class MemberCache:
     def _node_changed(self, _type: str, key: ObjectKey, old: Any, new: Any) -> None:
         with self._lock:
             self._generation += 1
+            self._node_generation += 1
             self._node_infos = None
         if _type not in QUIET:
             self.fire(Change(NODE, key, old, new))
@@ -562,36 +563,43 @@ class MemberCache:
         self._require_synced()
         return not self._nodes.denied and not self._pods.denied
 
-    def fit(
-        self, template_spec: Mapping[str, Any], running: int | None = None, owner: str = ""
-    ) -> int | None:
+    def fit(self, template_spec: Mapping[str, Any]) -> int | None:
         """How many more pods of this template fit on the nodes that admit it; None when unknown.
 
-        Memoised per template and ``owner`` (the workload): a memo made before pods or nodes changed is
-        reused for ``capacity_ttl_seconds``, so a burst of pod events does not recount every node for
-        every FederatedHPA. What the owner's own pods did since is counted exactly, from ``running``
-        (its pods bound to a node now, as the caller counts them): a pod of the template bound since
-        takes one replica's worth from the fit of its node, and one gone gives it back. Without that, a
-        burst's pods bound since the memo counted twice, in ``running`` and again in the old fit: a
-        member whose node held four pods read as room for six while its HPA scaled up, and the period
-        optimization gave it a max of 6 and the burst assist started pods that could only pend
-        (seen on the kube tier)."""
+        Memoised per template node by node: a pod event changes the requests bound to one node (the
+        index replaces that node's entry, it never edits it in place), so only the nodes whose entry
+        is not the one the memo was made from are counted again, and a node event counts them all.
+        That is exact whatever the pods that came or went request, and a burst of pod events does not
+        recount every node for every FederatedHPA. (A memo reused whole for two seconds across pod
+        events, as before, counted each pod bound since twice beside a fresh count of running pods:
+        a real member whose node held four pods read as room for six during a burst.)"""
         if not self.capacity_known():
             return None
-        key = owner + "\0" + json.dumps(template_spec, sort_keys=True, default=str)
-        now = time.monotonic()
+        key = json.dumps(template_spec, sort_keys=True, default=str)
         with self._lock:
-            generation = self._generation
-            memo = self._fit_memo.get(key)
-            if memo is not None and (memo[1] == generation or now - memo[0] < self.capacity_ttl_seconds):
-                return _since(memo[2], memo[3], running)
             used = dict(self._used)
-        fit = capacity.fit_on_nodes(self._node_infos_now(), used, template_spec)
-        with self._lock:
-            if len(self._fit_memo) > 10_000:
-                self._fit_memo.clear()
-            self._fit_memo[key] = (now, generation, fit, running)
-        return fit
+            node_generation = self._node_generation
+            memo = self._fit_memo.get(key)
+        if memo is None or memo.node_generation != node_generation:
+            memo = _FitMemo(node_generation, {})
+            nodes = [n for n in self._node_infos_now() if capacity.node_admits(n, template_spec)]
+        else:
+            nodes = [n for n in memo.nodes if used.get(n.name) is not memo.per_node[n.name][0]]
+        if nodes:
+            request = capacity.pod_requests(template_spec)
+            per_node = dict(memo.per_node)
+            for n in nodes:
+                bound = used.get(n.name)
+                per_node[n.name] = (
+                    bound,
+                    capacity.replicas_that_fit(capacity.free_on(n, bound or {}), request),
+                )
+            memo = _FitMemo(node_generation, per_node, memo.nodes or tuple(nodes))
+            with self._lock:
+                if len(self._fit_memo) > 10_000:
+                    self._fit_memo.clear()
+                self._fit_memo[key] = memo
+        return sum(fit for _, fit in memo.per_node.values())
 
     def _node_infos_now(self) -> list[capacity.NodeInfo]:
         with self._lock:
@@ -606,11 +614,15 @@ class MemberCache:
         return infos
 
 
-def _since(fit: int, running_then: int | None, running_now: int | None) -> int:
-    """A memoised fit, less the owner's pods bound to nodes since it was made (plus those gone)."""
-    if running_then is None or running_now is None:
-        return fit
-    return max(0, fit - (running_now - running_then))
+@dataclass(frozen=True)
+class _FitMemo:
+    """A template's fit node by node: per admitting node, the bound-requests entry it was counted from
+    (identity, see :meth:`MemberCache.fit`) and the pods that fit there; ``nodes`` the admitting nodes
+    as they were at ``node_generation``."""
+
+    node_generation: int
+    per_node: dict[str, tuple[capacity.ResourceList | None, int]]
+    nodes: tuple[capacity.NodeInfo, ...] = ()
 
 
 def _paths(prefix: str, plural: str) -> PathFor:

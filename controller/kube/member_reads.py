@@ -53,7 +53,7 @@ from controller.planning.member_hpa import (
     hpa_name,
 )
 from controller.planning.observation import ClusterObservation, MemberHPAObservation
-from controller.planning.selectors import parse_selector, selector_matches, selector_string
+from controller.planning.selectors import selector_string
 from controller.ports import ClusterIdentity
 from fhpa_api.models import CrossVersionObjectReference, FederatedHPA
 
@@ -125,6 +125,11 @@ def pod_counts(pods: Sequence[Mapping[str, Any]]) -> tuple[int, int, int]:
         if (conds.get("Ready") or {}).get("status") == "True" and not meta.get("deletionTimestamp"):
             ready += 1
     return ready, pending, running
+
+
+def _pod_key(pod: Mapping[str, Any]) -> tuple[str, str]:
+    meta = pod.get("metadata") or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
 
 class MemberReader:
@@ -289,7 +294,7 @@ class MemberReader:
         found = _Found(namespace, workload, replicas, scale_rv, pods)
 
         def available(template: Mapping[str, Any] | None, running: int) -> int | None:
-            return self._available(template, running, own=(namespace, selector, pods))
+            return self._available(template, running, pods)
 
         return self._workload_observation(hpa, found, available, self._snapshot_nodes)
 
@@ -319,7 +324,7 @@ class MemberReader:
         pods = cache.pods_matching(namespace, selector) if selector else []
 
         def available(template: Mapping[str, Any] | None, running: int) -> int | None:
-            return self._available_cached(cache, template, running, f"{namespace}/{wkind[1]}/{ref.name}")
+            return self._available_cached(cache, template, running)
 
         def nodes() -> list[capacity.NodeInfo]:
             return [capacity.node_info(n) for n in cache.nodes()]
@@ -411,12 +416,12 @@ class MemberReader:
         return replicas, selector, (scale.get("metadata") or {}).get("resourceVersion")
 
     def _available_cached(
-        self, cache: MemberCache, template: Mapping[str, Any] | None, running: int, owner: str
+        self, cache: MemberCache, template: Mapping[str, Any] | None, running: int
     ) -> int | None:
         if not isinstance(template, Mapping):
             return None
         try:
-            fit = cache.fit(template, running, owner)
+            fit = cache.fit(template)
         except ValueError as exc:  # a quantity the cluster reports but we cannot read
             log.warning("Capacity unknown: bad quantity", extra={"cluster": self.name, "error": str(exc)})
             return None
@@ -482,17 +487,15 @@ class MemberReader:
         return self._hpas(fhpa, namespace)
 
     def _available(
-        self,
-        template: Mapping[str, Any] | None,
-        running: int,
-        own: tuple[str, str | None, Sequence[Mapping[str, Any]]],
+        self, template: Mapping[str, Any] | None, running: int, own: Sequence[Mapping[str, Any]]
     ) -> int | None:
         """Replicas the cluster can hold; None (unknown) without a pod template or rights to list nodes.
 
         The cluster-wide pod list is a snapshot up to ``capacity_ttl_seconds`` old, while ``running``
-        counts the workload's pods now. So the workload's own pods in the snapshot (``own``: its
-        namespace, selector and pods as just listed) are replaced by the ones just listed: a pod bound
-        since the snapshot would otherwise count twice, once running and once as room still free."""
+        counts the workload's pods as just listed (``own``). So those pods stand in for their older
+        selves in the snapshot: a pod bound since the snapshot would otherwise count twice, once
+        running and once as room still free. Pods the snapshot has and the new list has not (gone
+        since, or relabelled out of the selector) keep their room until the snapshot is renewed."""
         if not isinstance(template, Mapping):
             return None
         try:
@@ -503,17 +506,10 @@ class MemberReader:
                 extra={"cluster": self.name, "error": str(exc)},
             )
             return None
-        namespace, selector, pods = own
-        mine = parse_selector(selector) if selector else None
-        others = [
-            p
-            for p in snap.pods
-            if mine is None
-            or (p.get("metadata") or {}).get("namespace") != namespace
-            or not selector_matches(mine, (p.get("metadata") or {}).get("labels") or {})
-        ]
+        listed = {_pod_key(p) for p in own}
+        others = [p for p in snap.pods if _pod_key(p) not in listed]
         try:
-            used = capacity.used_by_node([*others, *pods])
+            used = capacity.used_by_node([*others, *own])
             return running + capacity.fit_on_nodes(snap.nodes, used, template)
         except ValueError as exc:  # a quantity the cluster reports but we cannot read
             log.warning("Capacity unknown: bad quantity", extra={"cluster": self.name, "error": str(exc)})

@@ -169,28 +169,47 @@ def test_a_referenced_workload_kind_is_watched_trimmed_and_found_from_its_pods(f
         client.close()
 
 
-def test_a_memoised_fit_counts_the_owners_pods_bound_since_it_was_made(fake: FakeKube) -> None:
-    """Within the memo's time to live, pods of the workload bound since the memo take their room from
-    it: ``running + fit`` is the same before and after, and equals a count over the store. Before, the
-    old fit was returned whole, so each newly bound pod counted twice (found on the kube tier: a node
-    of four pods read as room for six during a burst)."""
+def test_the_memoised_fit_counts_again_the_nodes_whose_pods_changed_and_only_those(
+    fake: FakeKube, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fit is memoised node by node: after pods come to n1 (one of the template's size, one three
+    times it, another team's) the fit equals a count over the store, and only n1 is counted again.
+    Before, a memo was reused whole for two seconds across pod events: each pod bound since counted
+    twice beside a fresh count of running pods (a real node of four pods read as room for six)."""
+    fake.store.put("nodes", node("n2", cpu="2"))
     client = client_for(fake)
-    cache = MemberCache.for_client(client, backoff=FAST, min_watch_interval=0.05, capacity_ttl_seconds=3600)
+    cache = MemberCache.for_client(client, backoff=FAST, min_watch_interval=0.05)
     cache.start()
-    owner = "default/Deployment/web"
+    counted: list[int] = []
+    real_fit = capacity.replicas_that_fit
+
+    def counting(free: Any, request: Any) -> int:
+        counted.append(1)
+        return real_fit(free, request)
+
+    monkeypatch.setattr(capacity, "replicas_that_fit", counting)
     try:
         assert cache.wait_synced(WAIT)
         cache.watch_workloads(DEPLOY, "/apis/apps/v1", "deployments")
         assert cache.ready_for("default", DEPLOY, timeout=WAIT)
         template = (cache.workload(DEPLOY, "default", "web") or {})["spec"]["template"]["spec"]
-        before = cache.fit(template, 1, owner)
-        assert before is not None and before >= 2
-        for name in ("web-2", "web-3"):  # the template's own request (100m), bound to n1
-            fake.store.put("pods", pod(name, labels={"app": "web"}, node_name="n1"))
-        wait_for(lambda: len(cache.pods_matching("default", "app=web")) == 3, "the two new pods")
-        nodes = [capacity.node_info(n) for n in cache.nodes()]
-        counted = capacity.fit_on_nodes(nodes, capacity.used_by_node(cache.all_pods()), template)
-        assert cache.fit(template, 3, owner) == counted == before - 2
+
+        def recount() -> int:
+            nodes = [capacity.node_info(n) for n in cache.nodes()]
+            return capacity.fit_on_nodes(nodes, capacity.used_by_node(cache.all_pods()), template)
+
+        before = cache.fit(template)
+        assert len(counted) == 2  # both nodes, once
+        assert before == recount()
+        fake.store.put("pods", pod("web-2", labels={"app": "web"}, node_name="n1"))  # 100m, the template's
+        fake.store.put("pods", pod("big", labels={"app": "other"}, node_name="n1", cpu="300m"))
+        wait_for(lambda: len(cache.all_pods()) == 3, "the two new pods")
+        counted.clear()
+        assert cache.fit(template) == before - 4
+        assert len(counted) == 1  # n1 alone: n2's pods did not change
+        counted.clear()
+        assert cache.fit(template) == before - 4 and counted == []  # nothing changed: the memo answers
+        assert cache.fit(template) == recount()
     finally:
         cache.stop()
         client.close()
