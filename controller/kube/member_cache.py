@@ -581,8 +581,9 @@ class MemberCache:
             node_generation = self._node_generation
             memo = self._fit_memo.get(key)
         if memo is None or memo.node_generation != node_generation:
-            memo = _FitMemo(node_generation, {})
-            nodes = [n for n in self._node_infos_now() if capacity.node_admits(n, template_spec)]
+            admitted = tuple(n for n in self._node_infos_now() if capacity.node_admits(n, template_spec))
+            memo = _FitMemo(node_generation, {}, admitted)
+            nodes = list(admitted)
         else:
             nodes = [n for n in memo.nodes if used.get(n.name) is not memo.per_node[n.name][0]]
         if nodes:
@@ -594,7 +595,7 @@ class MemberCache:
                     bound,
                     capacity.replicas_that_fit(capacity.free_on(n, bound or {}), request),
                 )
-            memo = _FitMemo(node_generation, per_node, memo.nodes or tuple(nodes))
+            memo = _FitMemo(node_generation, per_node, memo.nodes)
             with self._lock:
                 if len(self._fit_memo) > 10_000:
                     self._fit_memo.clear()
@@ -622,7 +623,7 @@ class _FitMemo:
 
     node_generation: int
     per_node: dict[str, tuple[capacity.ResourceList | None, int]]
-    nodes: tuple[capacity.NodeInfo, ...] = ()
+    nodes: tuple[capacity.NodeInfo, ...]
 
 
 def _paths(prefix: str, plural: str) -> PathFor:
