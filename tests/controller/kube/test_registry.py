@@ -426,10 +426,13 @@ def _probes_track_health(registry: MemberRegistry, a: FakeKube, b: FakeKube) -> 
     first = registry.probe_all()
     assert first["east"].healthy and first["west"].healthy
 
+    # a stall far longer than the probe's 0.5 s timeout, so a loaded machine cannot blur the two (with
+    # the fixture's 3 s stall the bound had to be 2.5 s, and a make test run at load took 2.56 s)
+    a.stall_seconds = 10.0
     a.vanish(stall=True)
     t0 = time.monotonic()
     second = registry.probe_all()
-    assert time.monotonic() - t0 < 2.5  # the probe timeout, not the stall
+    assert time.monotonic() - t0 < 8  # the probe timeout, not the stall
     assert second["east"].healthy is False and second["east"].since is not None
     assert second["east"].consecutive_failures == 1 and second["east"].last_error
     assert second["west"].healthy and second["west"].since == first["west"].since
@@ -441,7 +444,7 @@ def _probes_track_health(registry: MemberRegistry, a: FakeKube, b: FakeKube) -> 
 
     a.reappear()
     assert registry.probe_all()["east"].healthy  # and the failing watches retry at once
-    wait_for_observation(registry, "east")
+    wait_for_observation(registry, "east", timeout=40)  # a watch stalled before may hold its 10 s
 
 
 def test_health_survives_a_relabel_and_a_new_kubeconfig_starts_over(
