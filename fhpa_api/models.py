@@ -371,6 +371,9 @@ class ClusterStatus(ApiModel):
     drained_at: datetime | None = None  # when its max was last lowered below what it ran (a drain)
     # until when its member HPA's minReplicas holds the replicas a burst assist started (pinnedMinReplicas)
     assist_held_until: datetime | None = None
+    # until when its member HPA's minReplicas holds a take-back (pinnedMinReplicas): the lower-priority
+    # clusters' HPAs get their scale-down window to shed what it took before the pin is judged
+    take_back_held_until: datetime | None = None
     # scaling to zero's hysteresis: when the controller last raised it from 0 replicas, and since when its
     # HPA has sat at its min wanting fewer (reset by any other wish)
     woken_at: datetime | None = None

@@ -44,6 +44,7 @@ class Slot:
     trend_since: datetime | None = None
     drained_at: datetime | None = None  # when a drain last lowered its max below what it ran
     assist_until: datetime | None = None  # its pin holds a burst assist's replicas until then
+    take_back_until: datetime | None = None  # its pin holds a take-back until then (priority.take_back_up)
     woken_at: datetime | None = None  # when the controller last raised it from 0 (status row)
     idle_since: datetime | None = None  # its HPA has sat at its min wanting fewer since then
     replica_reason: str = ""

@@ -385,6 +385,7 @@ def _resume(
             trend_since=row.max_trend_time,
             drained_at=row.drained_at,
             assist_until=row.assist_held_until,
+            take_back_until=row.take_back_held_until,
             woken_at=row.woken_at,
             idle_since=zero.idle_since(cluster, row.idle_since, fleet.now),
         )
@@ -586,6 +587,7 @@ def _requeue(
         ]
     times += [t for h in health.values() if (t := due_at(h, policy)) is not None]
     times += [s.assist_until for s in fleet.slots.values() if s.assist_until is not None]
+    times += [s.take_back_until for s in fleet.slots.values() if s.take_back_until is not None]
     future = [t for t in times if t > fleet.now]
     due = min(future, default=None)
     if optimization is not None and optimization > fleet.now and (due is None or optimization < due):

@@ -15,7 +15,8 @@ the unused max flows back up. "Lower" is a strictly lower priority: clusters of 
 peers, whatever their names.
 
 Taking back: under a steady load, firm room that returns to a higher-priority cluster (its nodes back
-after a drain) is filled the same way, by a pin, from what lower clusters run above their mins.
+after a drain) is filled the same way, by a pin, from what lower clusters run above their mins; that
+pin holds for the lower HPAs' scale-down window, since they shed only once it has passed.
 
 Node groups first: the policies that divide the bounds without tiers (StaticWeighted,
 DynamicWeighted, Aggregated) pin their clusters of fixed room the same way while clusters on node
@@ -24,10 +25,13 @@ groups shed, so that whole nodes go first when the load falls.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from controller.planning import burst
 from controller.planning.affinity import priority
 from controller.planning.fleet import Fleet, Slot
 from controller.planning.member_health import blind_reason
+from controller.planning.optimization import scale_down_window
 from controller.planning.policies import policy_of
 from controller.planning.policy import preference_order
 from controller.planning.tolerance import tolerance_of
@@ -343,17 +347,21 @@ def take_back_up(fleet: Fleet, settle_seconds: float) -> bool:
     lower tier whose nodes come and go with its pods (a cloud node group) keeps paying for what the
     preferred one could hold. Under a steady load the preferred cluster is pinned (its HPA's
     minReplicas raised) to what it runs plus what its firm room holds of such clusters' replicas above
-    their mins; their HPAs then see their load fall and shed it, and the pin is released once they are
-    at their mins, as after any drain. Only firm room counts: elastic room would make nodes come to
-    move load that already runs. Only pods beyond the nodes a lower cluster's min keeps are taken
-    (:func:`_freeable`): the others would leave no node to let go. A lower cluster of fixed nodes
-    keeps its share: moving it saves nothing, and leaves fewer HPAs to grow side by side in the next
-    burst. After any replica write or max move of ours the fleet gets ``settle_seconds`` to show where
-    its load went first.
+    their mins; their HPAs then see their load fall and shed it. The pin holds for their scale-down
+    window plus ``settle_seconds`` (the pods it adds must start and turn Ready first), then goes
+    (:func:`_end_take_back`); while any pin stands, nothing more is taken: the pods below that it is
+    moving still run there, and counted again they would be taken twice. Only firm room counts:
+    elastic room would make nodes come to move load that already runs. Only pods beyond the nodes a
+    lower cluster's min keeps are taken (:func:`_freeable`): the others would leave no node to let go.
+    A lower cluster of fixed nodes keeps its share: moving it saves nothing, and leaves fewer HPAs to
+    grow side by side in the next burst. After any replica write or max move of ours the fleet gets
+    ``settle_seconds`` to show where its load went first.
     """
     if not policy_of(fleet.fhpa).tiered or _moved_lately(fleet, settle_seconds) or not _settled(fleet):
         return False
     ranked = [s for s in _by_priority(fleet) if s.can_receive and s.max_replicas > 0]
+    if any(s.pin is not None for s in ranked):
+        return False  # pods are on their way up the order already: the clusters below still run them
     prefs = fleet.fhpa.spec.preferences
     for slot in ranked:
         level = priority(prefs, slot.cluster)  # a cluster of the same priority is not lower
@@ -368,6 +376,7 @@ def take_back_up(fleet: Fleet, settle_seconds: float) -> bool:
         if not _sheds_after(fleet, lower, take):
             continue  # the pods would be added, not moved: the clusters below would keep theirs
         slot.pin = slot.current + take
+        slot.take_back_until = fleet.now + timedelta(seconds=scale_down_window(fleet) + settle_seconds)
         fleet.event(
             "Pinned",
             f"{slot.name}: room for {take} more of what lower-priority clusters run: minReplicas pinned "
@@ -445,6 +454,28 @@ def _fit_pin_to_load(fleet: Fleet, ranked: list[Slot], slot: Slot, below: list[S
     slot.pin = fit
 
 
+def _end_take_back(fleet: Fleet, slot: Slot, lower_words: str) -> bool:
+    """Release a take-back pin once its hold is over (:func:`take_back_up`). True if released.
+
+    Until then the pin stands whatever the clusters below report: the pods it adds start, turn Ready,
+    and only then lower every HPA's metric; the HPAs below then hold their old count for their
+    scale-down window before they shed. Judged at the next pass, as a drain's pin is, it would be
+    released before they could shed, the preferred cluster's HPA would give the pods back, and the next
+    take-back would take the same pods again."""
+    if fleet.now < slot.take_back_until:  # type: ignore[operator]
+        return False
+    slot.take_back_until = None
+    if slot.pin is None:
+        return False  # lowered away meanwhile (its room went, or its min rose past it)
+    fleet.event(
+        "Unpinned",
+        f"{slot.name}: {lower_words} had their scale-down window to shed what it took back, "
+        f"minReplicas back to {slot.min_replicas}",
+    )
+    slot.pin = None
+    return True
+
+
 def _elastic_below(fleet: Fleet, ranked: list[Slot], slot: Slot) -> list[Slot]:
     """Under a policy that sheds node groups first, the clusters a cluster of fixed room is pinned over:
     those that grow and shrink nodes with their pods and run pods beyond the nodes their mins keep.
@@ -504,6 +535,8 @@ def pin_and_release(fleet: Fleet) -> bool:
         shedding = any(_sheds(s) and _frees_nodes(fleet, s) for s in lower)
         if slot.assist_until is not None:
             pass  # the pin holds a burst assist's replicas until its own release (burst.release_holds)
+        elif slot.take_back_until is not None:
+            released = _end_take_back(fleet, slot, lower_words) or released
         elif slot.pin is not None:
             if not shedding:
                 fleet.event(

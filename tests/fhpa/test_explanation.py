@@ -171,6 +171,16 @@ def test_a_pin_says_what_releases_it(prioritized: FederatedHPA) -> None:
     assert hi.why[0].startswith("Prioritized: priority 2;")
 
 
+def test_a_take_back_pin_says_when_it_ends(prioritized: FederatedHPA) -> None:
+    taking = row("hi", pinned_min_replicas=4, max_replicas=8, take_back_held_until=T0 + 360 * S)
+    hi = cluster(explain(with_rows(prioritized, taking), [], T0), "hi")
+    assert hi.state == "Pinned"
+    assert hi.next == [
+        "the take-back's pin holds until 2026-01-01T12:06:00Z (the lower-priority clusters' scale-down "
+        "window, for them to shed what it took), then back to the assigned min"
+    ]
+
+
 def test_a_burst_hold_says_why_and_when_it_ends(prioritized: FederatedHPA) -> None:
     held = row("lo", pinned_min_replicas=4, max_replicas=8, assist_held_until=T0 + 300 * S)
     lo = cluster(explain(with_rows(prioritized, held), [], T0), "lo")

@@ -530,3 +530,45 @@ def test_a_take_back_is_made_only_when_the_clusters_below_would_shed() -> None:
     assert row(a_few_pods_above_a_kept_node(b_runs=12, a_room=40), "a").pinned_min_replicas == 32
     at_target_plan = a_few_pods_above_a_kept_node(b_runs=12, a_room=40, ratio=1.0)
     assert row(at_target_plan, "a").pinned_min_replicas is None
+
+
+def a_take_back_under_way():
+    """The take-back of :func:`a_few_pods_above_a_kept_node` (a pinned at 32 for b's 2 pods beyond its
+    kept node), applied: a runs 32, its 2 new pods not Ready yet, b still runs its 12."""
+    f = fhpa("Prioritized", 2, 80, priorities={"a": 2, "b": 1})
+    group = CapacityObservation(firm=20, elastic=80, source="cluster-autoscaler", pods_per_node=10)
+    f, fleet, _ = settle(f, [obs("a", 30, 30), obs("b", 12, 100, capacity=group)])
+    f, fleet, _ = settle(f, at_target(fleet, 0.93), T0 + 120 * S)
+    f, fleet, p = settle(f, update(at_target(fleet, 0.93), "a", available_replicas=40), T0 + 240 * S)
+    assert row(p, "a").pinned_min_replicas == 32
+    return f, update(fleet, "a", current_replicas=32, ready_replicas=30, hpa_desired=32), p
+
+
+def test_a_take_back_pin_holds_for_the_scale_down_window_of_the_clusters_below() -> None:
+    """The pods the pin adds must start and turn Ready before b's HPA sees its load fall, and b's HPA then
+    holds its count for its scale-down window: judged at the next pass ("b wants no fewer"), the pin was
+    released before b could shed, a gave the pods back, and the next take-back took them again (found
+    on the two-elastic-regions bench fleet: pinned and released 15 s apart, 24 times a day)."""
+    f, fleet, p = a_take_back_under_way()
+    held_until = T0 + 240 * S + 360 * S  # b's scale-down window (300 s, unset) plus the settle period
+    assert row(p, "a").take_back_held_until == held_until
+    assert p.requeue_after_seconds is not None and p.requeue_after_seconds <= 360
+    next_pass = run(f, fleet, T0 + 255 * S)
+    assert "Unpinned" not in reasons(next_pass)
+    assert row(next_pass, "a").pinned_min_replicas == 32
+    assert "a" not in hpa_bounds(next_pass)  # its member HPA keeps minReplicas 32
+    f = f.model_copy(update={"status": next_pass.status})
+    ended = run(f, update(fleet, "a", ready_replicas=32), held_until)
+    assert "Unpinned" in reasons(ended)
+    assert row(ended, "a").pinned_min_replicas is None and row(ended, "a").take_back_held_until is None
+    assert hpa_bounds(ended)["a"][0] == 2
+
+
+def test_nothing_more_is_taken_back_while_a_take_back_pin_stands() -> None:
+    """b still runs the 2 pods a is taking while its HPA waits out its window: counted again, they would
+    be taken twice (a pinned at 34 for 2 pods)."""
+    f, fleet, _ = a_take_back_under_way()
+    ready = update(fleet, "a", ready_replicas=32)  # a's pods are Ready, b's HPA holds its 12
+    p = run(f, ready, T0 + 330 * S)
+    assert row(p, "a").pinned_min_replicas == 32
+    assert "Pinned" not in reasons(p)
