@@ -348,9 +348,10 @@ def take_back_up(fleet: Fleet, settle_seconds: float) -> bool:
     preferred one could hold. Under a steady load the preferred cluster is pinned (its HPA's
     minReplicas raised) to what it runs plus what its firm room holds of such clusters' replicas above
     their mins; their HPAs then see their load fall and shed it. The pin holds for their scale-down
-    window plus ``settle_seconds`` (the pods it adds must start and turn Ready first), then goes
-    (:func:`_end_take_back`); while any pin stands, nothing more is taken: the pods below that it is
-    moving still run there, and counted again they would be taken twice. Only firm room counts:
+    window plus ``settle_seconds`` (the pods it adds must start and turn Ready first,
+    :func:`_holds_a_take_back`), then goes once they shed no more, as after any drain. While any pin
+    stands, nothing more is taken: the pods below that it is moving still run there, and counted
+    again they would be taken twice. Only firm room counts:
     elastic room would make nodes come to move load that already runs. Only pods beyond the nodes a
     lower cluster's min keeps are taken (:func:`_freeable`): the others would leave no node to let go.
     A lower cluster of fixed nodes keeps its share: moving it saves nothing, and leaves fewer HPAs to
@@ -454,26 +455,20 @@ def _fit_pin_to_load(fleet: Fleet, ranked: list[Slot], slot: Slot, below: list[S
     slot.pin = fit
 
 
-def _end_take_back(fleet: Fleet, slot: Slot, lower_words: str) -> bool:
-    """Release a take-back pin once its hold is over (:func:`take_back_up`). True if released.
+def _holds_a_take_back(fleet: Fleet, slot: Slot) -> bool:
+    """Does the cluster's pin still hold a take-back (:func:`take_back_up`)? Then it is not judged yet.
 
-    Until then the pin stands whatever the clusters below report: the pods it adds start, turn Ready,
-    and only then lower every HPA's metric; the HPAs below then hold their old count for their
-    scale-down window before they shed. Judged at the next pass, as a drain's pin is, it would be
-    released before they could shed, the preferred cluster's HPA would give the pods back, and the next
-    take-back would take the same pods again."""
-    if fleet.now < slot.take_back_until:  # type: ignore[operator]
+    The pods the pin adds must start and turn Ready before the HPAs below see their load fall, and
+    those HPAs then keep their count for their scale-down window before they shed. Judged at the next
+    pass, as a drain's pin is, the pin was released before they could shed, the preferred cluster's
+    HPA gave the pods back, and the next take-back took the same pods again. Once the hold is over the
+    pin goes as any other: when no cluster below sheds any more."""
+    if slot.take_back_until is None:
         return False
+    if fleet.now < slot.take_back_until and slot.pin is not None:
+        return True
     slot.take_back_until = None
-    if slot.pin is None:
-        return False  # lowered away meanwhile (its room went, or its min rose past it)
-    fleet.event(
-        "Unpinned",
-        f"{slot.name}: {lower_words} had their scale-down window to shed what it took back, "
-        f"minReplicas back to {slot.min_replicas}",
-    )
-    slot.pin = None
-    return True
+    return False
 
 
 def _elastic_below(fleet: Fleet, ranked: list[Slot], slot: Slot) -> list[Slot]:
@@ -535,8 +530,8 @@ def pin_and_release(fleet: Fleet) -> bool:
         shedding = any(_sheds(s) and _frees_nodes(fleet, s) for s in lower)
         if slot.assist_until is not None:
             pass  # the pin holds a burst assist's replicas until its own release (burst.release_holds)
-        elif slot.take_back_until is not None:
-            released = _end_take_back(fleet, slot, lower_words) or released
+        elif _holds_a_take_back(fleet, slot):
+            pass
         elif slot.pin is not None:
             if not shedding:
                 fleet.event(
