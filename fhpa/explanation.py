@@ -533,8 +533,9 @@ def _next(context: _Context, row: ClusterStatus, state: str) -> list[str]:
         return [f"the hold ends at {_stamp(row.assist_held_until)}, back to the assigned min"]
     if state == "Pinned" and row.take_back_held_until is not None:
         return [
-            f"the take-back's pin holds until {_stamp(row.take_back_held_until)} (the lower-priority "
-            "clusters' scale-down window, for them to shed what it took), then back to the assigned min"
+            f"the take-back's pin holds until its end {_when(row.take_back_held_until, now)} (the "
+            "lower-priority clusters' scale-down window, for them to shed what it took), then is released, "
+            "back to the assigned min, once no lower-priority cluster sheds any more"
         ]
     if state == "Pinned":
         return [

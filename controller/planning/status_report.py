@@ -276,7 +276,8 @@ def _row(
         else (row.max_moved_by if row else None),
         drained_at=slot.drained_at if slot is not None else (row.drained_at if row is not None else None),
         assist_held_until=slot.assist_until if slot is not None else None,
-        take_back_held_until=slot.take_back_until if slot is not None else None,
+        # a pin cleared elsewhere (its room went, its min rose past it, a burst hold ended) ends the hold
+        take_back_held_until=slot.take_back_until if slot is not None and slot.pin is not None else None,
         woken_at=_woken_at(slot, seen, row, now),
         idle_since=slot.idle_since if slot is not None else None,
         decision_key=_decision_key(cluster, row),

@@ -176,8 +176,9 @@ def test_a_take_back_pin_says_when_it_ends(prioritized: FederatedHPA) -> None:
     hi = cluster(explain(with_rows(prioritized, taking), [], T0), "hi")
     assert hi.state == "Pinned"
     assert hi.next == [
-        "the take-back's pin holds until 2026-01-01T12:06:00Z (the lower-priority clusters' scale-down "
-        "window, for them to shed what it took), then back to the assigned min"
+        "the take-back's pin holds until its end in 6m, at 2026-01-01T12:06:00Z (the lower-priority "
+        "clusters' scale-down window, for them to shed what it took), then is released, back to the "
+        "assigned min, once no lower-priority cluster sheds any more"
     ]
 
 

@@ -572,3 +572,12 @@ def test_nothing_more_is_taken_back_while_a_take_back_pin_stands() -> None:
     p = run(f, ready, T0 + 330 * S)
     assert row(p, "a").pinned_min_replicas == 32
     assert "Pinned" not in reasons(p)
+
+
+def test_a_take_back_hold_ends_with_its_pin() -> None:
+    """a's room goes (its nodes drained again) while it holds a take-back: the pin goes with the room, and
+    status keeps no hold for a pin that no longer exists (explain would promise its end)."""
+    f, fleet, _ = a_take_back_under_way()
+    p = run(f, update(fleet, "a", available_replicas=2, current_replicas=2, ready_replicas=2), T0 + 270 * S)
+    assert row(p, "a").pinned_min_replicas is None
+    assert row(p, "a").take_back_held_until is None
