@@ -509,8 +509,7 @@ class MemberReader:
         listed = {_pod_key(p) for p in own}
         others = [p for p in snap.pods if _pod_key(p) not in listed]
         try:
-            used = capacity.used_by_node([*others, *own])
-            return running + capacity.fit_on_nodes(snap.nodes, used, template)
+            return capacity.available_replicas(snap.nodes, [*others, *own], template, running)
         except ValueError as exc:  # a quantity the cluster reports but we cannot read
             log.warning("Capacity unknown: bad quantity", extra={"cluster": self.name, "error": str(exc)})
             return None

@@ -181,8 +181,13 @@ def _registered_and_selected(
 def _sole_holders(selected: list[ClusterObservation], rows: Mapping[str, ClusterStatus]) -> set[str]:
     """Unreachable clusters that last ran replicas while no reachable cluster runs any, and some
     reachable cluster could take over (when none answers, the controller has likely lost its own
-    network: failing over would move nothing and only count a flap against every cluster)."""
-    if any(o.healthy and o.current_replicas > 0 for o in selected):
+    network: failing over would move nothing and only count a flap against every cluster).
+
+    Pods that cannot be scheduled run nothing: a reachable cluster holding only those serves no more
+    than one at 0. Counted as running, they made the holder's grace depend on them, and the pass that
+    drained them (a cluster with no share of F.max) turned the holder sole at once, so the very next
+    pass failed it over on the shorter grace."""
+    if any(o.healthy and o.current_replicas - o.pending_replicas > 0 for o in selected):
         return set()
     if not any(o.healthy and o.workload_found for o in selected):
         return set()

@@ -351,9 +351,9 @@ def take_back_up(fleet: Fleet, settle_seconds: float) -> bool:
     window plus ``settle_seconds`` (the pods it adds must start and turn Ready first,
     :func:`_holds_a_take_back`), then goes once they shed no more, as after any drain. While any pin
     stands, nothing more is taken: the pods below that it is moving still run there, and counted
-    again they would be taken twice. Only firm room counts:
-    elastic room would make nodes come to move load that already runs. Only pods beyond the nodes a
-    lower cluster's min keeps are taken (:func:`_freeable`): the others would leave no node to let go.
+    again they would be taken twice. Only firm room counts: elastic room would make nodes come to
+    move load that already runs. Only pods beyond the nodes a lower cluster's min keeps are taken
+    (:func:`_freeable`): the others would leave no node to let go.
     A lower cluster of fixed nodes keeps its share: moving it saves nothing, and leaves fewer HPAs to
     grow side by side in the next burst. After any replica write or max move of ours the fleet gets
     ``settle_seconds`` to show where its load went first.

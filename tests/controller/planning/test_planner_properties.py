@@ -246,6 +246,16 @@ def _spill_then_pin() -> tuple[FederatedHPA, list[ClusterObservation]]:
         ],
     )
 )
+# found by a random walk: member2 (F 1..1, weight 1) unreachable for 30 s while member1 (weight 0, no
+# share) held 3 unschedulable pods; the pass drained member1 to 0, and a pass at the same instant then
+# saw member2 as the sole holder and failed it over on the shorter grace
+@example(
+    (
+        fhpa("StaticWeighted", 1, 1, weights={"member1": 0, "member2": 1}, autoscaleMultiClusterDelay=0),
+        [obs("member1", workload_found=True), obs("member2", workload_found=True)],
+        [("member2", "down", 1), ("member1", "pending", 3), ("member1", "pending", 1)],
+    )
+)
 def test_invariants_hold_through_a_random_walk(
     case: tuple[FederatedHPA, list[ClusterObservation], list[tuple[str, str, int]]],
 ) -> None:
