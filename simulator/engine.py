@@ -459,7 +459,7 @@ class Simulation:
         status = fhpa.status if fhpa is not None else None
         rows = {r.name: r for r in status.clusters or []} if status is not None else {}
         seen = {
-            name: Seen(c.down, selected[name], c.workload is not None, c.replicas)
+            name: Seen(c.down, selected[name], c.workload is not None, c.replicas, c.pods.pending)
             for name, c in self.clusters.items()
         }
         graces = self._graces.graces(t, self.clock.now(), seen, rows)

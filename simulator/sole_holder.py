@@ -1,11 +1,11 @@
 """The failover grace the simulator measures each cluster against, decided from what it saw itself.
 
 The controller gives an unreachable **sole holder** (it last ran replicas while no reachable cluster
-runs any, and some reachable cluster has the workload) the shorter blip tolerance, unless it was failed
-over within the hour. The promises are measured against that grace, so the simulator must not take it
-from the controller's status row: a controller that wrongly recorded a short grace would certify its own
-early failovers. The grown grace of a flapper still comes from the row (``grace_now``); only the
-shortening is the simulator's to decide.
+runs any, unschedulable pods not counted, and some reachable cluster has the workload) the shorter
+blip tolerance, unless it was failed over within the hour. The promises are measured against that
+grace, so the simulator must not take it from the controller's status row: a controller that wrongly
+recorded a short grace would certify its own early failovers. The grown grace of a flapper still
+comes from the row (``grace_now``); only the shortening is the simulator's to decide.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ class Seen:
     selected: bool
     workload: bool
     replicas: int
+    pending: int = 0  # of ``replicas``, the pods that cannot be scheduled: they run nothing
 
 
 @dataclass
@@ -59,7 +60,7 @@ class GraceRecorder:
 
     def _sole_holders(self, t: float, seen: Mapping[str, Seen]) -> set[str]:
         reachable = [c for c in seen.values() if c.selected and not c.down]
-        if any(c.replicas > 0 for c in reachable) or not any(c.workload for c in reachable):
+        if any(c.replicas - c.pending > 0 for c in reachable) or not any(c.workload for c in reachable):
             return set()
         return {
             name

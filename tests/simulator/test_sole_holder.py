@@ -52,3 +52,11 @@ def test_a_failover_counts_though_the_stand_in_it_starts_ends_the_sole_holding()
     back = [{"a": up(2), "b": up(0)}] * 40
     graces = run(recorder(), [{"a": up(2), "b": up(0)}, *spell, *back, *spell])
     assert graces[1]["a"] == 30 and graces[3]["a"] == 60 and graces[45]["a"] == 60
+
+
+def test_pods_that_cannot_be_scheduled_do_not_end_the_sole_holding():
+    """As the controller reads it: a reachable cluster whose only pods pend unschedulable runs nothing."""
+    stuck = Seen(down=False, selected=True, workload=True, replicas=3, pending=3)
+    assert run(recorder(), [{"a": up(2), "b": up(0)}, {"a": DOWN, "b": stuck}])[-1]["a"] == 30
+    starting = Seen(down=False, selected=True, workload=True, replicas=3, pending=2)  # one scheduled
+    assert run(recorder(), [{"a": up(2), "b": up(0)}, {"a": DOWN, "b": starting}])[-1]["a"] == 60
