@@ -19,6 +19,8 @@ from controller.planning.tolerance import tolerance_of
 from fhpa_api.models import FederatedHPA, SplitStatus
 
 SATURATED = "Saturated"
+NODE_GROUP_SOURCES = frozenset({"cluster-autoscaler", "karpenter", "declared"})
+"""Capacity sources whose nodes come and go with the pods (``CapacityObservation.source``)."""
 FAILED_OVER = "FailedOver"
 
 
@@ -64,6 +66,25 @@ class Slot:
         if self.pin is None:
             return self.min_replicas
         return min(max(self.pin, self.min_replicas), self.max_replicas)
+
+    @property
+    def pays_per_node(self) -> bool:
+        """Does the cluster grow and shrink its nodes with its pods (a node group, NodePools, a declared
+        bound)? Then the pods it stops running take their nodes, and their cost, with them."""
+        room = self.cluster.capacity
+        return room is not None and (room.elastic > 0 or room.source in NODE_GROUP_SOURCES)
+
+    @property
+    def kept_pods(self) -> int:
+        """The pods that the nodes its min keeps can hold: the member HPA's min, rounded up to whole
+        nodes where the node shape is known. Those nodes stay whatever else leaves them (a min of 1 on
+        10-pod nodes keeps a node), so pods on them cost nothing more; under scalingToZero they are
+        the last pods to go, and the node with them."""
+        keep = self.hpa_min
+        per_node = self.cluster.capacity.pods_per_node if self.cluster.capacity is not None else None
+        if per_node:
+            keep = max(keep, -(-keep // per_node) * per_node)
+        return keep
 
     @property
     def scheduled_cap(self) -> int:

@@ -274,33 +274,12 @@ def _firm_room(slot: Slot) -> int | None:
     return slot.cluster.available_replicas if room is None else room.firm
 
 
-NODE_GROUP_SOURCES = frozenset({"cluster-autoscaler", "karpenter", "declared"})
-
-
-def _pays_per_node(slot: Slot) -> bool:
-    """Does the cluster grow and shrink its nodes with its pods (a node group, NodePools, a declared
-    bound)? Then the pods it stops running take their nodes, and their cost, with them."""
-    room = slot.cluster.capacity
-    return room is not None and (room.elastic > 0 or room.source in NODE_GROUP_SOURCES)
-
-
-def _kept(slot: Slot) -> int:
-    """The pods that the nodes a cluster's min keeps can hold: its min, rounded up to whole nodes
-    where the node shape is known. Those nodes stay whatever else leaves them, so pods on them cost
-    nothing more."""
-    keep = slot.hpa_min
-    per_node = slot.cluster.capacity.pods_per_node if slot.cluster.capacity is not None else None
-    if per_node:
-        keep = max(keep, -(-keep // per_node) * per_node)
-    return keep
-
-
 def _freeable(slot: Slot) -> int:
     """Of what a lower cluster runs above its min, the pods whose leaving lets its nodes go.
 
-    Moving the pods on the nodes its min keeps (:func:`_kept`) up the order would only add to what the
+    Moving the pods on the nodes its min keeps (``Slot.kept_pods``) up the order would only add to what the
     preferred cluster runs. When the node shape is unknown, every replica above the min counts."""
-    return max(0, slot.current - _kept(slot))
+    return max(0, slot.current - slot.kept_pods)
 
 
 def _lets_nodes_go(lower: list[Slot], take: int) -> bool:
@@ -358,15 +337,16 @@ def take_back_up(fleet: Fleet, settle_seconds: float) -> bool:
     grow side by side in the next burst. After any replica write or max move of ours the fleet gets
     ``settle_seconds`` to show where its load went first.
     """
-    if not policy_of(fleet.fhpa).tiered or _moved_lately(fleet, settle_seconds) or not _settled(fleet):
+    policy = policy_of(fleet.fhpa)
+    if not (policy.tiered or policy.elastic_first):
+        return False
+    if _moved_lately(fleet, settle_seconds) or not _settled(fleet):
         return False
     ranked = [s for s in _by_priority(fleet) if s.can_receive and s.max_replicas > 0]
     if any(s.pin is not None for s in ranked):
         return False  # pods are on their way up the order already: the clusters below still run them
-    prefs = fleet.fhpa.spec.preferences
     for slot in ranked:
-        level = priority(prefs, slot.cluster)  # a cluster of the same priority is not lower
-        lower = [s for s in ranked if priority(prefs, s.cluster) < level and _pays_per_node(s)]
+        lower = _givers(fleet, ranked, slot)
         excess = sum(_freeable(s) for s in lower)
         firm = _firm_room(slot)
         if firm is None or excess <= 0 or slot.current < slot.hpa_min:
@@ -385,6 +365,18 @@ def take_back_up(fleet: Fleet, settle_seconds: float) -> bool:
         )
         return True
     return False
+
+
+def _givers(fleet: Fleet, ranked: list[Slot], slot: Slot) -> list[Slot]:
+    """The clusters a take-back into ``slot`` takes from: under Prioritized those of a strictly lower
+    priority (the same priority is not lower); under the policies that shed node groups first, every
+    cluster on a node group when ``slot`` is of fixed room. Either way only clusters that pay by the
+    node: moving load off fixed room saves nothing."""
+    if policy_of(fleet.fhpa).tiered:
+        return [s for s in _below(fleet, ranked, slot) if s.pays_per_node]
+    if slot.pays_per_node:
+        return []
+    return [s for s in ranked if s is not slot and s.pays_per_node]
 
 
 def _sheds_after(fleet: Fleet, lower: list[Slot], take: int) -> bool:
@@ -423,27 +415,27 @@ def _fit_pin_to_load(fleet: Fleet, ranked: list[Slot], slot: Slot, below: list[S
     pin would hold the whole peak, and on a node group every node of it, long after the load left.
     So once the load asks for fewer replicas than this cluster and the others of its priority or above
     run, beyond the HPA's tolerance, the pin is lowered to the load's need less what those others run
-    and what the nodes the lower clusters' mins keep hold (:func:`_kept`). The cluster's own HPA then
+    and what the nodes the lower clusters' mins keep hold (``Slot.kept_pods``). The cluster's own HPA then
     descends at its pace, as a lone native HPA would, and the tiers below still shed first: they are
     never asked for less than their kept nodes hold. A pin that takes load back up the order
     (:func:`take_back_up`) holds no more than the load, and is left alone. ``below``: the clusters
     the pin is over (a lower priority, or the node groups under a policy that sheds them first); the
     others count as "of its priority or above".
 
-    Only a cluster that pays by the node (:func:`_pays_per_node`) is lowered: held on fixed room, the
+    Only a cluster that pays by the node (``Slot.pays_per_node``) is lowered: held on fixed room, the
     peak costs nothing more, and lowered, its HPA would shed beside the lower tiers' instead of
     before them, leaving the burst's pods on the clusters below (on-prem down to the load while the
     cloud still ran three times as many).
     """
     asked = burst.asked_for(fleet)
-    if asked is None or slot.pin is None or not _pays_per_node(slot):
+    if asked is None or slot.pin is None or not slot.pays_per_node:
         return
     reachable = [s for s in ranked if s.can_receive and s is not slot]
     under = {id(s) for s in below}
     others = sum(s.current for s in reachable if id(s) not in under)
     if asked >= (1 - tolerance_of(fleet.fhpa).down) * (others + slot.current):
         return  # the load still needs what this cluster and those above it run
-    kept = sum(min(s.current, _kept(s)) for s in reachable if id(s) in under)
+    kept = sum(min(s.current, s.kept_pods) for s in reachable if id(s) in under)
     fit = max(asked - others - kept, slot.min_replicas)
     if slot.pin - fit < max(2, -(-slot.pin // 10)):
         return  # a step of one replica or a few percent is its HPA's own business
@@ -479,9 +471,9 @@ def _elastic_below(fleet: Fleet, ranked: list[Slot], slot: Slot) -> list[Slot]:
     nothing more: held at what it runs, the fixed cluster keeps its share and their HPAs shed theirs,
     so whole nodes go first (:func:`_frees_nodes`). A cluster that grows nodes itself is pinned over
     nothing."""
-    if _pays_per_node(slot):
+    if slot.pays_per_node:
         return []
-    return [s for s in ranked if s is not slot and _pays_per_node(s) and _frees_nodes(fleet, s)]
+    return [s for s in ranked if s is not slot and s.pays_per_node and _frees_nodes(fleet, s)]
 
 
 def _frees_nodes(fleet: Fleet, slot: Slot) -> bool:
@@ -490,7 +482,7 @@ def _frees_nodes(fleet: Fleet, slot: Slot) -> bool:
     a pin held above for them would only move them onto the pinned cluster. Under scalingToZero the
     lowest tier's nodes go too, once it sits at its min (DESIGN §4 Scaling to zero), so every step
     down counts."""
-    if not _pays_per_node(slot) or fleet.fhpa.spec.effective_scaling_to_zero:
+    if not slot.pays_per_node or fleet.fhpa.spec.effective_scaling_to_zero:
         return True
     return _freeable(slot) > 0
 
@@ -510,7 +502,7 @@ def pin_and_release(fleet: Fleet) -> bool:
     pulls up would be left to the flapper's next outage.
 
     The policies that shed node groups first (``elastic_first``) pin the same way, with the
-    clusters whose nodes come and go with their pods (:func:`_pays_per_node`) as the lower tier of the
+    clusters whose nodes come and go with their pods (``Slot.pays_per_node``) as the lower tier of the
     clusters of fixed room, for as long as they run pods beyond the nodes their mins keep
     (:func:`_elastic_below`).
     """

@@ -68,6 +68,10 @@ def _calm_enough(fleet: Fleet, slot: Slot) -> bool:
         return False
     if (fleet.now - slot.idle_since).total_seconds() < scale_down_window(fleet):
         return False
+    return _not_woken_lately(fleet, slot)
+
+
+def _not_woken_lately(fleet: Fleet, slot: Slot) -> bool:
     return slot.woken_at is None or (fleet.now - slot.woken_at).total_seconds() >= WAKE_QUIET_SECONDS
 
 
@@ -241,25 +245,37 @@ def scale_to_zero(fleet: Fleet, periodic: bool = False, settle_seconds: float = 
 def drain_lowest_tier(fleet: Fleet, window_seconds: float) -> bool:
     """After a burst, send the lowest running tier to 0 when the tiers above can hold what it runs.
 
-    Prioritized only. The zeroing above waits for every running cluster to sit at its min, which a
-    preferred cluster carrying the base load never does, so the lowest tier would keep its min, and on
-    an elastic cloud the node under it, all day. Here the lowest-priority running cluster goes to 0
-    when every replica it runs fits in the firm room (what fits now, no node to come) the running
-    clusters of higher priority have under their maxes, and its HPA has wanted no more than its min for
-    a full scale-down stabilization window (``window_seconds``): neither its HPA nor the controller
-    changed its replicas or its max in that time. The others must still hold F.min by their maxes and
-    firm room. Its load then lands on the tiers above, whose HPAs take it up; nothing pends, so nothing
-    wakes it until they are full again.
+    The zeroing above waits for every running cluster to sit at its min, which a cluster carrying the
+    base load never does, so the lowest tier would keep its min, and on an elastic cloud the node under
+    it, all day. Here the lowest tier goes to 0 when every replica it runs fits in the firm room (what
+    fits now, no node to come) the tiers above have under their maxes, and its HPA has wanted no more
+    than it runs for a full scale-down stabilization window (``window_seconds``): neither its HPA nor
+    the controller changed its replicas or its max in that time. The others must still hold F.min by
+    their maxes and firm room. Its load then lands on the tiers above, whose HPAs take it up; nothing
+    pends, so nothing wakes it until they are full again.
+
+    The tiers (:func:`_tiers`): under Prioritized, the lowest-priority running cluster below the
+    others; under the policies that shed node groups first (``elastic_first``), the least preferred
+    running cluster on a node group below the clusters of fixed room, as their day began before the
+    first burst woke it.
+
+    The lowest tier runs no more than the nodes its min keeps hold (``Slot.kept_pods``; its min where
+    the node shape is unknown): a member HPA that a burst's fall leaves at 2 pods over a min of 1 holds
+    them for good (two pods within the band of tolerance round up to two), so a rule that waited for
+    its min never fired, and after the first burst the cloud kept its node every night (on the hybrid
+    bench fleets run over two days, the second day cost half again the first). Pods beyond the kept
+    nodes leave by the other rules first (the drain, the pins), whole nodes at a time.
     """
-    if not policy_of(fleet.fhpa).tiered or not fleet.fhpa.spec.effective_scaling_to_zero:
+    if not fleet.fhpa.spec.effective_scaling_to_zero:
         return False
     running = _running(fleet)
     if len(running) < 2 or any(fleet.wants_more(s) or s.cluster.pending_replicas > 0 for s in running):
         return False
-    prefs = fleet.fhpa.spec.preferences
-    lowest = fleet.slots[least_preferred(fleet.fhpa, [s.cluster for s in running]) or running[-1].name]
-    above = [s for s in running if priority(prefs, s.cluster) > priority(prefs, lowest.cluster)]
-    if not above or not lowest.cluster.workload_found or not _quiet_at_min(fleet, lowest, window_seconds):
+    tiers = _tiers(fleet, running)
+    if tiers is None:
+        return False
+    lowest, above = tiers
+    if not lowest.cluster.workload_found or not _quiet_on_kept_nodes(fleet, lowest, window_seconds):
         return False
     holds = sum(_firm_under_max(s) for s in above)
     if holds - sum(s.current for s in above) < lowest.current or holds < fleet.fhpa.spec.effective_min:
@@ -267,10 +283,31 @@ def drain_lowest_tier(fleet: Fleet, window_seconds: float) -> bool:
     fleet.write_replicas(lowest, 0, "scaling to zero: the higher tiers have firm room for its replicas")
     fleet.event(
         "ScaledToZero",
-        f"{lowest.name}: its {lowest.current} replicas fit in the firm room of the higher priorities and "
-        f"its HPA has wanted no more than its min for {window_seconds:.0f}s: scaled to 0",
+        f"{lowest.name}: its {lowest.current} replicas fit in the firm room of "
+        f"{', '.join(s.name for s in above)} and its HPA has wanted no more than it runs for "
+        f"{window_seconds:.0f}s: scaled to 0",
     )
     return True
+
+
+def _tiers(fleet: Fleet, running: list[Slot]) -> tuple[Slot, list[Slot]] | None:
+    """The running cluster that may go to 0 after a burst, and the clusters that would take its load
+    (None: the policy has no such tiers, or the fleet no cluster above)."""
+    policy = policy_of(fleet.fhpa)
+    if policy.tiered:
+        prefs = fleet.fhpa.spec.preferences
+        name = least_preferred(fleet.fhpa, [s.cluster for s in running]) or running[-1].name
+        lowest = fleet.slots[name]
+        above = [s for s in running if priority(prefs, s.cluster) > priority(prefs, lowest.cluster)]
+    elif policy.elastic_first:
+        above = [s for s in running if not s.pays_per_node]
+        group = least_preferred(fleet.fhpa, [s.cluster for s in running if s.pays_per_node])
+        if group is None:
+            return None
+        lowest = fleet.slots[group]
+    else:
+        return None
+    return (lowest, above) if above else None
 
 
 def _firm_under_max(slot: Slot) -> int:
@@ -279,14 +316,20 @@ def _firm_under_max(slot: Slot) -> int:
     return slot.max_replicas if firm is None else min(slot.max_replicas, max(firm, slot.current))
 
 
-def _quiet_at_min(fleet: Fleet, slot: Slot, window_seconds: float) -> bool:
-    """The cluster runs its min, every pod ready, its HPA asks for no more, and neither the HPA nor the
+def _quiet_on_kept_nodes(fleet: Fleet, slot: Slot, window_seconds: float) -> bool:
+    """The cluster runs no more than the nodes its min keeps hold (its min, where the node shape is
+    unknown), every pod ready, its HPA asks for no more than it runs, and neither the HPA nor the
     controller changed its replicas or its max within the window; and the zeroing hysteresis holds
-    (idle for a full window by the status clock, not woken within the hour)."""
+    (at its min: idle for a full window by the status clock; in any case not woken within the hour).
+    """
     hpa = slot.cluster.hpa
-    if hpa is None or not hpa.owned or slot.current > slot.hpa_min or hpa.desired_replicas > slot.current:
+    if hpa is None or not hpa.owned or slot.current > slot.kept_pods or hpa.desired_replicas > slot.current:
         return False
-    if slot.cluster.ready_replicas < slot.current or not _calm_enough(fleet, slot):
+    if slot.cluster.ready_replicas < slot.current:
+        return False
+    if slot.current <= slot.hpa_min and not _calm_enough(fleet, slot):
+        return False
+    if not _not_woken_lately(fleet, slot):
         return False
     return all(
         when is None or (fleet.now - when).total_seconds() >= window_seconds

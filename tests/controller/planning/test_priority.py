@@ -522,6 +522,27 @@ def test_a_take_back_of_a_few_pods_is_made_when_it_lets_a_node_go() -> None:
     assert row(a_few_pods_above_a_kept_node(b_runs=13, a_room=32), "a").pinned_min_replicas is None
 
 
+def test_fixed_room_takes_back_what_a_node_group_runs_under_the_policies_that_shed_node_groups_first() -> (
+    None
+):
+    """Found by running the hybrid-quota-cloud bench fleet over two days: the night left on-prem and the
+    cloud at 5 pods each, and as the morning's load rose both member HPAs grew side by side, so the
+    cloud took a second node while on-prem had 23 pods of room under its quota (the second day cost
+    29.03 against the first day's 24.47). The fixed cluster now takes back what the node group runs
+    beyond its kept node, as Prioritized's preferred tier does."""
+    for policy in ("Aggregated", "DynamicWeighted", "StaticWeighted"):
+        f = fhpa(policy, 2, 80, weights={"a": 1, "b": 1} if policy == "StaticWeighted" else None)
+        group = CapacityObservation(firm=20, elastic=80, source="cluster-autoscaler", pods_per_node=10)
+        f, fleet, _ = settle(f, [obs("a", 30, 30), obs("b", 12, 100, capacity=group)])
+        f, fleet, p = settle(f, at_target(fleet, 0.93), T0 + 120 * S)
+        assert "Pinned" not in reasons(p)
+        p = run(f, update(at_target(fleet, 0.93), "a", available_replicas=40), T0 + 240 * S)
+        assert row(p, "a").pinned_min_replicas == 32, policy
+        # a node group takes nothing back from a cluster of fixed room
+        p = run(f, update(at_target(fleet, 0.93), "b", available_replicas=140), T0 + 240 * S)
+        assert row(p, "b").pinned_min_replicas is None, policy
+
+
 def test_a_take_back_is_made_only_when_the_clusters_below_would_shed() -> None:
     """2 more pods on a lower every HPA's ratio by 42/44: from 93% of target to 89%, past the native
     band of 10%, and b sheds; from 100% to 95.5%, within it, b keeps its 12 and the pin would only add

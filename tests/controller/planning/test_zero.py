@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from controller.planning import zero
 from controller.planning.fleet import Fleet, Slot
@@ -364,14 +365,28 @@ def test_the_floor_does_not_start_a_cluster_that_holds_nothing() -> None:
 
 
 def _after_the_burst(
-    quiet_s: int, onprem_firm: int = 40, scaling_to_zero: bool = True, woken_at: datetime | None = None
+    quiet_s: int,
+    onprem_firm: int = 40,
+    scaling_to_zero: bool = True,
+    woken_at: datetime | None = None,
+    cloud_runs: int = 1,
+    pods_per_node: int | None = None,
+    policy: str = "Prioritized",
 ) -> Fleet:
-    """Prioritized on-prem (firm room 40, runs 19) over a cloud tier that still runs 1 replica, its min,
-    on a node of its group; the cloud's HPA last scaled ``quiet_s`` seconds ago."""
-    f = fhpa("Prioritized", 2, 200, scalingToZero=scaling_to_zero, priorities={"onprem": 2, "cloud": 1})
+    """On-prem (firm room 40, runs 19; the higher priority under Prioritized) over a cloud node group
+    that still runs ``cloud_runs`` replicas over its min of 1, its HPA wanting what it runs; the
+    cloud's HPA last scaled ``quiet_s`` seconds ago."""
+    prefs: dict[str, Any] = {"priorities": {"onprem": 2, "cloud": 1}} if policy == "Prioritized" else {}
+    if policy == "StaticWeighted":
+        prefs = {"weights": {"onprem": 1, "cloud": 4}}
+    f = fhpa(policy, 2, 200, scalingToZero=scaling_to_zero, **prefs)
     onprem_room = CapacityObservation(firm=onprem_firm)
-    cloud_room = CapacityObservation(firm=10, elastic=390, source="cluster-autoscaler")
-    cloud_hpa = owned_hpa(f, 1, 10, 1).model_copy(update={"last_scale_time": T0 - quiet_s * S})
+    cloud_room = CapacityObservation(
+        firm=10, elastic=390, source="cluster-autoscaler", pods_per_node=pods_per_node
+    )
+    hpa = owned_hpa(f, 1, 10, cloud_runs, desired=cloud_runs)
+    cloud_hpa = hpa.model_copy(update={"last_scale_time": T0 - quiet_s * S})
+    at_min = cloud_runs <= 1
     slots = {
         "onprem": Slot(
             cluster=obs("onprem", 19, onprem_firm, capacity=onprem_room, hpa=owned_hpa(f, 2, 190, 19)),
@@ -379,10 +394,10 @@ def _after_the_burst(
             max_replicas=190,
         ),
         "cloud": Slot(
-            cluster=obs("cloud", 1, 400, capacity=cloud_room, hpa=cloud_hpa),
+            cluster=obs("cloud", cloud_runs, 400, capacity=cloud_room, hpa=cloud_hpa),
             min_replicas=1,
             max_replicas=10,
-            idle_since=T0 - quiet_s * S,
+            idle_since=T0 - quiet_s * S if at_min else None,
             woken_at=woken_at,
         ),
     }
@@ -396,6 +411,49 @@ def test_the_lowest_tier_goes_to_zero_once_the_tiers_above_have_firm_room_for_it
     assert zero.drain_lowest_tier(fleet, window_seconds=300)
     assert fleet.slots["cloud"].replicas == 0
     assert fleet.slots["onprem"].replicas is None  # its HPA takes the load up itself
+
+
+def test_the_lowest_tier_goes_to_zero_from_the_pods_its_kept_node_holds() -> None:
+    """Found by running the hybrid bench fleets over two days: the campaign's fall left the cloud's HPA at
+    2 pods over its min of 1 (2 x 0.9 of target rounds up to 2), the rule waited for its min, and the
+    cloud kept its node every night after the first campaign (the second day cost 24.74, the first
+    16.36). Pods on the node its min keeps go with the node."""
+    fleet = _after_the_burst(quiet_s=301, cloud_runs=2, pods_per_node=10)
+    assert zero.drain_lowest_tier(fleet, window_seconds=300)
+    assert fleet.slots["cloud"].replicas == 0
+    # its HPA scaled within the window: not yet
+    assert not zero.drain_lowest_tier(
+        _after_the_burst(quiet_s=200, cloud_runs=2, pods_per_node=10), window_seconds=300
+    )
+    # nor within the hour after a wake, as at its min
+    woken = _after_the_burst(quiet_s=301, cloud_runs=2, pods_per_node=10, woken_at=T0 - 1200 * S)
+    assert not zero.drain_lowest_tier(woken, window_seconds=300)
+
+
+def test_pods_beyond_the_kept_nodes_are_not_zeroed_at_once() -> None:
+    # 12 pods need a second node: they leave by the drain and the pins first, a node at a time
+    assert not zero.drain_lowest_tier(
+        _after_the_burst(quiet_s=900, cloud_runs=12, pods_per_node=10), window_seconds=300
+    )
+    # the node shape unknown, the kept pods are the min itself: 2 over a min of 1 stay
+    assert not zero.drain_lowest_tier(_after_the_burst(quiet_s=900, cloud_runs=2), window_seconds=300)
+
+
+def test_a_node_group_goes_to_zero_after_a_burst_under_the_policies_that_shed_node_groups_first() -> None:
+    """The divided policies began the day with the cloud at 0 and woke it for the campaign; after it, only
+    the rule that waits for every cluster at its min could zero it, which on-prem carrying the base
+    load never is: the cloud kept its node from the first campaign on (the hybrid fleets' second day
+    cost 24.74 under each of them, the first 16.36)."""
+    for policy in ("Aggregated", "DynamicWeighted", "StaticWeighted"):
+        fleet = _after_the_burst(quiet_s=301, cloud_runs=2, pods_per_node=10, policy=policy)
+        assert zero.drain_lowest_tier(fleet, window_seconds=300), policy
+        assert fleet.slots["cloud"].replicas == 0
+        # on-prem is no node group: it is never the tier that goes
+        fleet = _after_the_burst(quiet_s=301, cloud_runs=2, pods_per_node=10, policy=policy, onprem_firm=19)
+        assert not zero.drain_lowest_tier(fleet, window_seconds=300), policy
+    # Duplicated moves nothing between clusters
+    fleet = _after_the_burst(quiet_s=301, cloud_runs=2, pods_per_node=10, policy="Duplicated")
+    assert not zero.drain_lowest_tier(fleet, window_seconds=300)
 
 
 def test_the_lowest_tier_is_not_zeroed_within_the_hour_after_a_wake() -> None:
