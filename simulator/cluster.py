@@ -242,6 +242,7 @@ class SimulatedCluster:
             detail=self._room_detail(),
             provision_seconds=nodes.spec.provision_s if nodes is not None else None,
             pods_per_node=nodes.spec.pods_per_node if nodes is not None else None,
+            standing_pods=nodes.spec.min_nodes * nodes.spec.pods_per_node if nodes is not None else 0,
         )
 
     def _room_detail(self) -> str | None:

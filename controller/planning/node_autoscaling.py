@@ -75,14 +75,16 @@ def cluster_autoscaler_room(
     """(maxSize - target) x pods-per-node, summed over the node groups that can run the template.
 
     The node shape reported is the largest of those groups': a node of it goes only once that many
-    pods have left, so the planner never counts a node freed that would stay."""
-    pods, full, coming, shapes = 0, [], 0, []
+    pods have left, so the planner never counts a node freed that would stay. The standing pods are
+    what the groups' minimum nodes hold (minSize x the shape): those nodes stay whatever runs there."""
+    pods, full, coming, shapes, standing = 0, [], 0, [], 0
     for group in groups:
         per_node = _group_shape(group, nodes, template_spec)
         if per_node <= 0:
             continue
         shapes.append(per_node)
         pods += max(0, group.max_size - group.target) * per_node
+        standing += max(0, group.min_size) * per_node
         coming += max(0, group.target - group.registered)
         if group.target >= group.max_size:
             full.append(f"node group at max {group.max_size}")
@@ -93,7 +95,11 @@ def cluster_autoscaler_room(
     else:
         detail = f"node groups can add {count(pods, 'pod')}"
     return Elastic(
-        pods=pods, source="cluster-autoscaler", detail=detail, pods_per_node=max(shapes, default=None)
+        pods=pods,
+        source="cluster-autoscaler",
+        detail=detail,
+        pods_per_node=max(shapes, default=None),
+        standing_pods=standing,
     )
 
 

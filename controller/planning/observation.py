@@ -71,6 +71,9 @@ class CapacityObservation(BaseModel):
     detail: str | None = None  # why the cluster is full or growing, in words an operator reads
     provision_seconds: float | None = None  # how long a new node takes here, when the cluster shows it
     pods_per_node: int | None = None  # pods of the workload one node of its node group holds (None: unknown)
+    # pods of the workload that the node groups' minimum nodes hold: nodes that stay whatever runs on
+    # them, so pods there cost nothing more and sending them to 0 frees nothing (0: none, or unknown)
+    standing_pods: int = 0
 
 
 class ClusterFacts(BaseModel):

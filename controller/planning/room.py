@@ -124,6 +124,7 @@ class Elastic:
     detail: str | None = None
     provision_seconds: float | None = None
     pods_per_node: int | None = None  # the shape of the group's nodes, in pods of the template
+    standing_pods: int = 0  # what the groups' minimum nodes hold, in pods of the template
 
 
 def combine(
@@ -160,6 +161,7 @@ def combine(
         detail=detail,
         provision_seconds=provision,
         pods_per_node=per_node,
+        standing_pods=elastic.standing_pods if elastic is not None else 0,
     )
 
 

@@ -256,8 +256,9 @@ def drain_lowest_tier(fleet: Fleet, window_seconds: float) -> bool:
 
     The tiers (:func:`_tiers`): under Prioritized, the lowest-priority running cluster below the
     others; under the policies that shed node groups first (``elastic_first``), the least preferred
-    running cluster on a node group below the clusters of fixed room, as their day began before the
-    first burst woke it.
+    running cluster on a node group whose nodes would go (:func:`_frees_a_node`), below the clusters
+    of fixed room or, in a fleet of node groups alone, below the other node groups (the nodes they run
+    have room for its pods): their day began so before the first burst woke it.
 
     The lowest tier runs no more than the nodes its min keeps hold (``Slot.kept_pods``; its min where
     the node shape is unknown): a member HPA that a burst's fall leaves at 2 pods over a min of 1 holds
@@ -300,14 +301,23 @@ def _tiers(fleet: Fleet, running: list[Slot]) -> tuple[Slot, list[Slot]] | None:
         lowest = fleet.slots[name]
         above = [s for s in running if priority(prefs, s.cluster) > priority(prefs, lowest.cluster)]
     elif policy.elastic_first:
-        above = [s for s in running if not s.pays_per_node]
-        group = least_preferred(fleet.fhpa, [s.cluster for s in running if s.pays_per_node])
+        groups = [s for s in running if s.pays_per_node]
+        group = least_preferred(fleet.fhpa, [s.cluster for s in groups if _frees_a_node(s)])
         if group is None:
             return None
         lowest = fleet.slots[group]
+        # fixed room first; a fleet of node groups alone packs onto the nodes the others run anyway
+        above = [s for s in running if not s.pays_per_node] or [s for s in groups if s is not lowest]
     else:
         return None
     return (lowest, above) if above else None
+
+
+def _frees_a_node(slot: Slot) -> bool:
+    """Would the node group's cluster let a node go at 0? Not while every pod it runs sits on the
+    nodes its group keeps at its minimum size (``standing_pods``): they stay, paid for, used or not."""
+    room = slot.cluster.capacity
+    return room is None or slot.current > room.standing_pods
 
 
 def _firm_under_max(slot: Slot) -> int:

@@ -108,6 +108,10 @@ def test_an_elastic_cluster_shows_firm_and_elastic_room_capped_by_its_quota():
     assert (seen.capacity.firm, seen.capacity.elastic, seen.available_replicas) == (10, 40, 50)
     assert (seen.capacity.source, seen.capacity.provision_seconds) == ("cluster-autoscaler", 180)
     assert seen.capacity.pods_per_node == 10  # the node shape, as the cluster autoscaler's groups show it
+    assert seen.capacity.standing_pods == 0
+    kept, _ = elastic(capacity=20, max_nodes=5, min_nodes=2)
+    seen = kept.observe(FHPA)
+    assert seen.capacity is not None and seen.capacity.standing_pods == 20  # minNodes x podsPerNode
     capped, _ = elastic(capacity=10, max_nodes=5, quota=25)
     seen = capped.observe(FHPA)
     assert seen.capacity is not None

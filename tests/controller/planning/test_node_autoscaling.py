@@ -48,6 +48,17 @@ def test_the_node_shape_is_the_largest_of_the_groups_that_fit() -> None:
     assert cluster_autoscaler_room(groups, nodes, gpu_only).pods_per_node == 2
 
 
+def test_the_standing_pods_are_what_the_groups_minimum_nodes_hold() -> None:
+    # web keeps 2 nodes of 4 pods whatever runs there, big 1 of 8, gpu 3 of 2; a template for gpu
+    # nodes only has gpu's alone
+    groups = [NodeGroup("web", 2, 30, 3, 3), NodeGroup("big", 1, 5, 1, 1), NodeGroup("gpu", 3, 10, 3)]
+    nodes = [node("n1", "web", cpu="4"), node("b1", "big", cpu="8"), node("g1", "gpu", cpu="2", gpu="true")]
+    assert cluster_autoscaler_room(groups, nodes, TEMPLATE).standing_pods == 2 * 4 + 1 * 8 + 3 * 2
+    gpu_only = {**TEMPLATE, "nodeSelector": {"gpu": "true"}}
+    assert cluster_autoscaler_room(groups, nodes, gpu_only).standing_pods == 3 * 2
+    assert cluster_autoscaler_room([NodeGroup("web", 0, 30, 3, 3)], nodes, TEMPLATE).standing_pods == 0
+
+
 def test_a_group_at_zero_takes_the_shape_of_other_nodes_else_one_pod() -> None:
     groups = [NodeGroup("cloud", 0, 30, 0)]
     assert cluster_autoscaler_room(groups, [node("n1", "onprem", cpu="8")], TEMPLATE).pods == 30 * 8
