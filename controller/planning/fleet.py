@@ -72,7 +72,9 @@ class Slot:
         """Does the cluster grow and shrink its nodes with its pods (a node group, NodePools, a declared
         bound)? Then the pods it stops running take their nodes, and their cost, with them."""
         room = self.cluster.capacity
-        return room is not None and (room.elastic > 0 or room.source in NODE_GROUP_SOURCES)
+        # a node shape is read only off a node group; a quota that binds first hides the group's source
+        shaped = room is not None and room.pods_per_node is not None
+        return room is not None and (room.elastic > 0 or room.source in NODE_GROUP_SOURCES or shaped)
 
     @property
     def kept_pods(self) -> int:

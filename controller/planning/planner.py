@@ -453,7 +453,9 @@ def _adjust(
             and not zero.scale_from_zero(fleet)
             and not zero.scale_to_zero(fleet, periodic=due, settle_seconds=settle)
         ):
-            zero.drain_lowest_tier(fleet, window_seconds=optimization.scale_down_window(fleet))
+            zero.drain_lowest_tier(
+                fleet, window_seconds=optimization.scale_down_window(fleet), settle_seconds=settle
+            )
         optimization.redistribute_min(fleet)
         zero.settle_started(started, "floor: the running clusters cannot hold F.min")
     return last_optimization

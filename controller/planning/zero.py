@@ -242,7 +242,7 @@ def scale_to_zero(fleet: Fleet, periodic: bool = False, settle_seconds: float = 
     return True
 
 
-def drain_lowest_tier(fleet: Fleet, window_seconds: float) -> bool:
+def drain_lowest_tier(fleet: Fleet, window_seconds: float, settle_seconds: float = 0) -> bool:
     """After a burst, send the lowest running tier to 0 when the tiers above can hold what it runs.
 
     The zeroing above waits for every running cluster to sit at its min, which a cluster carrying the
@@ -269,6 +269,8 @@ def drain_lowest_tier(fleet: Fleet, window_seconds: float) -> bool:
     """
     if not fleet.fhpa.spec.effective_scaling_to_zero:
         return False
+    if _recently_written(fleet, settle_seconds) or any(s.replicas is not None for s in fleet.slots.values()):
+        return False  # a zeroing's load has not reached the clusters above yet: their room is not known
     running = _running(fleet)
     if len(running) < 2 or any(fleet.wants_more(s) or s.cluster.pending_replicas > 0 for s in running):
         return False
@@ -279,12 +281,15 @@ def drain_lowest_tier(fleet: Fleet, window_seconds: float) -> bool:
     if not lowest.cluster.workload_found or not _quiet_on_kept_nodes(fleet, lowest, window_seconds):
         return False
     holds = sum(_firm_under_max(s) for s in above)
-    if holds - sum(s.current for s in above) < lowest.current or holds < fleet.fhpa.spec.effective_min:
+    # a pin (a take-back of this very pass, say) already spends the room up to it
+    bound = sum(max(s.current, s.hpa_min) for s in above)
+    if holds - bound < lowest.current or holds < fleet.fhpa.spec.effective_min:
         return False
+    moved = lowest.current
     fleet.write_replicas(lowest, 0, "scaling to zero: the higher tiers have firm room for its replicas")
     fleet.event(
         "ScaledToZero",
-        f"{lowest.name}: its {lowest.current} replicas fit in the firm room of "
+        f"{lowest.name}: its {moved} replicas fit in the firm room of "
         f"{', '.join(s.name for s in above)} and its HPA has wanted no more than it runs for "
         f"{window_seconds:.0f}s: scaled to 0",
     )
@@ -306,8 +311,12 @@ def _tiers(fleet: Fleet, running: list[Slot]) -> tuple[Slot, list[Slot]] | None:
         if group is None:
             return None
         lowest = fleet.slots[group]
-        # fixed room first; a fleet of node groups alone packs onto the nodes the others run anyway
-        above = [s for s in running if not s.pays_per_node] or [s for s in groups if s is not lowest]
+        # fixed room first (a fixed cluster that is held takes nothing, and stands for none); a fleet
+        # of node groups alone packs onto the nodes the others run anyway
+        if any(not s.pays_per_node and s.max_replicas > 0 for s in fleet.slots.values()):
+            above = [s for s in running if not s.pays_per_node]
+        else:
+            above = [s for s in groups if s is not lowest]
     else:
         return None
     return (lowest, above) if above else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -538,9 +539,33 @@ def test_fixed_room_takes_back_what_a_node_group_runs_under_the_policies_that_sh
         assert "Pinned" not in reasons(p)
         p = run(f, update(at_target(fleet, 0.93), "a", available_replicas=40), T0 + 240 * S)
         assert row(p, "a").pinned_min_replicas == 32, policy
-        # a node group takes nothing back from a cluster of fixed room
-        p = run(f, update(at_target(fleet, 0.93), "b", available_replicas=140), T0 + 240 * S)
-        assert row(p, "b").pinned_min_replicas is None, policy
+
+
+def test_a_node_group_takes_nothing_back_from_another_under_the_policies_that_shed_node_groups_first() -> (
+    None
+):
+    # a's node group has firm room again for what b's group runs beyond its kept node: Prioritized
+    # takes it up its tiers, the divided policies leave node groups to their own HPAs
+    for policy, taken in (("Prioritized", 32), ("Aggregated", None), ("DynamicWeighted", None)):
+        prefs: dict[str, Any] = {"priorities": {"a": 2, "b": 1}} if policy == "Prioritized" else {}
+        f = fhpa(policy, 2, 80, **prefs)
+        group = CapacityObservation(firm=20, elastic=80, source="cluster-autoscaler", pods_per_node=10)
+        a_group = CapacityObservation(firm=30, elastic=50, source="cluster-autoscaler", pods_per_node=10)
+        f, fleet, _ = settle(f, [obs("a", 30, 80, capacity=a_group), obs("b", 12, 100, capacity=group)])
+        f, fleet, p = settle(f, at_target(fleet, 0.93), T0 + 120 * S)
+        assert "Pinned" not in reasons(p)
+        roomier = a_group.model_copy(update={"firm": 40})
+        p = run(f, update(at_target(fleet, 0.93), "a", capacity=roomier), T0 + 240 * S)
+        assert row(p, "a").pinned_min_replicas == taken, policy
+
+
+def test_a_quota_that_binds_first_does_not_hide_a_node_group() -> None:
+    """Found by review: the quota's source replaced the cluster autoscaler's, and a node group under a
+    binding quota counted as fixed room (never sent to 0, a take-back's receiver)."""
+    room = CapacityObservation(firm=8, elastic=0, source="quota", pods_per_node=10)
+    assert Slot(cluster=obs("cloud", 2, 8, capacity=room), min_replicas=1, max_replicas=8).pays_per_node
+    fixed = CapacityObservation(firm=8, elastic=0, source="quota")
+    assert not Slot(cluster=obs("onprem", 2, 8, capacity=fixed), min_replicas=1, max_replicas=8).pays_per_node
 
 
 def test_a_take_back_is_made_only_when_the_clusters_below_would_shed() -> None:

@@ -372,6 +372,7 @@ def _after_the_burst(
     cloud_runs: int = 1,
     pods_per_node: int | None = None,
     policy: str = "Prioritized",
+    cloud_firm: int = 10,
 ) -> Fleet:
     """On-prem (firm room 40, runs 19; the higher priority under Prioritized) over a cloud node group
     that still runs ``cloud_runs`` replicas over its min of 1, its HPA wanting what it runs; the
@@ -382,7 +383,7 @@ def _after_the_burst(
     f = fhpa(policy, 2, 200, scalingToZero=scaling_to_zero, **prefs)
     onprem_room = CapacityObservation(firm=onprem_firm)
     cloud_room = CapacityObservation(
-        firm=10, elastic=390, source="cluster-autoscaler", pods_per_node=pods_per_node
+        firm=cloud_firm, elastic=390, source="cluster-autoscaler", pods_per_node=pods_per_node
     )
     hpa = owned_hpa(f, 1, 10, cloud_runs, desired=cloud_runs)
     cloud_hpa = hpa.model_copy(update={"last_scale_time": T0 - quiet_s * S})
@@ -448,27 +449,33 @@ def test_a_node_group_goes_to_zero_after_a_burst_under_the_policies_that_shed_no
         fleet = _after_the_burst(quiet_s=301, cloud_runs=2, pods_per_node=10, policy=policy)
         assert zero.drain_lowest_tier(fleet, window_seconds=300), policy
         assert fleet.slots["cloud"].replicas == 0
-        # on-prem is no node group: it is never the tier that goes
-        fleet = _after_the_burst(quiet_s=301, cloud_runs=2, pods_per_node=10, policy=policy, onprem_firm=19)
+        # on-prem is no node group: it is never the tier that goes, even where the cloud has firm room
+        # for its 19 and the policy's order ranks it last (StaticWeighted: weight 1 against 4)
+        fleet = _after_the_burst(
+            quiet_s=301, cloud_runs=2, pods_per_node=10, policy=policy, onprem_firm=19, cloud_firm=40
+        )
         assert not zero.drain_lowest_tier(fleet, window_seconds=300), policy
+        assert fleet.slots["onprem"].replicas is None, policy
     # Duplicated moves nothing between clusters
     fleet = _after_the_burst(quiet_s=301, cloud_runs=2, pods_per_node=10, policy="Duplicated")
     assert not zero.drain_lowest_tier(fleet, window_seconds=300)
 
 
-def _two_node_groups(policy: str, cheap_min_nodes: int = 1) -> Fleet:
+def _two_node_groups(policy: str, cheap_min_nodes: int = 1, cheap_runs: int = 5) -> Fleet:
     """cheap (a node group kept at ``cheap_min_nodes`` nodes of 10 pods) and dear (a node group from 0
     nodes), both running 5 pods on one node after a burst, their HPAs quiet for the window; the
     bench's weights, cheap 1 and dear 3, under StaticWeighted."""
     prefs: dict[str, Any] = {"weights": {"cheap": 1, "dear": 3}} if policy == "StaticWeighted" else {}
     f = fhpa(policy, 2, 200, scalingToZero=True, **prefs)
     slots = {}
-    for name, min_nodes in (("cheap", cheap_min_nodes), ("dear", 0)):
+    for name, min_nodes, runs in (("cheap", cheap_min_nodes, cheap_runs), ("dear", 0, 5)):
         room = CapacityObservation(
             firm=10, elastic=70, source="cluster-autoscaler", pods_per_node=10, standing_pods=10 * min_nodes
         )
-        hpa = owned_hpa(f, 2, 100, 5).model_copy(update={"last_scale_time": T0 - 900 * S})
-        slots[name] = Slot(cluster=obs(name, 5, 80, capacity=room, hpa=hpa), min_replicas=2, max_replicas=100)
+        hpa = owned_hpa(f, 2, 100, runs).model_copy(update={"last_scale_time": T0 - 900 * S})
+        slots[name] = Slot(
+            cluster=obs(name, runs, 80, capacity=room, hpa=hpa), min_replicas=2, max_replicas=100
+        )
     return Fleet(fhpa=f, now=T0, slots=slots)
 
 
@@ -482,10 +489,46 @@ def test_in_a_fleet_of_node_groups_the_group_whose_node_would_go_packs_onto_the_
         fleet = _two_node_groups(policy)
         assert zero.drain_lowest_tier(fleet, window_seconds=300), policy
         assert (fleet.slots["dear"].replicas, fleet.slots["cheap"].replicas) == (0, None), policy
-    # neither kept by its group: the policy's own order picks (Aggregated: a tie, the name that sorts last)
-    fleet = _two_node_groups("Aggregated", cheap_min_nodes=0)
+    # Aggregated's order (the fewest replicas) ranks cheap last when it runs 4: still dear goes
+    fleet = _two_node_groups("Aggregated", cheap_runs=4)
     assert zero.drain_lowest_tier(fleet, window_seconds=300)
-    assert fleet.slots["dear"].replicas == 0
+    assert (fleet.slots["dear"].replicas, fleet.slots["cheap"].replicas) == (0, None)
+    # neither kept by its group: the policy's own order picks, cheap (its 4 fit on dear's node)
+    fleet = _two_node_groups("Aggregated", cheap_min_nodes=0, cheap_runs=4)
+    assert zero.drain_lowest_tier(fleet, window_seconds=300)
+    assert (fleet.slots["cheap"].replicas, fleet.slots["dear"].replicas) == (0, None)
+
+
+def test_a_zeroing_waits_until_the_last_write_has_settled() -> None:
+    """Found by review: the pass after a zeroing read the room above from counts the zeroed cluster's load
+    had not reached yet, and a second cluster went to 0 onto the same room (4 pods into room for 3)."""
+    fleet = _after_the_burst(quiet_s=301, cloud_runs=2, pods_per_node=10)
+    fleet.slots["onprem"].last_write = T0 - 30 * S
+    assert not zero.drain_lowest_tier(fleet, window_seconds=300, settle_seconds=60)
+    assert zero.drain_lowest_tier(fleet, window_seconds=300, settle_seconds=20)
+    # nor in a pass that wrote replicas already
+    fleet = _after_the_burst(quiet_s=301, cloud_runs=2, pods_per_node=10)
+    fleet.slots["onprem"].replicas = 20
+    assert not zero.drain_lowest_tier(fleet, window_seconds=300)
+
+
+def test_a_pin_above_spends_the_room_a_zeroing_would_use() -> None:
+    """Found by review: a take-back of the same pass pinned on-prem at 6 more, and the cloud's 2 were
+    zeroed onto the same room (8 pods into room for 7)."""
+    fleet = _after_the_burst(quiet_s=301, cloud_runs=2, pods_per_node=10, onprem_firm=22)
+    fleet.slots["onprem"].pin = 21
+    assert not zero.drain_lowest_tier(fleet, window_seconds=300)
+    fleet = _after_the_burst(quiet_s=301, cloud_runs=2, pods_per_node=10, onprem_firm=22)
+    assert zero.drain_lowest_tier(fleet, window_seconds=300)
+
+
+def test_a_held_cluster_of_fixed_room_stands_for_no_node_group() -> None:
+    """On-prem blips: the cloud is not zeroed onto another node group meanwhile, as if the fleet had
+    node groups alone (found by review)."""
+    fleet = _two_node_groups("Aggregated", cheap_min_nodes=0)
+    onprem = Slot(cluster=obs("onprem", 19, 40), min_replicas=2, max_replicas=100, held=True)
+    fleet.slots["onprem"] = onprem
+    assert not zero.drain_lowest_tier(fleet, window_seconds=300)
 
 
 def test_the_lowest_tier_is_not_zeroed_within_the_hour_after_a_wake() -> None:
