@@ -307,8 +307,11 @@ def _assign(
         for c in candidates
         if health[c.name].failovers > 0 and (when := health[c.name].last_failover) is not None
     }
+    held = {c.name for c in candidates if health[c.name].role == Role.HELD}
     assignment = initial_assignment(
-        fleet.fhpa, [_as_full(c) if c.name in full else c for c in candidates], flapped
+        fleet.fhpa,
+        [_as_held(c) if c.name in held else _as_full(c) if c.name in full else c for c in candidates],
+        flapped,
     )
     bounds = assignment.bounds
     for cluster in candidates:
@@ -354,6 +357,14 @@ def _still_full(cluster: ClusterObservation) -> bool:
     """Pods pend there, or its HPA is held at the cap and wants more."""
     hpa = cluster.hpa
     return cluster.pending_replicas > 0 or (hpa is not None and hpa.owned and hpa.wants_more_than_max)
+
+
+def _as_held(cluster: ClusterObservation) -> ClusterObservation:
+    """A held cluster (unreachable within its grace) as the split should see it: room for what it last
+    ran, no more. It keeps what it runs and receives nothing (DESIGN §4 Failover): unreachable, its room
+    reads unknown, and the split would count that as room for all of F.max and hand it new max and mins
+    that are never written there, while the reachable clusters with room stay short of the floor."""
+    return cluster.model_copy(update={"available_replicas": cluster.current_replicas, "capacity": None})
 
 
 def _as_full(cluster: ClusterObservation) -> ClusterObservation:

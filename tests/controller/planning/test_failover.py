@@ -143,6 +143,21 @@ def test_an_unhealthy_cluster_is_not_a_candidate_at_the_first_assignment() -> No
     assert condition(p, "b", "Assigned").reason == "Unhealthy"
 
 
+def test_a_held_cluster_receives_nothing_when_the_spec_changes_within_its_grace() -> None:
+    # fleet state machine: b unreachable (room unknown) was split a share of F.max as if unlimited,
+    # 20..20 that was never written there, and a, with room for 36, kept 18: the floor stayed short
+    f = fhpa("DynamicWeighted", 1, 2)
+    f, fleet, p = settle(f, [obs("a", 1, 36), obs("b", 0, 1), obs("c", 0, 5)])
+    assert bounds(p) == {"a": (1, 2)}
+    down = update(unreachable(fleet, "b"), "b", available_replicas=None)  # its room unknown, as observed
+    f, down, _ = settle(f, down, T0 + 10 * S)
+    raised = fhpa("DynamicWeighted", 40, 40, generation=2).model_copy(update={"status": f.status})
+    p = run(raised, down, T0 + 20 * S)
+    assert "Assigned" in reasons(p) and row(p, "b").state != "FailedOver"  # still held, in its grace
+    assert bounds(p) == {"a": (36, 36), "c": (4, 4)}  # b keeps what it ran (0); a takes its room
+    assert writes(p) == {"a": 36, "c": 4}
+
+
 def test_a_blip_of_a_cluster_without_a_share_reshuffles_nothing() -> None:
     # member3 is a candidate with no share (no room); member1 has spilled 13 of its max to member2
     f = fhpa("Prioritized", 8, 24, priorities={"member1": 2, "member2": 1}, autoscaleMultiClusterDelay=30)
