@@ -2850,3 +2850,29 @@ if OPEN_BREACHES:
     def test_known_breach_is_fixed(name: str) -> None:
         fleet, rules, _, _ = KNOWN_BREACHES[name]
         replay(fleet, rules)
+
+
+def test_a_spec_change_while_a_cluster_is_down_keeps_the_floor() -> None:
+    """Found by seed 106: F.min raised to 40 while m2 was unreachable within its grace. The split read
+    m2's unknown room as room for everything and gave it 20 (never written there), m1 with room for 36
+    kept 18, and the clusters down next were given shares in turn: 18 replicas for 315 s (allowed
+    270 s). A held cluster now receives nothing (design §4 Failover)."""
+    members = (
+        Member("m1", 36, 24, 30, grow_nodes=0),
+        Member("m2", 1, 0, 30, grow_nodes=0),
+        Member("m3", 3, 0, 30, grow_nodes=6, provision_s=180, quota=12),
+        Member("m4", 5, 0, 30),
+        Member("m5", 1, 0, 30, grow_nodes=0, quota=0),
+    )
+    machine = FleetMachine()
+    machine.start(Fleet(members, Spec("DynamicWeighted", 1, 1, weights=(1, 1, 1, 0, 0)), 0))
+    machine.load_step(pods=0, ramp_steps=0, then=1)
+    machine.change_bounds(extra=1, fmin=1, then=1)
+    machine.cluster_outage(then=1, which=1)
+    machine.change_bounds(extra=0, fmin=40, then=1)
+    machine.promises_hold()
+    machine.cluster_outage(then=1, which=3)
+    machine.cluster_outage(then=15, which=2)
+    machine.cluster_outage(then=4, which=1)
+    machine.promises_hold()
+    machine.teardown()  # raises FloorBreach without the fix
