@@ -372,11 +372,15 @@ def _givers(fleet: Fleet, ranked: list[Slot], slot: Slot) -> list[Slot]:
     priority (the same priority is not lower); under the policies that shed node groups first, every
     cluster on a node group when ``slot`` is of fixed room. Either way only clusters that pay by the
     node: moving load off fixed room saves nothing."""
+    return [s for s in _under(fleet, ranked, slot) if s.pays_per_node]
+
+
+def _under(fleet: Fleet, ranked: list[Slot], slot: Slot) -> list[Slot]:
+    """The clusters a pin on ``slot`` is over: a strictly lower priority under a tiered policy, else
+    the node groups below a cluster of fixed room (:func:`_elastic_below`)."""
     if policy_of(fleet.fhpa).tiered:
-        return [s for s in _below(fleet, ranked, slot) if s.pays_per_node]
-    if slot.pays_per_node:
-        return []
-    return [s for s in ranked if s is not slot and s.pays_per_node]
+        return _below(fleet, ranked, slot)
+    return _elastic_below(fleet, ranked, slot)
 
 
 def _sheds_after(fleet: Fleet, lower: list[Slot], take: int) -> bool:
@@ -517,7 +521,7 @@ def pin_and_release(fleet: Fleet) -> bool:
     for slot in ranked:
         _fit_pin(slot)
     for slot in ranked:
-        below = _below(fleet, ranked, slot) if policy.tiered else _elastic_below(fleet, ranked, slot)
+        below = _under(fleet, ranked, slot)
         lower = [s for s in below if not s.held and s.max_replicas > 0]
         shedding = any(_sheds(s) and _frees_nodes(fleet, s) for s in lower)
         if slot.assist_until is not None:

@@ -256,9 +256,9 @@ def drain_lowest_tier(fleet: Fleet, window_seconds: float, settle_seconds: float
 
     The tiers (:func:`_tiers`): under Prioritized, the lowest-priority running cluster below the
     others; under the policies that shed node groups first (``elastic_first``), the least preferred
-    running cluster on a node group whose nodes would go (:func:`_frees_a_node`), below the clusters
-    of fixed room or, in a fleet of node groups alone, below the other node groups (the nodes they run
-    have room for its pods): their day began so before the first burst woke it.
+    running cluster on a node group whose nodes would go (:func:`_beyond_standing_nodes`), below the
+    clusters of fixed room or, in a fleet of node groups alone, below the other node groups (the nodes
+    they run have room for its pods): their day began so before the first burst woke it.
 
     The lowest tier runs no more than the nodes its min keeps hold (``Slot.kept_pods``; its min where
     the node shape is unknown): a member HPA that a burst's fall leaves at 2 pods over a min of 1 holds
@@ -307,7 +307,7 @@ def _tiers(fleet: Fleet, running: list[Slot]) -> tuple[Slot, list[Slot]] | None:
         above = [s for s in running if priority(prefs, s.cluster) > priority(prefs, lowest.cluster)]
     elif policy.elastic_first:
         groups = [s for s in running if s.pays_per_node]
-        group = least_preferred(fleet.fhpa, [s.cluster for s in groups if _frees_a_node(s)])
+        group = least_preferred(fleet.fhpa, [s.cluster for s in groups if _beyond_standing_nodes(s)])
         if group is None:
             return None
         lowest = fleet.slots[group]
@@ -322,7 +322,7 @@ def _tiers(fleet: Fleet, running: list[Slot]) -> tuple[Slot, list[Slot]] | None:
     return (lowest, above) if above else None
 
 
-def _frees_a_node(slot: Slot) -> bool:
+def _beyond_standing_nodes(slot: Slot) -> bool:
     """Would the node group's cluster let a node go at 0? Not while every pod it runs sits on the
     nodes its group keeps at its minimum size (``standing_pods``): they stay, paid for, used or not."""
     room = slot.cluster.capacity
@@ -346,9 +346,8 @@ def _quiet_on_kept_nodes(fleet: Fleet, slot: Slot, window_seconds: float) -> boo
         return False
     if slot.cluster.ready_replicas < slot.current:
         return False
-    if slot.current <= slot.hpa_min and not _calm_enough(fleet, slot):
-        return False
-    if not _not_woken_lately(fleet, slot):
+    calm = _calm_enough(fleet, slot) if slot.current <= slot.hpa_min else _not_woken_lately(fleet, slot)
+    if not calm:
         return False
     return all(
         when is None or (fleet.now - when).total_seconds() >= window_seconds
