@@ -41,13 +41,23 @@ def _need(fleet: Fleet) -> tuple[Decimal, int, int] | None:
     for slot in fleet.slots.values():
         if not slot.can_receive or slot.max_replicas <= 0:
             continue
-        have += slot.current
+        have += _on_their_way(slot)
         ready += slot.cluster.ready_replicas
         hpa = slot.cluster.hpa
         ratio = hpa.metric_ratio if hpa is not None and hpa.owned else None
         measured = measured or ratio is not None
         needed += Decimal(str(ratio if ratio is not None else 1.0)) * slot.cluster.ready_replicas
     return (needed, ready, have) if measured and ready > 0 else None
+
+
+def _on_their_way(slot: Slot) -> int:
+    """The replicas of a cluster that run or will: not those its quota refused (never created) nor those
+    nothing in the cluster will place (no node group fits), which a cluster's replica count still
+    holds. A count this pass wrote is taken as written."""
+    if slot.replicas is not None:
+        return slot.current
+    cluster = slot.cluster
+    return max(0, slot.current - cluster.refused_replicas - cluster.pending_stuck_replicas)
 
 
 def asked_for(fleet: Fleet) -> int | None:
@@ -76,7 +86,14 @@ def surplus(fleet: Fleet) -> int:
 
 
 def _held_at_max(fleet: Fleet, slot: Slot) -> bool:
-    return slot.can_receive and slot.max_replicas > 0 and fleet.presses_for_more(slot)
+    """The cluster can run no more than it does and its load asks for more: at its max, or full below
+    it (its quota refuses pods, or they pend where nothing will place them, past the delay). A full
+    cluster is as held as one at its max: under a max above its room (the excess no cluster has room
+    for stays there, DESIGN §4) it is never at its max, and without this the pods it cannot run were
+    started nowhere while the others had room."""
+    if not slot.can_receive or slot.max_replicas <= 0:
+        return False
+    return fleet.presses_for_more(slot) or fleet.pending_past_delay(slot)
 
 
 def _takes_the_load(fleet: Fleet, slot: Slot) -> bool:

@@ -165,3 +165,29 @@ def test_a_user_scale_up_window_is_left_to_the_member_hpas() -> None:
 def test_a_scale_up_tolerance_alone_keeps_the_assist() -> None:
     f, fleet = paced({"tolerance": "0.05"})
     assert writes(run(f, fleet, T0 + 61 * S)) == {"cloud": 47 + 15}
+
+
+def test_a_cluster_full_under_its_quota_below_its_max_is_assisted_too() -> None:
+    # found by a user-level review: Aggregated gave a quota-bound onprem the excess no cluster had room
+    # for (max 50 on a quota of 20), so it never ran its max; its HPA asked for 30 and the quota let 20
+    # exist, and the 10 it refused were started nowhere while the cloud had room (served 97.4% on the
+    # review's fleet against 98.7% for an unassisted static split; 99.3% with this rule)
+    f = fhpa("Aggregated", 2, 150)
+    f, fleet, p = settle(f, [obs("onprem", 10, 50), obs("cloud", 0, 100)])
+    assert bounds(p) == {"cloud": (2, 100), "onprem": (1, 50)}
+    # then its namespace quota binds at 20 pods: the excess stays on it, above its room (DESIGN §4)
+    fleet = update(fleet, "cloud", current_replicas=2, ready_replicas=2)
+    fleet = update(
+        fleet,
+        "onprem",
+        current_replicas=30,
+        ready_replicas=20,
+        refused_replicas=10,
+        hpa_desired=30,
+        available_replicas=20,
+    )
+    fleet = [with_ratio(o, 1.5) for o in fleet]  # 20 + 2 ready at 1.5x: the load asks for 33
+    p = run(f, fleet, T0 + 61 * S)
+    assert bounds(p)["onprem"] == (1, 50)  # never at its max: only its quota holds it
+    assert writes(p) == {"cloud": 2 + 11}  # 33 asked for, 22 run (the refused 10 never will)
+    assert "BurstAssisted" in reasons(p)
