@@ -59,7 +59,7 @@ class NodeGroup:
     @property
     def room_to_grow(self) -> int:
         """Pods the group can still add, nodes on their way included (the elastic room)."""
-        return (self.spec.max_nodes - self.nodes) * self.spec.pods_per_node
+        return max(0, self.spec.max_nodes - self.nodes) * self.spec.pods_per_node
 
     @property
     def at_max(self) -> bool:
@@ -69,8 +69,8 @@ class NodeGroup:
         """Nodes whose provisioning time ran out join the group."""
         keep = []
         for batch in self.coming:
-            if batch.ready_at <= now:
-                self.nodes += batch.count
+            if batch.ready_at <= now:  # the group's max holds whatever joined meanwhile by hand
+                self.nodes = max(self.nodes, min(self.nodes + batch.count, self.spec.max_nodes))
             else:
                 keep.append(batch)
         self.coming = keep
@@ -101,6 +101,16 @@ class NodeGroup:
             del self.empty_since[:removed]
 
     def set_nodes(self, nodes: int) -> None:
-        """Nodes lost or added by hand; the empty-node clocks start again."""
+        """Nodes lost or added by hand; the empty-node clocks start again. Nodes on their way beyond
+        the group's max less those now there are not coming any more (the provider's group never
+        exceeds its max size)."""
         self.nodes = nodes
         self.empty_since = []
+        room = max(0, self.spec.max_nodes - nodes)
+        kept: list[_Coming] = []
+        for batch in self.coming:
+            count = min(batch.count, room)
+            room -= count
+            if count > 0:
+                kept.append(_Coming(batch.triggered_at, batch.ready_at, count))
+        self.coming = kept

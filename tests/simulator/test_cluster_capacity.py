@@ -86,6 +86,22 @@ def test_pods_beyond_the_max_nodes_are_not_trigger_scale_up():
     assert (seen.capacity.firm, seen.capacity.elastic, seen.available_replicas) == (20, 0, 20)
 
 
+def test_nodes_added_by_hand_while_a_scale_up_is_on_its_way_never_exceed_the_max():
+    # found by a user-level review: 2 nodes by hand up to the group's max of 4 while 3 were coming made
+    # 6 nodes (billed), and the controller was shown -20 of elastic room
+    cloud, clock = elastic(capacity=10, max_nodes=4)
+    scale(cloud, FHPA, 35)
+    move(cloud, clock, 0)
+    assert (cloud.nodes.nodes, cloud.nodes.coming_nodes) == (1, 3)  # type: ignore[union-attr]
+    cloud.set_room(40)  # an operator adds 3 nodes by hand
+    move(cloud, clock, 60)
+    assert (cloud.nodes.nodes, cloud.nodes.coming_nodes) == (4, 0)  # type: ignore[union-attr]
+    move(cloud, clock, 180)
+    assert cloud.nodes.nodes == 4  # type: ignore[union-attr]
+    seen = cloud.observe(FHPA)
+    assert seen.capacity is not None and (seen.capacity.firm, seen.capacity.elastic) == (40, 0)
+
+
 def test_an_empty_node_goes_after_the_idle_time_down_to_min_nodes():
     cloud, clock = elastic(capacity=40, min_nodes=1)
     scale(cloud, FHPA, 12)  # two nodes used, two empty
