@@ -23,13 +23,24 @@ from controller.planning.observation import ClusterObservation
 DEFAULT_PROVISION_SECONDS = 600.0
 
 
+SHORTEST_PROVISION_SECONDS = 30.0
+"""No node joins sooner than the node autoscaler's next look (the cluster autoscaler scans every 10 s)
+and the pass after it that sees the node: a cluster that shows less is read as this."""
+
+
 def provision_seconds(cluster: ClusterObservation, flag: float | None) -> float:
     """How long a new node may take here: the flag when an operator set it, else what the cluster
-    shows, else 10 minutes."""
+    shows (at least :data:`SHORTEST_PROVISION_SECONDS`), else 10 minutes.
+
+    Read as shown, a node group that claims nodes in 0 s counted the pods of a burst assist as stuck
+    the pass after they were started, before the autoscaler had looked at them: the cluster was marked
+    full, its max cut to 2 and handed to a quota-bound cluster, and the next pass moved it back (a
+    user-level review's fleet, podsPerNode 1). The operator's flag is taken as set: 0 there means "do
+    not wait for nodes"."""
     if flag is not None:
         return flag
     shown = cluster.capacity.provision_seconds if cluster.capacity is not None else None
-    return DEFAULT_PROVISION_SECONDS if shown is None else shown
+    return DEFAULT_PROVISION_SECONDS if shown is None else max(shown, SHORTEST_PROVISION_SECONDS)
 
 
 def unheard(cluster: ClusterObservation) -> int:

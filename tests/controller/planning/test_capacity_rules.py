@@ -71,6 +71,22 @@ def test_the_provision_time_is_the_clusters_else_the_flag_overrides() -> None:
     assert not spilled(plan(f, fleet, T0 + 601 * S, config))
 
 
+def test_a_node_group_that_shows_nodes_in_no_time_still_gets_the_autoscalers_look() -> None:
+    """Found by a user-level review (a node group of 1-pod nodes shown as provisioned in 0 s): the pods
+    a burst had just started there counted as stuck the pass after, before the autoscaler had looked
+    at them; the cluster was marked full, its max cut and handed to a quota-bound cluster, and the
+    next pass moved it back."""
+    f, fleet = burst_fleet(delay=0)
+    instant = CapacityObservation(firm=20, elastic=100, source="cluster-autoscaler", provision_seconds=0)
+    fleet = update(coming(fleet, None), "member1", pending_coming_replicas=0, capacity=instant)
+    first = run(f, fleet, T0 + 10 * S)
+    f = f.model_copy(update={"status": first.status})
+    assert not spilled(run(f, fleet, T0 + 25 * S))  # 15 s after they began to pend: not yet
+    assert spilled(run(f, fleet, T0 + 41 * S))  # past the shortest wait: they count
+    # an operator's flag of 0 is taken as set: no wait for nodes at all
+    assert provision_seconds(fleet[0], 0.0) == 0.0
+
+
 def test_pods_the_autoscaler_has_not_spoken_of_yet_wait_as_coming_ones_in_a_cluster_that_can_grow() -> None:
     """The cluster autoscaler looks every few seconds: a pod that just began to pend has no Event yet,
     and moving load away would race the node it is about to ask for."""
