@@ -7,7 +7,7 @@ from typing import Any
 
 from controller.planning import zero
 from controller.planning.fleet import Fleet, Slot
-from controller.planning.observation import CapacityObservation
+from controller.planning.observation import CapacityObservation, ClusterObservation
 from fhpa_api.models import HorizontalPodAutoscalerBehavior, HPAScalingRules
 from tests.support.planning_builders import (
     T0,
@@ -547,3 +547,28 @@ def test_the_lowest_tier_waits_a_stabilization_window_and_for_firm_room() -> Non
     assert not zero.drain_lowest_tier(
         _after_the_burst(quiet_s=900, scaling_to_zero=False), window_seconds=300
     )
+
+
+def _ratio(fleet: list[ClusterObservation], ratio: float) -> list[ClusterObservation]:
+    """Every member HPA reports its metrics at ``ratio`` of target (one load per pod across the fleet)."""
+    return [
+        o.model_copy(update={"hpa": o.hpa.model_copy(update={"metric_ratio": ratio})}) if o.hpa else o
+        for o in fleet
+    ]
+
+
+def test_a_full_cluster_wakes_nobody_while_another_of_its_tier_grows_into_room() -> None:
+    """Found by a user-level review: dc1 ran its max (15, all its quota holds) and wanted more while
+    dc2, of the same priority, ran 15 of its 25, its pods still starting; the cloud was woken ("the
+    running clusters cannot take the load") and kept its node for the hour of the wake's hysteresis."""
+    f = fhpa("Prioritized", 2, 140, priorities={"dc1": 2, "dc2": 2, "cloud": 1}, scalingToZero=True)
+    f, fleet, p = settle(f, [obs("dc1", 10, 15), obs("dc2", 10, 25), obs("cloud", 0, 100)])
+    assert writes(p) == {} and bounds(p)["dc1"][1] == 15 and bounds(p)["dc2"][1] == 25
+    climbing = {"current_replicas": 15, "ready_replicas": 13, "hpa_desired": 15}
+    fleet = update(update(fleet, "dc1", **climbing), "dc2", **climbing)
+    p = run(f, _ratio(fleet, 1.1125), T0 + 61 * S)
+    assert "cloud" not in writes(p) and "ScaledFromZero" not in reasons(p)
+    # dc2 at all its room too: now the cloud wakes
+    full = update(fleet, "dc2", available_replicas=15)
+    p = run(f, _ratio(full, 1.1125), T0 + 61 * S)
+    assert writes(p).get("cloud", 0) >= 1 and "ScaledFromZero" in reasons(p)
