@@ -167,7 +167,7 @@ def _summary(fhpa: FederatedHPA, now: datetime) -> list[str]:
         lines.append(f"{c.type}={c.status} ({c.reason}): {c.message}{_since(c, now)}")
     if status.current_replicas is not None:
         lines.append(
-            f"replicas: {status.current_replicas} running, "
+            f"replicas: {status.current_replicas} in the workloads, "
             f"{status.desired_replicas} wanted by the member HPAs"
         )
     return lines
@@ -555,7 +555,8 @@ def _next(context: _Context, row: ClusterStatus, state: str) -> list[str]:
     if (row.pending_replicas or 0) > 0 and row.pending_since and spec.effective_scale_assist:
         due = row.pending_since + delay
         return [
-            f"{row.pending_replicas} pods pend since {_stamp(row.pending_since)}; if they still do "
+            f"{row.pending_replicas} pods pend or are refused since {_stamp(row.pending_since)}; "
+            "if they still do "
             f"{_when(due, now)} (autoscaleMultiClusterDelay {spec.effective_delay_seconds}s) "
             "its max is held at its ready replicas and the rest moves to other clusters"
         ]
@@ -630,13 +631,26 @@ def render(explanation: Explanation) -> str:
 
 def _bounds(c: ClusterExplanation) -> str:
     if c.max_replicas is None:
-        return "no bounds" + ("" if c.current_replicas is None else f", {c.current_replicas} running")
+        return "no bounds" + _counts(c)
     low = f"min {c.min_replicas}" + (
         f" (HPA min {c.hpa_min_replicas})" if c.hpa_min_replicas is not None else ""
     )
-    replicas = "" if c.current_replicas is None else f", {c.current_replicas} running"
-    pending = f", {c.pending_replicas} pending" if c.pending_replicas else ""
-    return f"{low} max {c.max_replicas}{replicas}{pending}"
+    return f"{low} max {c.max_replicas}{_counts(c)}"
+
+
+def _counts(c: ClusterExplanation) -> str:
+    """The workload's replicas as status has them: its count (which holds pods a quota refused and pods
+    still starting or pending, so it is not what runs), how many are ready where fewer, and those that
+    wait for a node or that its quota refused."""
+    if c.current_replicas is None:
+        return ""
+    ready = c.ready_replicas
+    out = f", {c.current_replicas} replicas"
+    if ready is not None and ready != c.current_replicas:
+        out += f" ({ready} ready)"
+    if c.pending_replicas:
+        out += f", {c.pending_replicas} pending or refused"
+    return out
 
 
 def _event_text(ev: EventLine) -> str:

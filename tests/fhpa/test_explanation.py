@@ -83,7 +83,7 @@ def test_static_weighted_split_and_keep_what_runs_in_numbers() -> None:
     assert {ev.reason for ev in m2.events} == {"MemberHPACreated"}
     assert [ev.reason for ev in e.events] == ["Assigned"]
     text = render(e)
-    assert "member2: min 1 max 4, 4 running  [Assigned]" in text
+    assert "member2: min 1 max 4, 4 replicas  [Assigned]" in text
     assert "Not in status" in text
 
 
@@ -203,7 +203,7 @@ def test_a_pin_made_by_the_planner_is_explained_with_its_event() -> None:
     assert "pinned: its member HPA's min is 4 (assigned min 1)" in " ".join(c1.why)
     assert "Pinned" in {ev.reason for ev in c1.events}
     assert cluster(e, "c3").state == "Assigned"
-    assert "c1: min 1 (HPA min 4) max 4, 4 running  [Pinned]" in render(e)
+    assert "c1: min 1 (HPA min 4) max 4, 4 replicas  [Pinned]" in render(e)
 
 
 def test_saturation_and_pending_pods_say_when_capacity_moves(prioritized: FederatedHPA) -> None:
@@ -214,7 +214,9 @@ def test_saturation_and_pending_pods_say_when_capacity_moves(prioritized: Federa
         T0,
     )
     assert (
-        cluster(e, "hi").next[0].startswith("2 pods pend since 2026-01-01T11:59:50Z; if they still do in 20s")
+        cluster(e, "hi")
+        .next[0]
+        .startswith("2 pods pend or are refused since 2026-01-01T11:59:50Z; if they still do in 20s")
     )
     saturated = row("hi", state="Saturated", pending_since=since, ready_replicas=3, max_replicas=3)
     hi = cluster(explain(with_rows(prioritized, saturated), [], T0), "hi")
@@ -304,3 +306,14 @@ def test_explain_says_why_a_cluster_is_full_or_growing() -> None:
         in cluster(e, "spot").why
     )
     assert not any("available capacity" in gap for gap in e.not_in_status)  # status holds each room
+
+
+def test_replicas_a_quota_refused_are_not_called_running(prioritized: FederatedHPA) -> None:
+    # found by a user-level review: "33 running, 13 pending" for a workload of 33 replicas of which 20
+    # existed (its quota refused 13): the count is the workload's, the pods are fewer
+    e = explain(
+        with_rows(prioritized, row("hi", current_replicas=33, ready_replicas=20, pending_replicas=13)), [], T0
+    )
+    text = render(e)
+    assert "33 replicas (20 ready), 13 pending or refused" in text
+    assert "running" not in text.split("hi: ", 1)[1].split("\n", 1)[0]

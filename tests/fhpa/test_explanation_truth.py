@@ -151,7 +151,9 @@ SPLIT = re.compile(
 )
 HEADER = re.compile(
     r"^(?P<name>[a-d]): (?:no bounds|min (?P<min>\d+)(?: \(HPA min (?P<hpa_min>\d+)\))? max (?P<max>\d+))"
-    r"(?:, (?P<current>\d+) running)?(?:, (?P<pending>\d+) pending)?  \[(?P<state>\w+)\]$"
+    r"(?:, (?P<current>\d+) replicas(?: \((?P<ready>\d+) ready\))?)?"
+    r"(?:, (?P<pending>\d+) pending or refused)?"
+    r"  \[(?P<state>\w+)\]$"
 )
 # numbers that are not figures: times (stamps, spans) and the words that hold a digit
 NOT_FIGURES = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ|\b\d+(?:h\d+)?[smh]\b|min >= 1|\bHPA\b")
@@ -264,7 +266,7 @@ def _check_why(check: Checked, f: FederatedHPA, row: ClusterStatus) -> None:
         check.equal(m[2], row.min_replicas, "minReplicas")
     elif m := re.match(r"it still runs (\d+) replicas? with nothing to scale them", line):
         check.equal(m[1], current, "currentReplicas")
-    elif m := re.match(r"(\d+) pods pend since .*autoscaleMultiClusterDelay (\d+)s", line):
+    elif m := re.match(r"(\d+) pods pend or are refused since .*autoscaleMultiClusterDelay (\d+)s", line):
         check.equal(m[1], row.pending_replicas, "pendingReplicas")
         check.equal(m[2], f.spec.effective_delay_seconds, "autoscaleMultiClusterDelay")
 
@@ -278,6 +280,7 @@ def _check_header(check: Checked, row: ClusterStatus) -> None:
     check.equal(m["min"], row.min_replicas, "minReplicas")
     check.equal(m["max"], row.max_replicas, "maxReplicas")
     check.equal(m["current"], row.current_replicas, "currentReplicas")
+    check.equal(m["ready"], row.ready_replicas, "readyReplicas")
     check.equal(m["pending"], row.pending_replicas, "pendingReplicas")
     if m["hpa_min"] is not None:
         assert row.pinned_min_replicas is not None and row.min_replicas is not None
@@ -346,7 +349,7 @@ def test_every_number_explain_prints_is_the_status_field_it_names(
         elif m := re.match(r"^(\w+): F\.min (\d+), F\.max (\d+)", line):
             check.equal(m[2], f.spec.effective_min, "F.min")
             check.equal(m[3], f.spec.max_replicas, "F.max")
-        elif m := re.match(r"^replicas: (\d+) running, (\d+) wanted", line):
+        elif m := re.match(r"^replicas: (\d+) in the workloads, (\d+) wanted", line):
             check.equal(m[1], status.current_replicas, "status.currentReplicas")
             check.equal(m[2], status.desired_replicas, "status.desiredReplicas")
         elif not raw.startswith("  why:  ") and not raw.startswith("  next: "):
