@@ -46,6 +46,7 @@ from controller.planning.observation import (
     Taint,
 )
 from controller.planning.plan import ReplicaWrite
+from controller.planning.wording import count
 from controller.ports import Clock, ClusterIdentity, MemberWrite
 from fhpa_api.models import CrossVersionObjectReference, FederatedHPA
 from simulator.native_hpa import NativeHPA, SyncResult, current_metrics, spec_metrics
@@ -256,7 +257,7 @@ class SimulatedCluster:
         if nodes.coming:
             since = nodes.coming_since
             ago = (self._clock.now() - since).total_seconds() if since is not None else 0.0
-            return f"{nodes.coming_nodes} nodes coming, TriggeredScaleUp {ago:.0f} s ago"
+            return f"{count(nodes.coming_nodes, 'node')} coming, TriggeredScaleUp {ago:.0f} s ago"
         if nodes.at_max:
             return f"node group at max {nodes.spec.max_nodes} (NotTriggerScaleUp)"
         return None

@@ -200,7 +200,8 @@ def _floor_condition(fleet: Fleet, previous: list[Condition] | None) -> Conditio
         "False",
         FLOOR_GIVES_WAY,
         f"the reachable clusters can hold {holdable} of minReplicas {federated_min}: the floor gives way to "
-        "what they hold, and the pods beyond it stay pending where they are until capacity grows",
+        "what they hold, and the pods beyond it wait where they are (pending, or refused by a quota) "
+        "until room grows",
         fleet.now,
     )
 

@@ -23,6 +23,7 @@ from controller.planning.optimization import scale_down_window
 from controller.planning.policies import policy_of
 from controller.planning.policy import least_preferred, preference_order
 from controller.planning.tolerance import tolerance_of
+from controller.planning.wording import count
 
 WAKE_QUIET_SECONDS = 3600.0
 """After a wake, a cluster is not sent to 0 again for this long: at a load that needs it, zeroing it
@@ -231,8 +232,8 @@ def scale_from_zero(fleet: Fleet) -> bool:
         fleet.write_replicas(slot, start, "scaling from zero")
     fleet.event(
         "ScaledFromZero",
-        f"the running clusters cannot take the load: {', '.join(s.name for s in zeros)} "
-        "raised from 0 to their min",
+        "the running clusters cannot take the load: "
+        + ", ".join(f"{s.name} started with {count(s.current, 'replica')}" for s in zeros),
     )
     return True
 

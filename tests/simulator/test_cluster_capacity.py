@@ -93,6 +93,9 @@ def test_nodes_added_by_hand_while_a_scale_up_is_on_its_way_never_exceed_the_max
     scale(cloud, FHPA, 35)
     move(cloud, clock, 0)
     assert (cloud.nodes.nodes, cloud.nodes.coming_nodes) == (1, 3)  # type: ignore[union-attr]
+    cloud.set_room(30)  # an operator adds 2 nodes by hand: one of the three coming still comes
+    move(cloud, clock, 30)
+    assert cloud.observe(FHPA).capacity.detail.startswith("1 node coming, ")  # type: ignore[union-attr]
     cloud.set_room(40)  # an operator adds 3 nodes by hand
     move(cloud, clock, 60)
     assert (cloud.nodes.nodes, cloud.nodes.coming_nodes) == (4, 0)  # type: ignore[union-attr]

@@ -572,3 +572,8 @@ def test_a_full_cluster_wakes_nobody_while_another_of_its_tier_grows_into_room()
     full = update(fleet, "dc2", available_replicas=15)
     p = run(f, _ratio(full, 1.1125), T0 + 61 * S)
     assert writes(p).get("cloud", 0) >= 1 and "ScaledFromZero" in reasons(p)
+    # the Event says what was written, not "raised to their min" (a review read 1 written as 2)
+    woke = next(e.message for e in p.events if e.reason == "ScaledFromZero")
+    assert woke.endswith(
+        f"cloud started with {writes(p)['cloud']} replica" + ("s" if writes(p)["cloud"] > 1 else "")
+    )
