@@ -407,3 +407,21 @@ def test_a_switch_to_duplicated_caps_no_cluster_the_policy_before_found_full() -
     p = run(duplicated, fleet)
     assert bounds(p) == {"a": (15, 26), "b": (15, 26), "c": (15, 26)}
     assert "ScaledAcrossClusters" not in reasons(p)
+
+
+def test_a_full_cluster_keeps_what_it_gave_when_nobody_has_room_for_it() -> None:
+    """Found by a user-level review: onprem, Saturated under its quota (room 20, runs 18, max 50), and a
+    cloud at all its room (max 100 of 100). The 2 between what onprem ran and its room were neither
+    its excess nor anybody's share, so they went to the excess's home, the cloud, above its room: 2 of
+    max a minute, 100 to 132, each period an Optimized event and two member writes."""
+    slots = {
+        "cloud": Slot(cluster=obs("cloud", 49, 100), min_replicas=1, max_replicas=100),
+        "onprem": Slot(cluster=obs("onprem", 18, 20), min_replicas=2, max_replicas=50, saturated=True),
+    }
+    fleet = Fleet(fhpa=fhpa("Aggregated", 2, 150), now=T0, slots=slots)
+    assert not optimization.optimize(fleet, "period optimization")
+    assert (slots["cloud"].max_replicas, slots["onprem"].max_replicas) == (100, 50)
+    # room appears in the cloud (it runs fewer and its room grew): then onprem's slack moves there
+    slots["cloud"].cluster = obs("cloud", 49, 130)
+    assert optimization.optimize(fleet, "period optimization")
+    assert slots["cloud"].max_replicas <= 130 and slots["onprem"].max_replicas >= 20
