@@ -22,7 +22,6 @@ from controller.planning.observation import ClusterObservation
 from controller.planning.optimization import scale_down_window
 from controller.planning.policies import policy_of
 from controller.planning.policy import least_preferred, preference_order
-from controller.planning.tolerance import tolerance_of
 from controller.planning.wording import count
 
 WAKE_QUIET_SECONDS = 3600.0
@@ -187,46 +186,23 @@ def start_idle(fleet: Fleet) -> bool:
     return bool(idle)
 
 
-def _grows_in_place(fleet: Fleet, slot: Slot, waking: Slot | None) -> bool:
-    """Can this running cluster take the load a full one cannot, without a cluster at 0 waking?
-
-    It has room under its max and in the cluster, and its own HPA reports a load above target, so it
-    grows into that room by itself (the burst assist starts the pods at once where it lags). A quota-
-    bound on-prem cluster refusing pods beside another of the same tier with room woke the cloud and
-    kept its node for the hour of the wake's hysteresis (found by a user-level review). Under a tiered
-    policy only a cluster of the priority of the one to wake, or higher, counts: a lower tier with room
-    is no reason to leave a preferred cluster at 0."""
-    if not slot.can_receive or slot.saturated or slot.held:
-        return False
-    if waking is not None and priority(fleet.fhpa.spec.preferences, slot.cluster) < priority(
-        fleet.fhpa.spec.preferences, waking.cluster
-    ):
-        return False
-    room = slot.cluster.available_replicas
-    limit = slot.max_replicas if room is None else min(slot.max_replicas, room)
-    hpa = slot.cluster.hpa
-    ratio = hpa.metric_ratio if hpa is not None and hpa.owned else None
-    return limit > slot.current and ratio is not None and tolerance_of(fleet.fhpa).asks_more(ratio)
-
-
 def scale_from_zero(fleet: Fleet) -> bool:
     """Raise clusters at 0 to their min when the running ones cannot take the load."""
     if not fleet.fhpa.spec.effective_scaling_to_zero:
         return False
     zeros = [s for s in _zero_slots(fleet) if s.cluster.workload_found]
-    callers = [s for s in _running(fleet) if _calls_for_more(fleet, s)]
-    if not zeros or not callers:
+    if not zeros or not any(_calls_for_more(fleet, s) for s in _running(fleet)):
         return False
-    tiered = policy_of(fleet.fhpa).tiered
-    if tiered:  # one tier at a time: the most preferred cluster at 0 alone
+    if policy_of(fleet.fhpa).tiered:  # one tier at a time: the most preferred cluster at 0 alone
         first = preference_order(fleet.fhpa, [s.cluster for s in zeros])[0]
         zeros = [fleet.slots[first]]
-    if any(
-        _grows_in_place(fleet, s, zeros[0] if tiered else None) for s in _running(fleet) if s not in callers
-    ):
-        return False  # another running cluster has room for the load and its HPA is growing into it
-    # a cluster woken because pods pend elsewhere starts with as many as pend (up to its max), not one
-    pending = sum(s.cluster.pending_replicas for s in _running(fleet) if fleet.pending_past_delay(s))
+    # a cluster woken because pods pend elsewhere starts with as many as pend (up to its max), not one,
+    # less those still starting in the clusters that do not call: started for the same load (a burst
+    # assist's, which counts a quota's refused pods too), they would be started twice
+    running = _running(fleet)
+    calling = [s for s in running if fleet.pending_past_delay(s)]
+    pending = sum(s.cluster.pending_replicas for s in calling)
+    pending -= sum(max(0, s.current - s.cluster.ready_replicas) for s in running if s not in calling)
     for slot in zeros:  # a cluster that just received max has no min yet: at least 1
         start = max(slot.hpa_min, 1, min(pending, slot.max_replicas))
         fleet.write_replicas(slot, start, "scaling from zero")

@@ -557,23 +557,27 @@ def _ratio(fleet: list[ClusterObservation], ratio: float) -> list[ClusterObserva
     ]
 
 
-def test_a_full_cluster_wakes_nobody_while_another_of_its_tier_grows_into_room() -> None:
-    """Found by a user-level review: dc1 ran its max (15, all its quota holds) and wanted more while
-    dc2, of the same priority, ran 15 of its 25, its pods still starting; the cloud was woken ("the
-    running clusters cannot take the load") and kept its node for the hour of the wake's hysteresis."""
-    f = fhpa("Prioritized", 2, 140, priorities={"dc1": 2, "dc2": 2, "cloud": 1}, scalingToZero=True)
-    f, fleet, p = settle(f, [obs("dc1", 10, 15), obs("dc2", 10, 25), obs("cloud", 0, 100)])
-    assert writes(p) == {} and bounds(p)["dc1"][1] == 15 and bounds(p)["dc2"][1] == 25
-    climbing = {"current_replicas": 15, "ready_replicas": 13, "hpa_desired": 15}
-    fleet = update(update(fleet, "dc1", **climbing), "dc2", **climbing)
-    p = run(f, _ratio(fleet, 1.1125), T0 + 61 * S)
-    assert "cloud" not in writes(p) and "ScaledFromZero" not in reasons(p)
-    # dc2 at all its room too: now the cloud wakes
-    full = update(fleet, "dc2", available_replicas=15)
-    p = run(f, _ratio(full, 1.1125), T0 + 61 * S)
-    assert writes(p).get("cloud", 0) >= 1 and "ScaledFromZero" in reasons(p)
-    # the Event says what was written, not "raised to their min" (a review read 1 written as 2)
-    woke = next(e.message for e in p.events if e.reason == "ScaledFromZero")
-    assert woke.endswith(
-        f"cloud started with {writes(p)['cloud']} replica" + ("s" if writes(p)["cloud"] > 1 else "")
+def test_pods_an_assist_started_for_a_quotas_refusals_are_not_started_again_from_zero() -> None:
+    """Found by a review of the assist that counts refused pods: the assist started onprem's 10 refused
+    pods' worth in b (2 -> 13); at the next pass, before onprem's HPA had come down to its new max,
+    its 10 refused pods still called, and c was woken with those 10 as well: 43 for the 33 asked."""
+    f = fhpa("StaticWeighted", 2, 100, scalingToZero=True, weights={"onprem": 2, "b": 5, "c": 1})
+    f, fleet, p = settle(f, [obs("onprem", 10, 50), obs("b", 2, 13), obs("c", 0, 100)])
+    fleet = update(
+        fleet,
+        "onprem",
+        current_replicas=30,
+        ready_replicas=20,
+        refused_replicas=10,
+        hpa_desired=30,
+        available_replicas=20,
     )
+    fleet = update(fleet, "b", current_replicas=2, ready_replicas=2)
+    f, fleet, p = settle(f, _ratio(fleet, 1.5), T0 + 61 * S)
+    assert writes(p) == {"b": 13}  # 1.5 x 22 ready = 33 asked for; 20 + 2 run
+    fleet = update(fleet, "b", ready_replicas=2)  # its 11 new pods are still starting
+    p = run(f, _ratio(fleet, 1.5), T0 + 76 * S)
+    assert writes(p) == {"c": 1}  # woken (onprem still calls) at its min, not with the 10 again
+    woke = [e.message for e in p.events if e.reason == "ScaledFromZero"]
+    # the Event says what was written, not "raised to their min"
+    assert woke == ["the running clusters cannot take the load: c started with 1 replica"]
