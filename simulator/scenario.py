@@ -384,9 +384,15 @@ def _cross_check(file: ScenarioFile) -> list[str]:
 def _check_room(path: str, cluster: ClusterSpec, duration: float) -> list[str]:
     """A node group's room is whole nodes within its bounds; capacity changes fall within the run."""
     problems = []
+    seen: dict[float, int] = {}
     for j, change in enumerate(cluster.capacity_changes):
         if change.at >= duration:
             problems.append(f"{path}.capacityChanges[{j}].at: after the end of the run ({duration:g}s)")
+        if change.at in seen:  # which of two rooms holds from that instant would be a guess
+            problems.append(
+                f"{path}.capacityChanges[{j}].at: {change.at:g}s is also capacityChanges[{seen[change.at]}]'s"
+            )
+        seen.setdefault(change.at, j)
     group = cluster.autoscaling
     if group is None:
         return problems

@@ -232,6 +232,10 @@ AUTOSCALING = {"podsPerNode": 10, "minNodes": 0, "maxNodes": 30, "provisionSecon
             {"capacity": 10, "capacityChanges": [{"at": "2h", "capacity": 5}]},
             "clusters[1].capacityChanges[0].at: after the end",
         ),
+        (
+            {"capacity": 10, "capacityChanges": [{"at": "30m", "capacity": 5}, {"at": "30m", "capacity": 8}]},
+            "clusters[1].capacityChanges[1].at: 1800s is also capacityChanges[0]'s",
+        ),
         ({"capacity": 10, "quota": {"pods": -1}}, "clusters[1].quota.pods:"),
         ({"capacity": 10, "costPerPodHour": -1}, "clusters[1].costPerPodHour:"),
     ],
