@@ -405,14 +405,33 @@ def _preference(fleet: Fleet, cluster: ClusterObservation, row: ClusterStatus | 
     return next((i for i, p in enumerate(prefs) if affinity_matches(p.target_cluster, cluster)), -1)
 
 
+MOVE_NO_MAX = frozenset(
+    {
+        "Pinned",
+        "Unpinned",
+        "BurstAssisted",
+        "BurstReleased",
+        "ScaledFromZero",
+        "ScaledToZero",
+        "MinRedistributed",
+        "MetricSharesUpdated",
+    }
+)
+"""Events that change a member HPA's min or a cluster's replicas, never its max: they name the cluster
+first, and an explain of a max move that took them for its cause was wrong (a review read "moved down,
+by Unpinned" for a max that a spill's ScaledAcrossClusters moved in the same pass)."""
+
+
 def _moved_by(fleet: Fleet, name: str, row: ClusterStatus | None) -> str | None:
     """The reason of this pass's Event that moved the cluster's max: one naming the cluster first, else
     the pass's first fleet-wide one (an optimization names no cluster first; an Event about another
-    cluster, such as a pin on the tier above, did not move this one); an assignment has none."""
-    named = [e.reason for e in fleet.events if e.message.startswith(f"{name}:")]
+    cluster, such as a pin on the tier above, did not move this one); an assignment has none. Events
+    that move no max (:data:`MOVE_NO_MAX`) are no cause."""
+    events = [e for e in fleet.events if e.reason not in MOVE_NO_MAX]
+    named = [e.reason for e in events if e.message.startswith(f"{name}:")]
     if named:
         return named[-1]
-    wide = [e.reason for e in fleet.events if not any(e.message.startswith(f"{n}:") for n in fleet.slots)]
+    wide = [e.reason for e in events if not any(e.message.startswith(f"{n}:") for n in fleet.slots)]
     return wide[0] if wide else "Assigned"
 
 

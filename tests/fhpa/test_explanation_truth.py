@@ -11,7 +11,9 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 from controller.planning.deselection import DESELECTED
+from controller.planning.fleet import Fleet, Slot
 from controller.planning.observation import CapacityObservation
+from controller.planning.status_report import _moved_by
 from fhpa.explanation import explain, render
 from fhpa_api.models import ClusterStatus, FederatedHPA, SplitStatus
 from tests.support.planning_builders import T0, fhpa, obs, run, settle, update
@@ -355,3 +357,17 @@ def test_every_number_explain_prints_is_the_status_field_it_names(
         elif not raw.startswith("  why:  ") and not raw.startswith("  next: "):
             continue  # conditions' and Events' own messages, quoted as the controller wrote them
         assert not check.rest(), f"unchecked figures {check.rest()} in {check.line!r}"
+
+
+def test_an_event_that_moves_no_max_is_not_named_as_the_move() -> None:
+    """Found by a user-level review: a pass that unpinned onprem ("onprem: ... minReplicas back to 2")
+    and, by the spill, moved its max ("unschedulable pods in onprem: ...") recorded the max as moved by
+    Unpinned, the Event naming the cluster first."""
+    f = fhpa("Prioritized", 2, 40, priorities={"onprem": 2, "cloud": 1})
+    slots = {n: Slot(cluster=obs(n, 5, 50), min_replicas=1, max_replicas=20) for n in ("onprem", "cloud")}
+    fleet = Fleet(fhpa=f, now=T0, slots=slots)
+    fleet.event("Unpinned", "onprem: lower-priority clusters are at their min, minReplicas back to 2")
+    fleet.event("ScaledAcrossClusters", "unschedulable pods in onprem: 8 max moved to the other clusters")
+    assert _moved_by(fleet, "onprem", None) == "ScaledAcrossClusters"
+    fleet.event("DrainedFirst", "onprem: the demand fell; max 20 -> 12")
+    assert _moved_by(fleet, "onprem", None) == "DrainedFirst"
