@@ -431,8 +431,9 @@ def _special(context: _Context, row: ClusterStatus, state: str) -> list[str]:
     if state == "Saturated":
         pending = f" since {_stamp(row.pending_since)}" if row.pending_since else ""
         return [
-            f"saturated: pods could not be scheduled here{pending}, so its max is held at {row.max_replicas} "
-            "and the rest of its share moved to other clusters"
+            f"saturated: pods could not be placed here{pending} (pending, or refused by a quota), so its "
+            f"max is held at {row.max_replicas}: what runs here and what no other cluster had room for; "
+            "the rest of its share moved to clusters with room"
         ]
     if state == "Held":
         return [
@@ -547,6 +548,11 @@ def _next(context: _Context, row: ClusterStatus, state: str) -> list[str]:
             + policy_of(context.fhpa).zero_wake_note
             + " when a running cluster's HPA is at its max and wants more, when pods pend "
             f"elsewhere for {spec.effective_delay_seconds}s, or when the running clusters cannot hold F.min"
+        ]
+    if state == "Saturated":  # its max was held already: the pending line's promise is spent
+        return [
+            "what it cannot run starts in clusters with room (burst assist); max that no cluster has room "
+            "for stays here until room appears; it takes shares again once its pods are placed"
         ]
     if state == "ConflictingHPA":
         return ["takes part once the HPA it does not own is removed"]

@@ -221,7 +221,16 @@ def test_saturation_and_pending_pods_say_when_capacity_moves(prioritized: Federa
     saturated = row("hi", state="Saturated", pending_since=since, ready_replicas=3, max_replicas=3)
     hi = cluster(explain(with_rows(prioritized, saturated), [], T0), "hi")
     assert hi.state == "Saturated"
-    assert any(w.startswith("saturated: pods could not be scheduled here since") for w in hi.why)
+    assert any(w.startswith("saturated: pods could not be placed here since") for w in hi.why)
+    # a Saturated cluster whose pods still pend (a quota's refusals, say) is promised no move past its
+    # delay: its max was held already (a review read "the rest moves to other clusters (due since 7m)"
+    # for a cluster whose max no other cluster had room for)
+    pending = row(
+        "hi", state="Saturated", pending_replicas=13, pending_since=since, ready_replicas=20, max_replicas=50
+    )
+    hi = cluster(explain(with_rows(prioritized, pending), [], T0 + 600 * S), "hi")
+    assert not any("due since" in n or "moves to other clusters" in n for n in hi.next), hi.next
+    assert hi.next and "stays here until room appears" in hi.next[0]
 
 
 def test_scaled_to_zero_says_what_wakes_it(prioritized: FederatedHPA) -> None:
