@@ -139,6 +139,8 @@ def test_floor_above_what_the_clusters_hold_is_a_condition_and_one_warning() -> 
     floor = next(c for c in p.status.conditions if c.type == "FloorHeld")
     assert (floor.status, floor.reason) == ("False", "CapacityBelowMinReplicas")
     assert "hold 18 of minReplicas 30" in floor.message
+    # the pods beyond wait where they are, pending or, under a quota, never created (not "pending")
+    assert "(pending, or refused by a quota)" in floor.message
     assert reasons(p).count("CapacityBelowMinReplicas") == 1
     p = run(f, fleet, T0 + timedelta(seconds=15))
     assert "CapacityBelowMinReplicas" not in reasons(p)  # on the transition only
