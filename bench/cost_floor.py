@@ -34,16 +34,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from elastic_compare import FLEETS, HYBRID_SAVING
 from policy_compare import SERVED_SLACK
 
 from controller.planning.tolerance import tolerance_of
 from simulator.baselines import DUPLICATED, STATIC_SPLIT, baselines
 from simulator.report import summarize
 from simulator.scenario import ClusterSpec, Scenario, load_scenario
-
-FLEETS = Path(__file__).resolve().parent / "scenarios" / "elastic"
-SAVING = 0.20
-"""The saving elastic_compare asks of Prioritized on a hybrid fleet."""
 
 
 @dataclass(frozen=True)
@@ -140,7 +137,12 @@ def floor_of(scenario: Scenario) -> dict[str, float]:
         saved += part * price
         budget -= part * rps_s
     dup_cost = summaries[DUPLICATED]["cost_total"]
-    return {"full": cost, "at_bar": cost - saved, "duplicated": dup_cost, "cap": dup_cost * (1 - SAVING)}
+    return {
+        "full": cost,
+        "at_bar": cost - saved,
+        "duplicated": dup_cost,
+        "cap": dup_cost * (1 - HYBRID_SAVING),
+    }
 
 
 def _target_utilization(scenario: Scenario) -> float:
